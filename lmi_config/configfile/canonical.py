@@ -1,0 +1,150 @@
+"""One canonical configuration: properties and env sets merged as the container merges them.
+
+Keys are the ``serving.properties`` keys the container reads (``option.tensor_parallel_degree``,
+``engine``, ``batch_size``…). Each value remembers where it came from. Precedence follows
+djl-serving (djl-serving.md §1–§2): the file wins over ``OPTION_*`` (``putIfAbsent``),
+``TENSOR_PARALLEL_DEGREE``-style variables only fill a missing option, ``SAGEMAKER_*``
+overrides both, and ``SERVING_*`` sets a global default that a per-model key overrides.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+from lmi_config.knowledge import load_data
+
+# How strongly a source holds a key; a higher rank wins. "fill" and "default" only apply
+# when nothing of a higher rank set the key (putIfAbsent); "override" always wins.
+ROLE_RANK = {"global": 0, "default": 1, "fill": 2, "generated": 3, "file": 4, "override": 5}
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value was read."""
+
+    path: str
+    line: int | None
+    kind: str  # properties | env | json | cli | spec
+    variable: str | None = None  # the env variable name, for env sources
+
+    def describe(self) -> str:
+        """``serving.properties:3`` or ``OPTION_DTYPE in model.env:2``."""
+        place = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{self.variable} in {place}" if self.variable else place
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One value of one canonical key."""
+
+    key: str
+    value: str
+    origin: Origin
+    role: str
+
+
+@dataclass(frozen=True)
+class EnvMapping:
+    """What the container does with one environment variable."""
+
+    kind: str  # config | tgi | foreign | secret | process | option-style | unknown
+    key: str | None = None
+    role: str | None = None
+    also: tuple[str, ...] = ()
+    target: str | None = None  # for tgi: the variable it is translated to
+    detail: dict | None = None
+
+
+@cache
+def _env_tables() -> tuple[dict, list, dict, dict, re.Pattern[str], set[str]]:
+    data = load_data("env_vars.json")
+    variables = {row["name"]: row for row in data["variables"]}
+    prefixes = data["prefix_rules"]
+    tgi = {row["name"]: row for row in data["tgi_translations"]}
+    foreign = {row["name"]: row for row in data["foreign_variables"]}
+    process = re.compile("|".join(row["pattern"] for row in data["process_env"]))
+    secrets = {row["name"] for row in data["secrets"]}
+    return variables, prefixes, tgi, foreign, process, secrets
+
+
+def classify_env(name: str) -> EnvMapping:
+    """Map one variable name the way the container does (djl-serving.md §2)."""
+    variables, prefixes, tgi, foreign, process, secrets = _env_tables()
+    if name in variables:
+        row = variables[name]
+        return EnvMapping("config", row["key"], row["role"], tuple(row.get("also", [])))
+    if name in secrets:
+        return EnvMapping("secret")
+    if name in tgi:
+        return EnvMapping("tgi", target=tgi[name]["target"], detail=tgi[name])
+    if name in foreign:
+        return EnvMapping("foreign", detail=foreign[name])
+    if name.startswith("option.") or name in ("engine", "batch_size", "job_queue_size"):
+        return EnvMapping("option-style")
+    for rule in prefixes:
+        prefix = rule["prefix"]
+        if name.startswith(prefix) and len(name) > len(prefix):
+            if prefix == "SERVING_" and process.fullmatch(name):
+                return EnvMapping("process")
+            rest = name[len(prefix) :]
+            if re.fullmatch(rule["lowercase_if"], rest):
+                rest = rest.lower()
+            return EnvMapping("config", rule["target"] + rest, rule["role"])
+    if process.fullmatch(name):
+        return EnvMapping("process")
+    return EnvMapping("unknown")
+
+
+def env_name_for_key(key: str) -> str | None:
+    """The ``OPTION_*`` (or special) variable that sets a canonical key, if any.
+
+    Capitalised option keys other than ``entryPoint`` and model-level keys other than
+    ``engine`` have no per-model env form (djl-serving.md §2).
+    """
+    if key == "option.entryPoint":
+        return "OPTION_ENTRYPOINT"
+    if key == "engine":
+        return "OPTION_ENGINE"
+    if key.startswith("option."):
+        rest = key[len("option.") :]
+        if re.fullmatch(r"[a-z0-9_]+", rest):
+            return "OPTION_" + rest.upper()
+        if re.fullmatch(r"[A-Za-z0-9_]+", rest):
+            return "OPTION_" + rest  # mixed case is kept as is by the container
+        return None
+    return None
+
+
+@dataclass
+class CanonicalConfig:
+    """The effective configuration and every value that competed for each key."""
+
+    settings: dict[str, Setting] = field(default_factory=dict)
+    candidates: dict[str, list[Setting]] = field(default_factory=dict)
+
+    def offer(self, setting: Setting) -> None:
+        """Add a value; it takes effect if its role outranks the current one."""
+        self.candidates.setdefault(setting.key, []).append(setting)
+        current = self.settings.get(setting.key)
+        if current is None:
+            self.settings[setting.key] = setting
+            return
+        new_rank, old_rank = ROLE_RANK[setting.role], ROLE_RANK[current.role]
+        # Within the file the last duplicate wins; env fills never replace anything.
+        if new_rank > old_rank or (new_rank == old_rank and setting.role in ("file", "override")):
+            self.settings[setting.key] = setting
+
+    def get(self, key: str) -> str | None:
+        """The effective value of a key, or None."""
+        setting = self.settings.get(key)
+        return setting.value if setting else None
+
+    def has(self, key: str) -> bool:
+        return key in self.settings
+
+    def items(self) -> list[tuple[str, str]]:
+        """``(key, value)`` pairs in a stable order: model keys, then ``option.*`` sorted."""
+        keys = sorted(self.settings, key=lambda key: (key.startswith("option."), key))
+        return [(key, self.settings[key].value) for key in keys]

@@ -1,0 +1,190 @@
+"""What a configuration targets: backend, LMI release, and (optionally) instance and model.
+
+Each is taken from, in order: the command line, a ``# lmi-config: key=value`` pragma in the
+file, what the configuration itself implies (engine, entryPoint, rolling_batch, model_loader,
+an image tag named in the file), and finally a documented default. The reason is kept so the
+report can say what was assumed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lmi_config.configfile.canonical import CanonicalConfig
+from lmi_config.knowledge import (
+    Backend,
+    Release,
+    backends,
+    default_release,
+    entry_points,
+    parse_lmi_version,
+    resolve_backend,
+)
+
+if TYPE_CHECKING:
+    from lmi_config.configfile.loader import SourceFile
+
+PRAGMA = re.compile(r"^\s*lmi-config:\s*(?P<body>.*)$")
+_IMAGE_IN_TEXT = re.compile(r"djl-inference:(?P<tag>[0-9][\w.\-]+)")
+
+
+@dataclass
+class Pragmas:
+    """Settings written in the file itself (``# lmi-config: disable=LMI101 backend=vllm``)."""
+
+    disabled: set[str] = field(default_factory=set)
+    values: dict[str, tuple[str, int]] = field(default_factory=dict)
+    problems: list[tuple[str, int]] = field(default_factory=list)
+
+
+PRAGMA_KEYS = ("disable", "backend", "lmi-version", "instance", "model")
+
+
+def read_pragmas(comments: list[tuple[str, int]]) -> Pragmas:
+    """Collect pragmas from comment lines."""
+    pragmas = Pragmas()
+    for text, line in comments:
+        match = PRAGMA.match(text)
+        if not match:
+            continue
+        for token in match.group("body").split():
+            name, equals, value = token.partition("=")
+            name = name.strip().lower()
+            if not equals or name not in PRAGMA_KEYS:
+                pragmas.problems.append((f"unknown pragma {token!r}; use {', '.join(k + '=…' for k in PRAGMA_KEYS)}", line))
+                continue
+            if name == "disable":
+                pragmas.disabled.update(part.strip() for part in value.split(",") if part.strip())
+            else:
+                pragmas.values[name] = (value, line)
+    return pragmas
+
+
+@dataclass
+class Context:
+    """The target of a lint run and why each part was chosen."""
+
+    backend: Backend
+    backend_reason: str
+    backend_assumed: bool
+    release: Release
+    release_reason: str
+    release_assumed: bool
+    instance: Any = None  # knowledge.instances.Instance, when known
+    instance_reason: str | None = None
+    model: Any = None  # modelarch.ModelArch, when known
+    model_reason: str | None = None
+
+    @property
+    def accelerator(self) -> str:
+        if self.instance is not None:
+            return str(self.instance.accelerator)
+        return self.backend.accelerator
+
+    def describe(self) -> str:
+        """One line: ``backend vllm (from option.rolling_batch=vllm), LMI 0.30.0 (assumed: …)``."""
+        backend = f"backend {self.backend.id} ({'assumed: ' if self.backend_assumed else ''}{self.backend_reason})"
+        release = f"LMI {self.release.label()} ({'assumed: ' if self.release_assumed else ''}{self.release_reason})"
+        return f"{backend}, {release}"
+
+
+def _value(config: CanonicalConfig, key: str) -> str:
+    return (config.get(key) or "").strip()
+
+
+def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> tuple[Backend, str, bool]:
+    """Infer the backend from the keys the container itself uses to choose one."""
+    table = backends()
+    loader = _value(config, "option.model_loader").lower()
+    entry = _value(config, "option.entryPoint")
+    rolling = _value(config, "option.rolling_batch").lower()
+    engine = _value(config, "engine")
+    neuron = instance_accelerator == "neuron"
+    gpu = instance_accelerator == "gpu"
+
+    if loader == "nxdi":
+        return table["nxdi"], "option.model_loader=nxdi", False
+    if entry:
+        known = entry_points().get(entry)
+        if known and known.get("backend"):
+            return table[known["backend"]], f"option.entryPoint={entry}", False
+        if not known and entry != "djl_python.huggingface":
+            if entry.startswith("djl_python.") and "neuron" in entry:
+                return table["transformers-neuronx"], f"option.entryPoint={entry}", False
+            return table["custom"], f"option.entryPoint={entry} (your own handler)", False
+    if rolling == "tnx" or loader in ("tnx", "optimum"):
+        return table["transformers-neuronx"], f"option.rolling_batch={rolling or 'auto'}", False
+    if rolling == "lmi-dist":
+        return table["lmi-dist"], "option.rolling_batch=lmi-dist", False
+    if rolling == "trtllm":
+        return table["tensorrt-llm"], "option.rolling_batch=trtllm", False
+    if rolling == "deepspeed" or engine == "DeepSpeed":
+        return table["deepspeed"], "engine=DeepSpeed" if engine == "DeepSpeed" else "option.rolling_batch=deepspeed", False
+    if engine == "FasterTransformer":
+        return table["fastertransformer"], "engine=FasterTransformer", False
+    if engine and engine not in ("Python", "MPI"):
+        return table["djl-engine"], f"engine={engine}", False
+    neuron_keys = [key for key in ("option.n_positions", "option.neuron_optimize_level", "option.context_length_estimate", "option.load_split_model", "option.compiled_graph_path") if config.has(key)]
+    if rolling == "vllm":
+        if neuron or (neuron_keys and not gpu):
+            return table["transformers-neuronx"], "option.rolling_batch=vllm on Neuron", False
+        return table["vllm"], "option.rolling_batch=vllm", False
+    if neuron:
+        return table["transformers-neuronx"], "a Neuron instance", False
+    if neuron_keys and not gpu:
+        return table["transformers-neuronx"], f"{neuron_keys[0]} (a Neuron option)", False
+    if config.has("option.max_input_len") or config.has("option.max_output_len"):
+        return table["tensorrt-llm"], "option.max_input_len (a TensorRT-LLM option)", True
+    if engine == "MPI":
+        return table["lmi-dist"], "engine=MPI", True
+    if rolling == "disable" and not gpu:
+        return table["huggingface"], "option.rolling_batch=disable", False
+    return table["vllm"], "the default djl-lmi image runs vLLM", True
+
+
+def infer_release(
+    sources: list[SourceFile], backend: Backend
+) -> tuple[Release, str, bool]:
+    """An image tag named anywhere in the files, else the backend's default release."""
+    for source in sources:
+        match = _IMAGE_IN_TEXT.search(source.text)
+        if match:
+            try:
+                return parse_lmi_version(match.group("tag")), f"image {match.group('tag')} named in {source.path}", False
+            except ValueError:
+                continue
+    release, why = default_release(backend.id)
+    return release, why, True
+
+
+def resolve_context(
+    config: CanonicalConfig,
+    sources: list[SourceFile],
+    pragmas: Pragmas,
+    *,
+    backend: str | None = None,
+    lmi_version: str | None = None,
+    instance_accelerator: str | None = None,
+) -> Context:
+    """Combine command line, pragmas and inference into a :class:`Context`.
+
+    Raises ``ValueError`` for an unknown backend or version given on the command line or in
+    a pragma (the caller reports it as a usage error).
+    """
+    if backend:
+        chosen, backend_reason, backend_assumed = resolve_backend(backend), "--backend", False
+    elif "backend" in pragmas.values:
+        value, line = pragmas.values["backend"]
+        chosen, backend_reason, backend_assumed = resolve_backend(value), f"pragma on line {line}", False
+    else:
+        chosen, backend_reason, backend_assumed = infer_backend(config, instance_accelerator)
+    if lmi_version:
+        release, release_reason, release_assumed = parse_lmi_version(lmi_version), "--lmi-version", False
+    elif "lmi-version" in pragmas.values:
+        value, line = pragmas.values["lmi-version"]
+        release, release_reason, release_assumed = parse_lmi_version(value), f"pragma on line {line}", False
+    else:
+        release, release_reason, release_assumed = infer_release(sources, chosen)
+    return Context(chosen, backend_reason, backend_assumed, release, release_reason, release_assumed)

@@ -1,0 +1,180 @@
+"""Loaders for the facts in ``lmi_config/data``: releases, backends, env-variable mapping.
+
+Every data file is JSON (fast to load on the lint path) and every entry carries a
+``source``. Loading is lazy and cached: a lint run reads each file at most once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+
+
+@cache
+def load_data(name: str) -> Any:
+    """Parse ``lmi_config/data/<name>`` (cached)."""
+    with open(DATA_DIR / name, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def version_tuple(text: str | None) -> tuple[int, ...]:
+    """``"0.30.0"`` → ``(0, 30, 0)``; unknown parts count as 0."""
+    if not text:
+        return ()
+    parts = []
+    for part in text.split(".")[:3]:
+        digits = re.match(r"\d+", part)
+        parts.append(int(digits.group()) if digits else 0)
+    while len(parts) < 3:
+        parts.append(0)
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One LMI / DJL Serving release and what its images ship."""
+
+    djl: str
+    lmi: str | None
+    vllm: str | None
+    features: dict[str, list[str]]
+    source: str
+
+    @property
+    def djl_tuple(self) -> tuple[int, ...]:
+        return version_tuple(self.djl)
+
+    @property
+    def order(self) -> tuple[tuple[int, ...], int]:
+        return (self.djl_tuple, int(self.lmi or 0))
+
+    def label(self) -> str:
+        """``"0.30.0 (LMI v12)"``."""
+        return f"{self.djl} (LMI v{self.lmi})" if self.lmi else self.djl
+
+    def in_range(self, since: str | None, until: str | None) -> bool:
+        """Whether this release falls in [since, until] (DJL versions, either may be open)."""
+        if since and self.djl_tuple < version_tuple(since):
+            return False
+        return not (until and self.djl_tuple > version_tuple(until))
+
+
+@cache
+def releases() -> tuple[Release, ...]:
+    """All known releases, oldest first."""
+    rows = load_data("releases.json")["releases"]
+    items = [
+        Release(row["djl"], row.get("lmi"), row.get("vllm"), row.get("features", {}), row["source"])
+        for row in rows
+    ]
+    return tuple(sorted(items, key=lambda release: release.order))
+
+
+def release_by(djl: str, lmi: str | None) -> Release:
+    """The release with that DJL version and LMI number."""
+    for release in releases():
+        if release.djl == djl and release.lmi == lmi:
+            return release
+    raise KeyError(f"{djl} lmi{lmi}")
+
+
+def default_release(backend: str) -> tuple[Release, str]:
+    """The release assumed for a backend when nothing names one, and why."""
+    defaults = load_data("releases.json")["defaults"]
+    row = defaults.get(backend) or defaults["vllm"]
+    return release_by(row["djl"], row.get("lmi")), row["why"]
+
+
+_IMAGE_TAG = re.compile(
+    r"(?P<djl>\d+\.\d+\.\d+)-(?:lmi(?P<lmi>\d+)\.\d+\.\d+|neuronx|tensorrtllm|deepspeed|fastertransformer|cpu|pytorch|cu\d+)"
+)
+
+
+def parse_lmi_version(text: str) -> Release:
+    """Resolve ``0.30.0``, ``0.30``, ``v12``, ``lmi12``, ``12`` or an image tag/URI to a release.
+
+    Raises ``ValueError`` with the accepted forms when nothing matches.
+    """
+    value = text.strip()
+    candidates = list(releases())
+    tag = _IMAGE_TAG.search(value)
+    if tag:
+        djl = tag.group("djl")
+        lmi = tag.group("lmi")
+        matches = [r for r in candidates if r.djl == djl and (lmi is None or r.lmi == lmi)]
+        if matches:
+            # an image tag without an LMI number means the first release of that DJL version
+            return matches[0] if lmi is None else matches[-1]
+    lowered = value.lower().removeprefix("lmi").removeprefix("-").removeprefix("v").strip()
+    if re.fullmatch(r"\d+", lowered):
+        for release in candidates:
+            if release.lmi == lowered:
+                return release
+    if re.fullmatch(r"\d+\.\d+(\.\d+)?", lowered):
+        wanted = version_tuple(lowered)
+        matches = [r for r in candidates if r.djl_tuple == wanted]
+        if matches:
+            return matches[-1]
+    known = ", ".join(sorted({r.djl for r in candidates}, key=version_tuple))
+    raise ValueError(
+        f"unknown LMI version {text!r}: use a DJL version ({known}), an LMI number such as v12, "
+        "or an image tag such as 0.30.0-neuronx-sdk2.20.1"
+    )
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A serving backend: which option groups it reads and how it passes the rest through."""
+
+    id: str
+    aliases: tuple[str, ...]
+    accelerator: str
+    image: str | None
+    reads: tuple[str, ...]
+    engine_args: str | None
+    engine_args_since: str | None
+    extra_allowed: bool
+    summary: str
+    source: str
+
+
+@cache
+def backends() -> dict[str, Backend]:
+    """Backends by id."""
+    result = {}
+    for row in load_data("backends.json")["backends"]:
+        result[row["id"]] = Backend(
+            id=row["id"],
+            aliases=tuple(row.get("aliases", [])),
+            accelerator=row["accelerator"],
+            image=row.get("image"),
+            reads=tuple(row["reads"]),
+            engine_args=row.get("engine_args"),
+            engine_args_since=row.get("engine_args_since"),
+            extra_allowed=bool(row.get("extra_allowed")),
+            summary=row["summary"],
+            source=row["source"],
+        )
+    return result
+
+
+def resolve_backend(name: str) -> Backend:
+    """Find a backend by id or alias (case-insensitive); ``ValueError`` lists the choices."""
+    wanted = name.strip().lower()
+    for backend in backends().values():
+        if wanted == backend.id or wanted in backend.aliases:
+            return backend
+    choices = ", ".join(backends())
+    raise ValueError(f"unknown backend {name!r}: choose one of {choices}")
+
+
+@cache
+def entry_points() -> dict[str, dict[str, Any]]:
+    """Known ``option.entryPoint`` modules by name."""
+    return {row["module"]: row for row in load_data("backends.json")["entry_points"]}

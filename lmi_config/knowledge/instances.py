@@ -1,0 +1,119 @@
+"""Instance types (``data/instances.json``) and tensor-parallel rules (``data/tp_rules.json``)."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lmi_config.knowledge import load_data
+
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One instance type with its accelerators, as the memory model needs it."""
+
+    instance_type: str
+    accelerator: str  # neuron | gpu
+    family: str
+    platform: str
+    accelerator_name: str
+    num_devices: int
+    cores_per_device: int  # logical NeuronCores per chip at the default LNC; 1 per GPU
+    device_memory_gib: float
+    usable_memory_gib: float | None  # GPUs: what the driver reports
+    vcpus: int | None
+    host_memory_gib: float | None
+    lnc: int | None
+    ebs_volume_size_supported: bool | None
+    inferred: bool
+    note: str | None
+    source: str
+
+    @property
+    def num_cores(self) -> int:
+        """NeuronCores (logical, at the default LNC) or GPUs: the units TP is counted in."""
+        return self.num_devices * self.cores_per_device
+
+    @property
+    def memory_per_core_bytes(self) -> int:
+        """HBM per NeuronCore (or memory per GPU as the driver reports it, else as sold)."""
+        per_device = self.usable_memory_gib if self.usable_memory_gib else self.device_memory_gib
+        return int(per_device * GIB / self.cores_per_device)
+
+    @property
+    def core_word(self) -> str:
+        return "NeuronCore" if self.accelerator == "neuron" else "GPU"
+
+
+def _instance(row: dict[str, Any]) -> Instance:
+    physical = int(row.get("physical_cores_per_device") or 1)
+    lnc = row.get("default_lnc")
+    cores = physical // int(lnc) if lnc else physical
+    usable = row.get("device_memory_usable_gib")
+    if usable is None and row.get("device_memory_usable_mib"):
+        usable = float(row["device_memory_usable_mib"]) / 1024
+    return Instance(
+        instance_type=row["instance_type"],
+        accelerator=row["accelerator"],
+        family=row.get("family") or row["instance_type"].split(".")[0],
+        platform=row.get("platform") or row["accelerator"],
+        accelerator_name=row.get("accelerator_name") or "",
+        num_devices=int(row["num_devices"]),
+        cores_per_device=cores,
+        device_memory_gib=float(row["device_memory_gib"]),
+        usable_memory_gib=float(usable) if usable else None,
+        vcpus=row.get("vcpus"),
+        host_memory_gib=row.get("host_memory_gib"),
+        lnc=int(lnc) if lnc else None,
+        ebs_volume_size_supported=row.get("ebs_volume_size_supported"),
+        inferred=bool(row.get("inferred")),
+        note=row.get("note"),
+        source=row["source"],
+    )
+
+
+@cache
+def instances() -> dict[str, Instance]:
+    """All instance types by name (without the ``ml.`` prefix)."""
+    return {row["instance_type"]: _instance(row) for row in load_data("instances.json")["instances"]}
+
+
+def resolve_instance(name: str) -> Instance:
+    """``ml.inf2.xlarge`` or ``inf2.xlarge``; ``ValueError`` with the closest names otherwise."""
+    wanted = name.strip().lower().removeprefix("ml.")
+    table = instances()
+    if wanted in table:
+        return table[wanted]
+    close = difflib.get_close_matches(wanted, list(table), n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(sorted(table))}"
+    raise ValueError(f"unknown instance type {name!r}{hint}")
+
+
+@cache
+def tp_rules() -> tuple[dict[str, Any], ...]:
+    return tuple(load_data("tp_rules.json")["rules"])
+
+
+def rules_for(platform: str, backend: str, kind: str) -> list[dict[str, Any]]:
+    """TP rules of one kind for a platform (or its accelerator) and backend."""
+    found = []
+    for row in tp_rules():
+        if row.get("kind") != kind:
+            continue
+        if row.get("platform") not in (platform, "*", "neuron" if platform in ("inf2", "trn1", "trn2", "inf1") else "gpu"):
+            continue
+        if "*" not in row.get("backends", ["*"]) and backend not in row.get("backends", []):
+            continue
+        found.append(row)
+    return found
+
+
+def degree_allowed(row: dict[str, Any], degree: int) -> bool:
+    """Whether a TP degree is in a rule's list (or a multiple of its ``multiple_of``)."""
+    degrees = row.get("degrees") or []
+    multiple = row.get("multiple_of")
+    return degree in degrees or bool(multiple and degree % int(multiple) == 0)

@@ -1,0 +1,217 @@
+"""The option catalogue (``data/options.json``) and vLLM pass-through names.
+
+An option is one key as the container reads it, for a group of backends, with its type,
+allowed values, default, and the DJL versions that read it. The same key can have several
+entries (per backend group or per version range).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lmi_config.knowledge import Backend, Release, load_data, version_tuple
+
+SERVER_GROUP = "server"
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One catalogue entry."""
+
+    key: str
+    backends: tuple[str, ...]
+    kind: str
+    type: str
+    allowed: tuple[str, ...] | None
+    minimum: float | None
+    maximum: float | None
+    default: str | None
+    since: str | None
+    until: str | None
+    deprecated: str | None
+    aliases: tuple[str, ...]
+    summary: str
+    doc: str | None
+    source: str
+    note: str | None
+
+    def applies_to(self, backend: Backend) -> bool:
+        """Whether this backend reads the option (server keys and "common" are read by all)."""
+        if self.kind == SERVER_GROUP or "common" in self.backends and "djl-engine" not in backend.reads:
+            return True
+        return any(group in backend.reads for group in self.backends)
+
+    def available_in(self, release: Release) -> bool:
+        return release.in_range(self.since, self.until)
+
+    def range_text(self) -> str:
+        """``"0.26.0 to 0.29.0"``, ``"0.29.0 and later"`` or ``"every version"``."""
+        if self.since and self.until:
+            return f"{self.since} to {self.until}"
+        if self.since:
+            return f"{self.since} and later"
+        if self.until:
+            return f"up to {self.until}"
+        return "every version"
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+@cache
+def catalogue() -> dict[str, tuple[OptionSpec, ...]]:
+    """All options by key."""
+    result: dict[str, list[OptionSpec]] = {}
+    for row in load_data("options.json")["options"]:
+        allowed = row.get("allowed")
+        spec = OptionSpec(
+            key=row["key"],
+            backends=tuple(row.get("backends") or ["common"]),
+            kind=row.get("kind") or "lmi",
+            type=row.get("type") or "str",
+            allowed=tuple(str(item) for item in allowed) if allowed else None,
+            minimum=_number(row.get("min")),
+            maximum=_number(row.get("max")),
+            default=None if row.get("default") is None else str(row.get("default")),
+            since=row.get("since"),
+            until=row.get("until"),
+            deprecated=row.get("deprecated"),
+            aliases=tuple(row.get("aliases") or ()),
+            summary=row.get("summary") or "",
+            doc=row.get("doc"),
+            source=row["source"],
+            note=row.get("note"),
+        )
+        result.setdefault(spec.key, []).append(spec)
+    return {key: tuple(specs) for key, specs in result.items()}
+
+
+@cache
+def _engine_arg_table() -> dict[str, dict[str, Any]]:
+    return load_data("vllm_engine_args.json")["versions"]
+
+
+def engine_arg_versions() -> list[str]:
+    """vLLM versions whose EngineArgs names are known, oldest first."""
+    return sorted(_engine_arg_table(), key=version_tuple)
+
+
+def engine_args_for(vllm_version: str | None) -> dict[str, dict[str, Any]]:
+    """EngineArgs fields of a vLLM version; the nearest older known version if not listed."""
+    table = _engine_arg_table()
+    if not vllm_version:
+        newest = engine_arg_versions()[-1]
+        return table[newest]["fields"]
+    if vllm_version in table:
+        return table[vllm_version]["fields"]
+    wanted = version_tuple(vllm_version)
+    older = [v for v in engine_arg_versions() if version_tuple(v) <= wanted]
+    chosen = older[-1] if older else engine_arg_versions()[0]
+    return table[chosen]["fields"]
+
+
+def engine_arg_source(vllm_version: str) -> str:
+    return _engine_arg_table().get(vllm_version, {}).get("source", load_data("vllm_engine_args.json")["source"])
+
+
+@cache
+def all_engine_arg_names() -> frozenset[str]:
+    """Every EngineArgs name of any known vLLM version."""
+    return frozenset(name for row in _engine_arg_table().values() for name in row["fields"])
+
+
+def engine_arg_version_range(name: str) -> tuple[str, str] | None:
+    """First and last known vLLM version that has this EngineArgs field."""
+    versions = [v for v in engine_arg_versions() if name in _engine_arg_table()[v]["fields"]]
+    return (versions[0], versions[-1]) if versions else None
+
+
+@cache
+def known_keys() -> tuple[str, ...]:
+    """Every key any backend reads, for "did you mean" (catalogue plus option.<engine arg>)."""
+    keys = set(catalogue())
+    keys.update("option." + name for name in all_engine_arg_names())
+    return tuple(sorted(keys))
+
+
+# --- value checking -----------------------------------------------------------------------
+
+_TRUE_FALSE = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
+_PLACEHOLDER = re.compile(
+    r"^\s*(\{\{.*\}\}|\$\{.*\}|\$[A-Za-z_]\w*|<[^<>]+>|\{[A-Za-z_][\w.]*\}|%\([\w]+\)s|[A-Za-z_][\w.]*\(.*\)|f?['\"].*['\"])\s*$"
+)
+
+
+def is_placeholder(value: str) -> bool:
+    """A templated or code value (``{{model_id}}``, ``<your model>``, ``json.dumps(n)``).
+
+    Such values are filled in by some other tool before the container sees them, so they are
+    not checked against a type.
+    """
+    return bool(_PLACEHOLDER.match(value)) or "{{" in value or "${" in value
+
+
+def check_value(spec: OptionSpec, value: str) -> str | None:
+    """Why ``value`` is not valid for ``spec`` (None when it is). ``value`` is the raw text."""
+    kind = spec.type
+    if kind in ("str", "path", "module") and spec.allowed is None:
+        return None
+    if value != value.strip():
+        return "has blanks around it that the container keeps"
+    if value == "":
+        return "is empty"
+    if spec.allowed is not None and kind in ("enum", "str", "bool", "int", "int_or_max"):
+        if value in spec.allowed:
+            return None
+        if kind == "enum" or kind == "str":
+            return f"is not one of {', '.join(spec.allowed)}"
+    if kind == "bool":
+        return None if value.lower() in _TRUE_FALSE else "is not a boolean (true or false)"
+    if kind in ("int", "int_or_max"):
+        if kind == "int_or_max" and value == "max":
+            return None
+        if not re.fullmatch(r"[+-]?\d+", value):
+            expected = "an integer or max" if kind == "int_or_max" else "an integer"
+            return f"is not {expected}"
+        return _range_problem(spec, int(value))
+    if kind == "float":
+        try:
+            number = float(value)
+        except ValueError:
+            return "is not a number"
+        return _range_problem(spec, number)
+    if kind == "list_int":
+        items = [item.strip() for item in value.strip("[]").split(",")]
+        if not all(re.fullmatch(r"\d+", item) for item in items if item) or not any(items):
+            return "is not a comma-separated list of integers"
+        return None
+    if kind == "json":
+        try:
+            json.loads(value)
+            return None
+        except ValueError:
+            pass
+        try:
+            ast.literal_eval(value)
+            return None
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return "is neither JSON nor a Python literal"
+    return None
+
+
+def _range_problem(spec: OptionSpec, number: float) -> str | None:
+    if spec.minimum is not None and number < spec.minimum:
+        return f"is below the minimum {_plain(spec.minimum)}"
+    if spec.maximum is not None and number > spec.maximum:
+        return f"is above the maximum {_plain(spec.maximum)}"
+    return None
+
+
+def _plain(number: float) -> str:
+    return str(int(number)) if number == int(number) else str(number)

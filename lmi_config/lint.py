@@ -1,0 +1,163 @@
+"""The linter core: merge a target's files, resolve its context, run every rule, filter.
+
+It knows no rule by name: rules register themselves in :mod:`lmi_config.rules`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting, classify_env
+from lmi_config.configfile.loader import LintTarget
+from lmi_config.context import Context, read_pragmas, resolve_context
+from lmi_config.knowledge import load_data, version_tuple
+from lmi_config.rules import load_rules
+from lmi_config.rules.base import Finding, LintUnit, find_rule
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass
+class LintOptions:
+    """What the caller chose: target overrides and rule selection."""
+
+    backend: str | None = None
+    lmi_version: str | None = None
+    instance: str | None = None
+    model: str | None = None
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    model_resolver: object | None = None  # callable(model_id, directory) -> ModelArch, for fit checks
+
+
+def build_config(target: LintTarget) -> CanonicalConfig:
+    """Merge the target's files into one canonical configuration (no translations yet)."""
+    config = CanonicalConfig()
+    for source in target.sources:
+        if source.properties is not None:
+            for entry in source.properties.entries:
+                origin = Origin(source.path, entry.line, "properties")
+                config.offer(Setting(entry.key, entry.value, origin, "file"))
+        if source.env is not None:
+            for env_entry in source.env.entries:
+                mapping = classify_env(env_entry.name)
+                if mapping.kind != "config" or mapping.key is None or mapping.role is None:
+                    continue
+                if env_entry.value == "" and env_entry.name.startswith("OPTION_"):
+                    continue  # the container skips empty OPTION_* values
+                origin = Origin(source.path, env_entry.line, source.kind, env_entry.name)
+                role = "generated" if env_entry.name == "HF_MODEL_ID" else mapping.role
+                config.offer(Setting(mapping.key, env_entry.value, origin, role))
+                for extra_key in mapping.also:
+                    config.offer(Setting(extra_key, env_entry.value, origin, role))
+    return config
+
+
+def apply_tgi_translations(target: LintTarget, config: CanonicalConfig, context: Context) -> list[tuple[str, str, Setting]]:
+    """Apply the GPU images' TGI → LMI variable translation (djl-serving.md §1.1).
+
+    The Neuron image does not run it; rule ``ignored-env-var`` reports those variables.
+    """
+    if context.accelerator == "neuron":
+        return []
+    translations = {row["name"]: row for row in load_data("env_vars.json")["tgi_translations"]}
+    present = {entry.name for source in target.sources if source.env for entry in source.env.entries}
+    applied = []
+    for source in target.sources:
+        if source.env is None:
+            continue
+        for entry in source.env.entries:
+            row = translations.get(entry.name)
+            if row is None or row["target"] in present:
+                continue
+            if context.release.djl_tuple < version_tuple(row["since"]):
+                continue
+            target_name = row["target"]
+            if row.get("target_trtllm") and context.backend.id == "tensorrt-llm":
+                target_name = row["target_trtllm"]
+            value = entry.value
+            if row.get("invert_bool"):
+                value = "false" if value.strip().lower() == "true" else "true"
+            mapping = classify_env(target_name)
+            if mapping.key is None or mapping.role is None:
+                continue
+            origin = Origin(source.path, entry.line, source.kind, entry.name)
+            setting = Setting(mapping.key, value, origin, mapping.role)
+            config.offer(setting)
+            applied.append((entry.name, target_name, setting))
+    return applied
+
+
+def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
+    """Everything the rules need for one target. ``ValueError`` for bad overrides."""
+    config = build_config(target)
+    comments = [item for source in target.sources for item in source.comments]
+    pragmas = read_pragmas(comments)
+    instance = None
+    instance_reason = None
+    instance_name = options.instance or (pragmas.values.get("instance") or (None, 0))[0]
+    if instance_name:
+        from lmi_config.knowledge.instances import resolve_instance
+
+        instance = resolve_instance(instance_name)
+        instance_reason = "--instance" if options.instance else "pragma"
+    context = resolve_context(
+        config,
+        target.sources,
+        pragmas,
+        backend=options.backend,
+        lmi_version=options.lmi_version,
+        instance_accelerator=instance.accelerator if instance else None,
+    )
+    context.instance = instance
+    context.instance_reason = instance_reason
+    unit = LintUnit(target, config, context, pragmas)
+    unit.applied_translations = apply_tgi_translations(target, config, context)
+    return unit
+
+
+def _matches(finding: Finding, names: set[str]) -> bool:
+    return finding.code in names or finding.rule in names or any(finding.code.startswith(name) for name in names if name.isupper() and len(name) < 6)
+
+
+def normalize_rule_names(names: list[str]) -> set[str]:
+    """Accept codes, slugs and code prefixes (``LMI3``); ``ValueError`` for unknown names."""
+    result = set()
+    for raw in names:
+        for name in raw.split(","):
+            name = name.strip()
+            if not name:
+                continue
+            found = find_rule(name)
+            if found:
+                result.add(found.code)
+            elif name.upper().startswith("LMI") and name[3:].isdigit() and len(name) < 6:
+                result.add(name.upper())
+            else:
+                raise ValueError(f"unknown rule {name!r}; run `lmi-config rules` for the list")
+    return result
+
+
+def lint_unit(unit: LintUnit, options: LintOptions) -> list[Finding]:
+    """Run every rule on a unit and apply pragmas, --select and --ignore."""
+    rules = load_rules()
+    select = normalize_rule_names(options.select)
+    ignore = normalize_rule_names(options.ignore)
+    disabled = set()
+    for name in unit.pragmas.disabled:
+        found = find_rule(name)
+        disabled.add(found.code if found else name)
+    findings: list[Finding] = []
+    for registered in rules:
+        findings.extend(registered.check(unit))
+    kept = []
+    for finding in findings:
+        if select and not _matches(finding, select):
+            continue
+        if ignore and _matches(finding, ignore):
+            continue
+        if _matches(finding, disabled):
+            continue
+        kept.append(finding)
+    kept.sort(key=lambda f: (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.code))
+    return kept

@@ -1,0 +1,302 @@
+"""Architecture facts of a model, from a local directory, the built-in catalog, or the Hub.
+
+One normalizer (:func:`normalize_config`) turns any ``config.json`` — local, catalog or
+Hub — into a :class:`ModelArch`, handling the naming differences between families
+(``n_head``, ``num_kv_heads``, ``multi_query``, nested ``text_config``, explicit
+``head_dim``). Parameter counts are exact where known (catalog, safetensors index), else
+computed from the architecture.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lmi_config.knowledge import load_data
+
+GATED_MLP_TYPES = {
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3",
+    "gemma3_text", "phi3", "starcoder2_gated", "deepseek_v2", "deepseek_v3", "olmo", "olmo2", "granite", "cohere",
+    "internlm2", "yi", "baichuan", "exaone", "mllama",
+}
+LEARNED_POSITION_TYPES = {"gpt2", "opt", "gpt_bigcode", "starcoder2_learned"}
+
+
+class ModelResolutionError(ValueError):
+    """A model that cannot be described: not in the catalog, offline, gated, or a bad config."""
+
+
+@dataclass(frozen=True)
+class ModelArch:
+    """The normalized description every size and parallelism check uses."""
+
+    model_id: str
+    model_type: str
+    architectures: tuple[str, ...]
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    hidden_size: int
+    num_layers: int
+    intermediate_size: int
+    vocab_size: int
+    num_experts: int  # 0 for dense models; all experts are resident in memory
+    experts_per_token: int
+    moe_intermediate_size: int | None
+    tie_word_embeddings: bool
+    max_position_embeddings: int | None
+    sliding_window: int | None
+    rope_scaling: dict[str, Any] | None
+    torch_dtype: str | None
+    total_params: int
+    params_exact: bool
+    weight_bytes: int | None  # exact bytes of the checkpoint (safetensors index), if known
+    source: str
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def is_text_generation(self) -> bool:
+        """The container's test: an architecture ending in ForCausalLM/LMHeadModel/ForConditionalGeneration."""
+        return any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in self.architectures)
+
+    @property
+    def embedding_params(self) -> int:
+        """Input embedding (+ LM head when untied)."""
+        return self.vocab_size * self.hidden_size * (1 if self.tie_word_embeddings else 2)
+
+
+def _first(config: dict[str, Any], *names: str) -> Any:
+    for name in names:
+        value = config.get(name)
+        if value is not None:
+            return value
+    return None
+
+
+def _flatten(config: dict[str, Any]) -> dict[str, Any]:
+    """Merge a nested ``text_config`` (Gemma 3, Llava-style) over the top level."""
+    text = config.get("text_config") or config.get("llm_config")
+    if isinstance(text, dict) and _first(config, "num_attention_heads", "n_head") is None:
+        merged = dict(config)
+        merged.update(text)
+        merged.setdefault("architectures", config.get("architectures"))
+        return merged
+    return config
+
+
+def estimate_params(arch: dict[str, Any]) -> int:
+    """Parameter count from the architecture (used when no exact count is known).
+
+    Llama-style: embeddings + per layer (Q, K, V, O projections, gated or plain MLP per
+    expert, router, norms). Families with learned positions add them. Biases are ignored
+    (< 0.1 % for these models).
+    """
+    hidden = arch["hidden_size"]
+    heads = arch["num_attention_heads"]
+    kv = arch["num_key_value_heads"]
+    head_dim = arch["head_dim"]
+    layers = arch["num_layers"]
+    experts = arch["num_experts"] or 1
+    inter = arch["moe_intermediate_size"] if arch["num_experts"] and arch["moe_intermediate_size"] else arch["intermediate_size"]
+    gated = arch["model_type"] in GATED_MLP_TYPES
+    attention = hidden * heads * head_dim * 2 + hidden * kv * head_dim * 2
+    mlp = (3 if gated else 2) * hidden * inter * experts
+    router = hidden * arch["num_experts"] if arch["num_experts"] else 0
+    norms = 2 * hidden * (1 if gated else 2)
+    total = arch["vocab_size"] * hidden * (1 if arch["tie_word_embeddings"] else 2)
+    total += layers * (attention + mlp + router + norms) + hidden
+    if arch["model_type"] in LEARNED_POSITION_TYPES and arch["max_position_embeddings"]:
+        total += arch["max_position_embeddings"] * hidden
+    return int(total)
+
+
+def normalize_config(
+    raw: dict[str, Any],
+    *,
+    model_id: str,
+    source: str,
+    total_params: int | None = None,
+    weight_bytes: int | None = None,
+) -> ModelArch:
+    """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`."""
+    config = _flatten(raw)
+    model_type = str(config.get("model_type") or "unknown")
+    heads = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads", "num_head")
+    hidden = _first(config, "hidden_size", "n_embd", "d_model", "model_dim", "dim")
+    layers = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    if not (isinstance(heads, int) and isinstance(hidden, int) and isinstance(layers, int)):
+        raise ModelResolutionError(
+            f"{model_id}: config.json lacks the attention heads, hidden size or layer count "
+            "(num_attention_heads/n_head, hidden_size/n_embd, num_hidden_layers/n_layer)"
+        )
+    notes = []
+    if model_type == "falcon" or "RefinedWeb" in str(config.get("model_type")):
+        if config.get("new_decoder_architecture"):
+            kv = int(_first(config, "num_kv_heads", "n_head_kv", "num_key_value_heads") or heads)
+        elif config.get("multi_query", True):
+            kv = 1
+            if config.get("num_kv_heads") not in (None, 1):
+                notes.append("multi_query=true means one KV head although num_kv_heads says otherwise")
+        else:
+            kv = heads
+    elif config.get("multi_query") is True:
+        kv = 1
+    else:
+        kv = int(_first(config, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num") or heads)
+    head_dim = config.get("head_dim") or hidden // heads
+    intermediate = _first(config, "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "inner_hidden_size")
+    if not intermediate:
+        intermediate = 4 * hidden
+    experts = int(_first(config, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts") or 0)
+    per_token = int(_first(config, "num_experts_per_tok", "num_experts_per_token", "moe_top_k") or 0)
+    max_positions = _first(config, "max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
+    tie = config.get("tie_word_embeddings")
+    if tie is None:
+        tie = raw.get("tie_word_embeddings", True)  # PretrainedConfig's default
+    rope = config.get("rope_scaling")
+    arch = {
+        "hidden_size": int(hidden),
+        "num_attention_heads": int(heads),
+        "num_key_value_heads": int(kv),
+        "head_dim": int(head_dim),
+        "num_layers": int(layers),
+        "intermediate_size": int(intermediate),
+        "num_experts": experts,
+        "moe_intermediate_size": config.get("moe_intermediate_size"),
+        "vocab_size": int(_first(config, "vocab_size", "padded_vocab_size") or 32000),
+        "tie_word_embeddings": bool(tie),
+        "max_position_embeddings": int(max_positions) if isinstance(max_positions, int) else None,
+        "model_type": model_type,
+    }
+    exact = total_params is not None
+    params = int(total_params) if total_params else estimate_params(arch)
+    sliding = config.get("sliding_window")
+    if config.get("use_sliding_window") is False:
+        sliding = None
+    return ModelArch(
+        model_id=model_id,
+        model_type=model_type,
+        architectures=tuple(config.get("architectures") or ()),
+        num_attention_heads=arch["num_attention_heads"],
+        num_key_value_heads=arch["num_key_value_heads"],
+        head_dim=arch["head_dim"],
+        hidden_size=arch["hidden_size"],
+        num_layers=arch["num_layers"],
+        intermediate_size=arch["intermediate_size"],
+        vocab_size=arch["vocab_size"],
+        num_experts=experts,
+        experts_per_token=per_token,
+        moe_intermediate_size=arch["moe_intermediate_size"],
+        tie_word_embeddings=arch["tie_word_embeddings"],
+        max_position_embeddings=arch["max_position_embeddings"],
+        sliding_window=int(sliding) if isinstance(sliding, int) else None,
+        rope_scaling=rope if isinstance(rope, dict) else None,
+        torch_dtype=str(_first(config, "torch_dtype", "dtype") or "") or None,
+        total_params=params,
+        params_exact=exact,
+        weight_bytes=weight_bytes,
+        source=source,
+        notes=tuple(notes),
+    )
+
+
+@cache
+def _catalog_index() -> dict[str, dict[str, Any]]:
+    index: dict[str, dict[str, Any]] = {}
+    for row in load_data("models.json")["models"]:
+        for name in [row["model_id"], *row.get("aliases", [])]:
+            index[name.lower()] = row
+            index[name.lower().split("/")[-1]] = index.get(name.lower().split("/")[-1], row)
+    return index
+
+
+def catalog_ids() -> list[str]:
+    return [row["model_id"] for row in load_data("models.json")["models"]]
+
+
+def from_catalog(model_id: str) -> ModelArch | None:
+    """The catalog entry for a Hub id (or its last path part), else None."""
+    wanted = model_id.strip().rstrip("/").lower()
+    row = _catalog_index().get(wanted) or _catalog_index().get(wanted.split("/")[-1])
+    if row is None:
+        return None
+    return normalize_config(
+        row["config"],
+        model_id=row["model_id"],
+        source=f"built-in catalog ({row['source']})",
+        total_params=row.get("total_params"),
+    )
+
+
+def from_directory(directory: Path) -> ModelArch:
+    """A local model directory: ``config.json`` plus the safetensors index for exact bytes."""
+    config_path = directory / "config.json"
+    try:
+        raw = json.loads(config_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelResolutionError(f"{directory}: no config.json in this directory") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelResolutionError(f"{config_path}: cannot read config.json ({error})") from None
+    if not isinstance(raw, dict):
+        raise ModelResolutionError(f"{config_path}: config.json is not a JSON object")
+    weight_bytes = None
+    index_path = directory / "model.safetensors.index.json"
+    if index_path.exists():
+        try:
+            index = json.loads(index_path.read_text(encoding="utf-8"))
+            weight_bytes = int(index["metadata"]["total_size"])
+        except (OSError, ValueError, KeyError, TypeError):
+            weight_bytes = None
+    name = str(raw.get("_name_or_path") or directory.name)
+    catalog = from_catalog(name) if name else None
+    return normalize_config(
+        raw,
+        model_id=str(directory),
+        source=f"{config_path}",
+        total_params=catalog.total_params if catalog and catalog.num_layers == raw.get("num_hidden_layers") else None,
+        weight_bytes=weight_bytes,
+    )
+
+
+def from_hub(model_id: str) -> ModelArch:
+    """The Hugging Face Hub through transformers' ``AutoConfig`` (imported only here)."""
+    try:
+        from transformers import AutoConfig  # heavy: only on this path
+    except ImportError:
+        raise ModelResolutionError(
+            f"{model_id} is not in the built-in catalog and transformers is not installed; "
+            "install lmi-config[hub], pass --model with a local directory holding config.json, "
+            "or run `lmi-config models` for the catalog"
+        ) from None
+    try:
+        config = AutoConfig.from_pretrained(model_id)
+    except Exception as error:  # offline, gated, missing: all one message for the user
+        reason = str(error).splitlines()[0][:200]
+        raise ModelResolutionError(
+            f"cannot read the config of {model_id} from the Hub ({reason}); for a gated model set HF_TOKEN, "
+            "offline pass --model with a local directory holding config.json"
+        ) from None
+    return normalize_config(config.to_dict(), model_id=model_id, source=f"Hugging Face Hub config of {model_id}")
+
+
+def resolve_model(model: str, *, base_directory: Path | None = None, allow_hub: bool = True) -> ModelArch:
+    """A local directory, else the catalog, else the Hub (when allowed)."""
+    candidate = Path(model)
+    if not candidate.is_absolute() and base_directory is not None and (base_directory / model).is_dir():
+        candidate = base_directory / model
+    if candidate.is_dir():
+        return from_directory(candidate)
+    found = from_catalog(model)
+    if found is not None:
+        return found
+    if model.startswith(("s3://", "djl://", "/")):
+        raise ModelResolutionError(
+            f"{model} is not a local directory and not in the catalog; pass --model with a Hub id or a "
+            "local directory holding config.json"
+        )
+    if not allow_hub:
+        raise ModelResolutionError(f"{model} is not in the built-in catalog (Hub look-ups are off)")
+    return from_hub(model)

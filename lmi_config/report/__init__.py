@@ -1,0 +1,130 @@
+"""Output formats for findings: text, json, sarif (2.1.0) and github (workflow commands).
+
+Formatting lives here, at the edge; rules only produce :class:`Finding` objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from lmi_config import __version__
+from lmi_config.rules.base import Finding, Rule
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def summarize(findings: Sequence[Finding], files: int, notes: Sequence[str] = ()) -> dict[str, object]:
+    """Counts per severity, as the JSON summary carries them."""
+    counts = Counter(finding.severity for finding in findings)
+    return {
+        "files": files,
+        "errors": counts.get("error", 0),
+        "warnings": counts.get("warning", 0),
+        "infos": counts.get("info", 0),
+        "notes": list(notes),
+    }
+
+
+def format_text(findings: Sequence[Finding], summary: dict[str, object], *, color: bool = False) -> str:
+    """``path:line: CODE severity [slug] message`` lines and a closing count."""
+    colors = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
+    reset = "\x1b[0m"
+    lines = []
+    for finding in findings:
+        place = f"{finding.path}:{finding.line}" if finding.line else finding.path
+        severity = finding.severity
+        if color:
+            severity = f"{colors[severity]}{severity}{reset}"
+        lines.append(f"{place}: {finding.code} {severity} [{finding.rule}] {finding.message}")
+    for note in summary.get("notes", []) or []:  # type: ignore[union-attr]
+        lines.append(f"note: {note}")
+    errors, warnings, infos = summary["errors"], summary["warnings"], summary["infos"]
+    files = summary["files"]
+    lines.append(
+        f"{files} file{'s' if files != 1 else ''} checked: {errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''}, {infos} info"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def format_json(findings: Sequence[Finding], summary: dict[str, object]) -> str:
+    """One JSON document: ``{"findings": [...], "summary": {...}}``."""
+    document = {"findings": [finding.as_dict() for finding in findings], "summary": summary}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+_SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
+    """SARIF 2.1.0 with one run, every rule described, one result per finding."""
+    rule_index = {item.code: position for position, item in enumerate(rules)}
+    results = []
+    for finding in findings:
+        location: dict[str, object] = {"artifactLocation": {"uri": finding.path}}
+        if finding.line:
+            location["region"] = {"startLine": finding.line}
+        result: dict[str, object] = {
+            "ruleId": finding.code,
+            "level": _SARIF_LEVEL[finding.severity],
+            "message": {"text": finding.message},
+            "locations": [{"physicalLocation": location}],
+            "properties": {"rule": finding.rule, "key": finding.key},
+        }
+        if finding.code in rule_index:
+            result["ruleIndex"] = rule_index[finding.code]
+        results.append(result)
+    driver_rules = [
+        {
+            "id": item.code,
+            "name": item.slug,
+            "shortDescription": {"text": item.summary},
+            "fullDescription": {"text": item.why},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[item.severity]},
+            "help": {"text": f"{item.why}\nSource: {item.source}"},
+        }
+        for item in rules
+    ]
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "lmi-config",
+                        "version": __version__,
+                        "informationUri": "https://github.com/lmi-config/lmi-config",
+                        "rules": driver_rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_github_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_github_property(text: str) -> str:
+    return _escape_github_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def format_github(findings: Sequence[Finding]) -> str:
+    """GitHub Actions workflow commands (``::error file=…,line=…,title=…::message``)."""
+    lines = []
+    for finding in findings:
+        properties = [f"file={_escape_github_property(finding.path)}"]
+        if finding.line:
+            properties.append(f"line={finding.line}")
+        properties.append(f"title={_escape_github_property(finding.code + ' ' + finding.rule)}")
+        lines.append(f"::{_GITHUB_COMMAND[finding.severity]} {','.join(properties)}::{_escape_github_data(finding.message)}")
+    return "\n".join(lines) + ("\n" if lines else "")

@@ -1,0 +1,158 @@
+"""Rules, findings and the unit a rule checks.
+
+A rule is a small generator function registered with :func:`rule`: its code, slug,
+severity, a one-line summary, why it matters, a bad and a good example (run by the test
+suite), and the source that states it. The linter core knows no rule by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lmi_config.secrets import redact
+
+if TYPE_CHECKING:
+    from lmi_config.configfile.canonical import CanonicalConfig, Setting
+    from lmi_config.configfile.loader import LintTarget, SourceFile
+    from lmi_config.context import Context, Pragmas
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A configuration that shows a rule: ``text`` of ``kind`` linted with ``args``."""
+
+    text: str
+    kind: str = "properties"  # properties | env | json
+    args: dict[str, str] = field(default_factory=dict)  # backend, lmi_version, instance, model
+    paired_env: str | None = None  # an env file the container sees together with ``text``
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem, as the stable interface reports it."""
+
+    path: str
+    line: int | None
+    code: str
+    rule: str
+    severity: str
+    message: str
+    key: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "code": self.code,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "key": self.key,
+        }
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A documented check."""
+
+    code: str
+    slug: str
+    severity: str
+    summary: str
+    why: str
+    bad: Example
+    good: Example
+    source: str
+    check: Callable[[LintUnit], Iterable[Finding]]
+    category: str
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(
+    *,
+    code: str,
+    slug: str,
+    severity: str,
+    summary: str,
+    why: str,
+    bad: Example,
+    good: Example,
+    source: str,
+) -> Callable[[Callable[[LintUnit], Iterable[Finding]]], Callable[[LintUnit], Iterable[Finding]]]:
+    """Register a check function as a rule."""
+
+    def register(function: Callable[[LintUnit], Iterable[Finding]]) -> Callable[[LintUnit], Iterable[Finding]]:
+        if code in REGISTRY or any(existing.slug == slug for existing in REGISTRY.values()):
+            raise ValueError(f"duplicate rule {code} {slug}")
+        category = function.__module__.rsplit(".", 1)[-1]
+        REGISTRY[code] = Rule(code, slug, severity, summary, why, bad, good, source, function, category)
+        function.rule_code = code  # type: ignore[attr-defined]
+        return function
+
+    return register
+
+
+@dataclass
+class LintUnit:
+    """What the rules look at: the files, the merged configuration and its target."""
+
+    target: LintTarget
+    config: CanonicalConfig
+    context: Context
+    pragmas: Pragmas
+    applied_translations: list[tuple[str, str, Setting]] = field(default_factory=list)
+
+    @property
+    def sources(self) -> list[SourceFile]:
+        return self.target.sources
+
+    @property
+    def primary_path(self) -> str:
+        return self.target.primary.path
+
+    def finding(
+        self,
+        code: str,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+        severity: str | None = None,
+        setting: Setting | None = None,
+    ) -> Finding:
+        """Build a finding of rule ``code`` (path and line from ``setting`` when given)."""
+        registered = REGISTRY[code]
+        if setting is not None:
+            path = path or setting.origin.path
+            line = line if line is not None else setting.origin.line
+            key = key or setting.key
+        return Finding(
+            path=path or self.primary_path,
+            line=line,
+            code=code,
+            rule=registered.slug,
+            severity=severity or registered.severity,
+            message=redact(message),
+            key=key,
+        )
+
+
+def find_rule(name: str) -> Rule | None:
+    """A rule by code (``LMI101``) or slug (``unknown-option``), case-insensitive."""
+    wanted = name.strip()
+    for registered in REGISTRY.values():
+        if registered.code.lower() == wanted.lower() or registered.slug == wanted.lower():
+            return registered
+    return None
+
+
+def iter_rules() -> Iterator[Rule]:
+    """Rules in code order."""
+    yield from sorted(REGISTRY.values(), key=lambda item: item.code)

@@ -1,0 +1,231 @@
+"""How the settings fit together: conflicts, the model, env variables and precedence."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from lmi_config.configfile.canonical import CanonicalConfig, classify_env
+from lmi_config.knowledge import load_data, version_tuple
+from lmi_config.knowledge.options import is_placeholder
+from lmi_config.rules.base import Example, Finding, LintUnit, rule
+
+_TRUE = {"true", "1", "yes", "on"}
+
+
+def _first_present(config: CanonicalConfig, key: str | list[str]) -> str | None:
+    keys = [key] if isinstance(key, str) else key
+    return next((item for item in keys if config.has(item)), None)
+
+
+def _holds(config: CanonicalConfig, condition: dict[str, Any]) -> tuple[bool, str | None]:
+    """Whether one condition holds, and the key it looked at."""
+    key = _first_present(config, condition["key"])
+    op = condition["op"]
+    if op == "absent":
+        return key is None, None
+    if op == "not_true":
+        value = config.get(key) if key else None
+        return (value is None or value.strip().lower() not in _TRUE), key
+    if key is None:
+        return False, None
+    value = (config.get(key) or "").strip()
+    if op == "present":
+        return True, key
+    if op == "in":
+        return value.lower() in {str(item).lower() for item in condition["values"]}, key
+    if op == "not_in":
+        return value not in {str(item) for item in condition["values"]}, key
+    if op == "ne":
+        return value != str(condition["value"]), key
+    if op == "gt":
+        return (value.isdigit() and int(value) > int(condition["value"])), key
+    if op == "differs_from":
+        other = config.get(condition["other"])
+        return other is not None and other.strip() != value, key
+    raise ValueError(f"unknown condition op {op!r} in conflicts.json")
+
+
+@rule(
+    code="LMI201",
+    slug="conflicting-options",
+    severity="error",
+    summary="Settings that the container refuses together (or silently rewrites).",
+    why=(
+        "Some combinations fail only inside the running container: dynamic batching with rolling "
+        "batch, vLLM's own names next to LMI's with other values, a handler with a rolling batch it "
+        "cannot run, an engine the backend asserts against."
+    ),
+    bad=Example("option.model_id=gpt2\nbatch_size=4\noption.rolling_batch=vllm\n"),
+    good=Example("option.model_id=gpt2\nbatch_size=4\noption.rolling_batch=disable\n", args={"backend": "huggingface"}),
+    source="lmi_config/data/conflicts.json (each combination names its source: djl-serving.md §3, §5)",
+)
+def conflicting_options(unit: LintUnit) -> Iterator[Finding]:
+    config = unit.config
+    context = unit.context
+    for conflict in load_data("conflicts.json")["conflicts"]:
+        if "backends" in conflict and context.backend.id not in conflict["backends"]:
+            continue
+        if conflict.get("since") and context.release.djl_tuple < version_tuple(conflict["since"]):
+            continue
+        if conflict.get("until") and context.release.djl_tuple > version_tuple(conflict["until"]):
+            continue
+        keys: list[str | None] = []
+        anchor = None
+        matched = True
+        for condition in conflict["all"]:
+            holds, key = _holds(config, condition)
+            if not holds:
+                matched = False
+                break
+            keys.append(key)
+            if condition.get("anchor"):
+                anchor = key
+        if not matched:
+            continue
+        values = [config.get(key) if key else None for key in keys]
+        if any(value is not None and is_placeholder(value) for value in values):
+            continue
+        message = conflict["message"].format(*[(value or "").strip() for value in values])
+        setting = config.settings.get(anchor or next((key for key in keys if key), "")) if (anchor or any(keys)) else None
+        yield unit.finding(
+            "LMI201",
+            f"{message}; {conflict['fix']}",
+            setting=setting,
+            severity=conflict["severity"],
+        )
+    yield from _accelerator_mismatch(unit)
+
+
+def _accelerator_mismatch(unit: LintUnit) -> Iterator[Finding]:
+    instance = unit.context.instance
+    backend = unit.context.backend
+    if instance is None or backend.accelerator in ("any", instance.accelerator):
+        return
+    wanted = "a Neuron backend (transformers-neuronx or NxD Inference)" if instance.accelerator == "neuron" else "a GPU backend (vLLM, TensorRT-LLM)"
+    yield unit.finding(
+        "LMI201",
+        f"backend {backend.id} ({unit.context.backend_reason}) runs on {backend.accelerator}, but "
+        f"{instance.instance_type} has {instance.accelerator_name} {instance.accelerator} devices; use {wanted}",
+        line=None,
+    )
+
+
+_MODEL_KEYS = ("option.model_id", "option.s3url", "option.model_dir", "option.model_name", "option.modelName")
+_ARTIFACT = re.compile(r"(config\.json|.*\.safetensors|.*\.bin|.*\.pt|.*\.neff|model\.py|.*\.onnx|.*\.gguf|model_index\.json|params\.json)$")
+
+
+@rule(
+    code="LMI202",
+    slug="missing-model",
+    severity="error",
+    summary="No model is named: no option.model_id / HF_MODEL_ID and no model files beside the config.",
+    why=(
+        "The container looks for option.model_id (or HF_MODEL_ID), else for model files in the model "
+        "directory; with neither it fails at start with '.py file not found' or loads nothing."
+    ),
+    bad=Example("option.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"),
+    good=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"),
+    source="djl-serving.md §1.3-§1.5 (ModelStore, LmiUtils.configureLmiModel), §4 ('.py file not found')",
+)
+def missing_model(unit: LintUnit) -> Iterator[Finding]:
+    if unit.context.backend.id in ("djl-engine", "custom"):
+        return
+    if any(unit.config.has(key) and unit.config.get(key) for key in _MODEL_KEYS):
+        return
+    for source in unit.sources:
+        if source.directory is not None:
+            try:
+                names = [path.name for path in source.directory.iterdir()]
+            except OSError:
+                names = []
+            if any(_ARTIFACT.match(name) for name in names):
+                return
+    kinds = {source.kind for source in unit.sources}
+    advice = "set HF_MODEL_ID (or OPTION_MODEL_ID)" if kinds <= {"env", "json"} else "add option.model_id=<hub id, s3:// prefix or local path>"
+    yield unit.finding(
+        "LMI202",
+        f"no model is named and no model files sit beside the configuration; {advice}, or put config.json "
+        "and the weights in the model directory",
+        line=None,
+    )
+
+
+@rule(
+    code="LMI203",
+    slug="ignored-env-var",
+    severity="warning",
+    summary="An environment variable this container does not read (TGI-style names on Neuron, TGI-only names).",
+    why=(
+        "Only the GPU images translate TGI variables such as MAX_BATCH_SIZE or SM_NUM_GPUS into LMI "
+        "options; the Neuron image ignores them, and names like MAX_INPUT_LENGTH are read by no LMI image."
+    ),
+    bad=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_ROLLING_BATCH=auto\nSM_NUM_GPUS=2\n", kind="env", args={"backend": "transformers-neuronx"}),
+    good=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_ROLLING_BATCH=auto\nTENSOR_PARALLEL_DEGREE=2\n", kind="env", args={"backend": "transformers-neuronx"}),
+    source="djl-serving.md §1.1 (translateTGIToLMI runs only in the GPU entrypoint), §10.3",
+)
+def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
+    context = unit.context
+    applied = {name for name, _, _ in unit.applied_translations}
+    present = {entry.name for source in unit.sources if source.env for entry in source.env.entries}
+    for source in unit.sources:
+        if source.env is None:
+            continue
+        for entry in source.env.entries:
+            mapping = classify_env(entry.name)
+            if mapping.kind == "foreign" and mapping.detail:
+                yield unit.finding(
+                    "LMI203",
+                    f"{entry.name} is not read by any LMI image ({mapping.detail['source'].split(';')[0]}); use {mapping.detail['instead']}",
+                    path=source.path,
+                    line=entry.line,
+                    key=entry.name,
+                )
+            elif mapping.kind == "tgi" and entry.name not in applied and mapping.detail:
+                target = mapping.detail["target"]
+                if target in present:
+                    why = f"{target} is set too, so the translation is skipped"
+                elif context.accelerator == "neuron":
+                    why = "the Neuron image does not translate TGI variables"
+                else:
+                    why = f"the translation exists only from LMI {mapping.detail['since']}"
+                yield unit.finding(
+                    "LMI203",
+                    f"{entry.name} is ignored: {why} ({context.describe()}); set {target} instead",
+                    path=source.path,
+                    line=entry.line,
+                    key=entry.name,
+                )
+
+
+@rule(
+    code="LMI204",
+    slug="shadowed-setting",
+    severity="warning",
+    summary="The same setting is given twice (file and env, or two variables) with different values.",
+    why=(
+        "The server keeps serving.properties over OPTION_* variables (putIfAbsent), SAGEMAKER_* "
+        "variables override both, and TENSOR_PARALLEL_DEGREE only fills a missing option — the losing "
+        "value looks set but is not used."
+    ),
+    bad=Example("option.model_id=gpt2\noption.tensor_parallel_degree=4\n", paired_env="OPTION_TENSOR_PARALLEL_DEGREE=8\n"),
+    good=Example("option.model_id=gpt2\noption.tensor_parallel_degree=4\n", paired_env="OPTION_DTYPE=bf16\n"),
+    source="djl-serving.md §1.4, §2 (ModelInfo.loadServingProperties putIfAbsent; SageMakerCompatibility overwrites)",
+)
+def shadowed_setting(unit: LintUnit) -> Iterator[Finding]:
+    for key, settings in unit.config.candidates.items():
+        winner = unit.config.settings[key]
+        for setting in settings:
+            if setting is winner or setting.origin.path == winner.origin.path and setting.origin.kind == "properties":
+                continue  # duplicates inside one file are duplicate-key's business
+            if setting.value.strip() == winner.value.strip():
+                continue
+            loser_name = setting.origin.variable or setting.key
+            winner_name = winner.origin.variable or winner.key
+            yield unit.finding(
+                "LMI204",
+                f"{loser_name}={setting.value.strip()!r} is not used: {winner_name}={winner.value.strip()!r} "
+                f"({winner.origin.describe()}) wins for {key}; remove one of them",
+                setting=setting,
+            )

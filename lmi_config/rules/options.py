@@ -1,0 +1,346 @@
+"""Options against the catalogue: unknown keys, bad values, versions, backends, deprecations.
+
+The container ignores unknown ``option.*`` keys without a word (djl-serving.md §5: pydantic
+``extra='ignore'``; vLLM drops non-EngineArgs names), so these rules are the only place a
+typo or a key for another backend or version becomes visible.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from lmi_config.configfile.canonical import Setting
+from lmi_config.knowledge import Backend, Release, backends, entry_points, load_data, version_tuple
+from lmi_config.knowledge.options import (
+    OptionSpec,
+    catalogue,
+    check_value,
+    engine_arg_version_range,
+    engine_args_for,
+    is_placeholder,
+    known_keys,
+)
+from lmi_config.rules.base import Example, Finding, LintUnit, rule
+
+_CATALOGUE_SOURCE = "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source)"
+_LENIENT_BACKENDS = ("custom", "djl-engine")
+
+
+def _occurrences(unit: LintUnit) -> Iterator[Setting]:
+    """Every value a user wrote (file and env), in reading order."""
+    for settings in unit.config.candidates.values():
+        yield from settings
+
+
+def _is_env_style(setting: Setting) -> bool:
+    key = setting.key
+    return setting.origin.kind == "properties" and key.upper() == key and not key.startswith("option.")
+
+
+def suggest(key: str) -> str | None:
+    """The closest known key, for "did you mean"."""
+    if not key.startswith("option.") and "option." + key in catalogue():
+        return "option." + key
+    matches = difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.8)
+    if not matches and key.startswith("option."):
+        lowered = key.lower()
+        matches = [known for known in known_keys() if known.lower() == lowered]
+    return matches[0] if matches else None
+
+
+def _vllm_passthrough(backend: Backend, release: Release) -> bool:
+    return backend.engine_args == "vllm" and release.in_range(backend.engine_args_since, None)
+
+
+def _applicable_specs(specs: tuple[OptionSpec, ...], backend: Backend) -> list[OptionSpec]:
+    applicable = [spec for spec in specs if spec.applies_to(backend)]
+    # the backend's own entry first, then common ones
+    return sorted(applicable, key=lambda spec: 0 if backend.id in spec.backends else 1)
+
+
+def _display(setting: Setting) -> str:
+    return setting.origin.variable or setting.key
+
+
+@rule(
+    code="LMI101",
+    slug="unknown-option",
+    severity="warning",
+    summary="A key no LMI backend reads: usually a typo. The container ignores it silently.",
+    why=(
+        "The properties classes ignore unknown keys (pydantic extra='ignore') and vLLM drops names "
+        "that are not EngineArgs fields, so a misspelled option simply has no effect."
+    ),
+    bad=Example("option.model_id=gpt2\noption.max_rolling_batch_szie=32\n"),
+    good=Example("option.model_id=gpt2\noption.max_rolling_batch_size=32\n"),
+    source="djl-serving.md §5 (extra='ignore'), §5.3 (vLLM pass-through filter) and §10.4",
+)
+def unknown_option(unit: LintUnit) -> Iterator[Finding]:
+    backend = unit.context.backend
+    for setting in _occurrences(unit):
+        key = setting.key
+        if key in catalogue() or _is_env_style(setting):
+            continue
+        if key.startswith("option.") and engine_arg_version_range(key[len("option.") :]):
+            continue  # a vLLM engine argument: LMI103 / LMI104 decide
+        hint = suggest(key)
+        advice = f"did you mean {hint}?" if hint else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
+        lenient = backend.id in _LENIENT_BACKENDS
+        where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
+        message = f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
+        if lenient:
+            message = f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
+        yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
+
+
+def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
+    module = setting.value.strip()
+    if not module.startswith("djl_python."):
+        return None  # model.py, a URL or the user's own module
+    known = entry_points().get(module)
+    release = unit.context.release
+    if known is None or known.get("never_existed"):
+        names = sorted(name for name, row in entry_points().items() if not row.get("never_existed"))
+        close = difflib.get_close_matches(module, names, n=1, cutoff=0.75)
+        renamed = known.get("renamed_to") if known else None
+        hint = renamed or (close[0] if close else None)
+        advice = f"use {hint}" if hint else "use one of " + ", ".join(names)
+        return unit.finding(
+            "LMI102",
+            f"option.entryPoint={module} is not a handler module in any LMI image; {advice}",
+            setting=setting,
+        )
+    if not release.in_range(known.get("since"), known.get("until")):
+        span = _span(known.get("since"), known.get("until"))
+        advice = f"use {known['renamed_to']}" if known.get("renamed_to") else "pick an image of that range or another handler"
+        return unit.finding(
+            "LMI103",
+            f"option.entryPoint={module} exists in LMI {span}, not in the target {release.label()} "
+            f"({unit.context.release_reason}); {advice}",
+            setting=setting,
+        )
+    return None
+
+
+def _span(since: str | None, until: str | None) -> str:
+    if since and until:
+        return f"{since} to {until}"
+    if since:
+        return f"{since} and later"
+    return f"up to {until}" if until else "every version"
+
+
+@rule(
+    code="LMI102",
+    slug="invalid-value",
+    severity="error",
+    summary="A value the backend refuses: wrong type, not an allowed value, or out of range.",
+    why=(
+        "Values arrive as strings and are parsed by pydantic or Java (djl-serving.md §5): "
+        "`option.dtype=half` fails vLLM's validator, `tensor_parallel_degree=abc` fails int parsing, "
+        "and a boolean written `True ` (trailing blank) is not true. The endpoint then fails after "
+        "the download, not before."
+    ),
+    bad=Example("option.model_id=gpt2\noption.rolling_batch=vllm\noption.dtype=half\n"),
+    good=Example("option.model_id=gpt2\noption.rolling_batch=vllm\noption.dtype=fp16\n"),
+    source=_CATALOGUE_SOURCE,
+)
+def invalid_value(unit: LintUnit) -> Iterator[Finding]:
+    backend = unit.context.backend
+    for setting in _occurrences(unit):
+        if setting.key == "option.entryPoint":
+            problem = _entry_point_problem(unit, setting)
+            if problem is not None and problem.code == "LMI102":
+                yield problem
+            continue
+        specs = catalogue().get(setting.key)
+        if not specs or is_placeholder(setting.value):
+            continue
+        applicable = [spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)]
+        if not applicable:
+            continue
+        spec = applicable[0]
+        problem = check_value(spec, setting.value)
+        if problem is None:
+            continue
+        advice = ""
+        if spec.allowed:
+            stripped = setting.value.strip()
+            close = [item for item in spec.allowed if item.lower() == stripped.lower()]
+            close = close or difflib.get_close_matches(stripped, list(spec.allowed), n=1, cutoff=0.6)
+            advice = f" — use {close[0]}" if close else f" — allowed: {', '.join(spec.allowed)}"
+        elif setting.value != setting.value.strip():
+            advice = f" — write {setting.value.strip()!r}"
+        yield unit.finding(
+            "LMI102",
+            f"{_display(setting)}={setting.value!r} {problem} for {backend.id}{advice}",
+            setting=setting,
+        )
+
+
+@rule(
+    code="LMI103",
+    slug="option-version",
+    severity="warning",
+    summary="An option (or handler, or backend) that the target LMI version does not have.",
+    why=(
+        "Options come and go between LMI releases (djl-serving.md §6 lists the first version of each); "
+        "one the image does not know is ignored, and a handler or backend that is not in the image "
+        "fails at start-up."
+    ),
+    bad=Example(
+        "option.model_id=gpt2\noption.rolling_batch=vllm\noption.enable_prefix_caching=true\n",
+        args={"lmi_version": "0.28.0"},
+    ),
+    good=Example(
+        "option.model_id=gpt2\noption.rolling_batch=vllm\noption.enable_prefix_caching=true\n",
+        args={"lmi_version": "0.30.0"},
+    ),
+    source=_CATALOGUE_SOURCE + "; lmi_config/data/releases.json",
+)
+def option_version(unit: LintUnit) -> Iterator[Finding]:
+    backend = unit.context.backend
+    release = unit.context.release
+    assumed = f"({unit.context.release_reason})"
+    yield from _backend_availability(unit)
+    for setting in _occurrences(unit):
+        key = setting.key
+        if key == "option.entryPoint":
+            problem = _entry_point_problem(unit, setting)
+            if problem is not None and problem.code == "LMI103":
+                yield problem
+            continue
+        specs = catalogue().get(key)
+        if specs:
+            applicable = _applicable_specs(specs, backend)
+            if applicable and not any(spec.available_in(release) for spec in applicable):
+                spans = "; ".join(sorted({spec.range_text() for spec in applicable}))
+                yield unit.finding(
+                    "LMI103",
+                    f"{_display(setting)} is read by {backend.id} in LMI {spans}, not by the target "
+                    f"{release.label()} {assumed}; the container ignores it",
+                    setting=setting,
+                )
+            continue
+        if not key.startswith("option.") or not _vllm_passthrough(backend, release):
+            continue
+        name = key[len("option.") :]
+        version_range = engine_arg_version_range(name)
+        if version_range is None or name in engine_args_for(release.vllm):
+            continue
+        yield unit.finding(
+            "LMI103",
+            f"{_display(setting)} is a vLLM engine argument in vLLM {version_range[0]} to {version_range[1]}, "
+            f"but the target {release.label()} {assumed} ships vLLM {release.vllm or 'of unknown version'}, "
+            "which does not have it; LMI drops it",
+            setting=setting,
+        )
+
+
+def _backend_availability(unit: LintUnit) -> Iterator[Finding]:
+    backend = unit.context.backend
+    release = unit.context.release
+    row = next(item for item in load_data("backends.json")["backends"] if item["id"] == backend.id)
+    feature = row.get("feature")
+    if feature is None:
+        return
+    shipped = any(feature in features for features in release.features.values())
+    too_early = row.get("since") and release.djl_tuple < version_tuple(row["since"])
+    if shipped and not too_early:
+        return
+    having = [
+        item.label()
+        for item in _releases_with(feature)
+        if not row.get("since") or item.djl_tuple >= version_tuple(row["since"])
+    ]
+    span = f"{having[0]} to {having[-1]}" if having else "no known release"
+    yield unit.finding(
+        "LMI103",
+        f"backend {backend.id} ({unit.context.backend_reason}) is not in any image of LMI {release.label()} "
+        f"({unit.context.release_reason}); it ships in LMI {span}",
+        line=None,
+    )
+
+
+def _releases_with(feature: str) -> list[Release]:
+    from lmi_config.knowledge import releases
+
+    return [item for item in releases() if any(feature in values for values in item.features.values())]
+
+
+@rule(
+    code="LMI104",
+    slug="backend-mismatch",
+    severity="warning",
+    summary="An option of another backend: the selected backend ignores it.",
+    why=(
+        "Each handler builds its own properties class (djl-serving.md §5): `option.n_positions` means "
+        "nothing to vLLM on GPU, `option.gpu_memory_utilization` nothing to transformers-neuronx. "
+        "Usually it means the configuration was written for another container."
+    ),
+    bad=Example("option.model_id=gpt2\noption.rolling_batch=vllm\noption.neuron_optimize_level=2\n", args={"backend": "vllm"}),
+    good=Example("option.model_id=gpt2\noption.rolling_batch=vllm\noption.gpu_memory_utilization=0.9\n", args={"backend": "vllm"}),
+    source=_CATALOGUE_SOURCE,
+)
+def backend_mismatch(unit: LintUnit) -> Iterator[Finding]:
+    backend = unit.context.backend
+    if backend.id in _LENIENT_BACKENDS:
+        return
+    release = unit.context.release
+    for setting in _occurrences(unit):
+        key = setting.key
+        specs = catalogue().get(key)
+        if specs:
+            if _applicable_specs(specs, backend):
+                continue
+            owners = sorted({group for spec in specs for group in spec.backends})
+            yield unit.finding(
+                "LMI104",
+                f"{_display(setting)} is read by {', '.join(owners)}, not by {backend.id} "
+                f"({unit.context.backend_reason}); remove it or set the backend it belongs to",
+                setting=setting,
+            )
+            continue
+        if key.startswith("option.") and engine_arg_version_range(key[len("option.") :]):
+            if backend.engine_args == "vllm":
+                if not release.in_range(backend.engine_args_since, None):
+                    yield unit.finding(
+                        "LMI104",
+                        f"{_display(setting)} is a vLLM engine argument, but LMI passes arbitrary engine arguments to "
+                        f"vLLM only from {backend.engine_args_since}; the target {release.label()} ignores it",
+                        setting=setting,
+                    )
+                continue
+            owners = [item.id for item in backends().values() if item.engine_args == "vllm"]
+            yield unit.finding(
+                "LMI104",
+                f"{_display(setting)} is a vLLM engine argument, read only by {', '.join(owners)}, not by "
+                f"{backend.id} ({unit.context.backend_reason})",
+                setting=setting,
+            )
+
+
+@rule(
+    code="LMI105",
+    slug="deprecated-option",
+    severity="warning",
+    summary="An option that still works but is deprecated in favour of another.",
+    why="Deprecated options log a warning and disappear in a later release (djl-serving.md §5).",
+    bad=Example("option.model_id=gpt2\noption.rolling_batch=disable\noption.enable_streaming=true\n", args={"backend": "huggingface"}),
+    good=Example("option.model_id=gpt2\noption.rolling_batch=disable\n", args={"backend": "huggingface"}),
+    source=_CATALOGUE_SOURCE,
+)
+def deprecated_option(unit: LintUnit) -> Iterator[Finding]:
+    backend = unit.context.backend
+    for setting in _occurrences(unit):
+        specs = catalogue().get(setting.key)
+        if not specs:
+            continue
+        applicable = [spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)]
+        if applicable and applicable[0].deprecated:
+            yield unit.finding(
+                "LMI105",
+                f"{_display(setting)} is deprecated: {applicable[0].deprecated}",
+                setting=setting,
+            )

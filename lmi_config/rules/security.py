@@ -1,0 +1,71 @@
+"""Settings that put the host or an account at risk. Secret values are never echoed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lmi_config.knowledge.options import is_placeholder
+from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.secrets import looks_like_secret, secret_variable_names
+
+
+@rule(
+    code="LMI501",
+    slug="trust-remote-code",
+    severity="warning",
+    summary="option.trust_remote_code=true runs Python code from the model repository.",
+    why=(
+        "With trust_remote_code the container executes modelling code downloaded with the weights; "
+        "a compromised or mistyped repository runs arbitrary code on the endpoint. Pin "
+        "option.revision to a reviewed commit or use a model supported natively."
+    ),
+    bad=Example("option.model_id=gpt2\noption.trust_remote_code=true\n"),
+    good=Example("option.model_id=gpt2\noption.trust_remote_code=false\n"),
+    source="djl-serving.md §6.1 (option.trust_remote_code, default false); Hugging Face transformers docs on trust_remote_code",
+)
+def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
+    setting = unit.config.settings.get("option.trust_remote_code")
+    if setting is None or setting.value.strip().lower() != "true":
+        return
+    pinned = unit.config.get("option.revision")
+    advice = "revision is pinned" if pinned else "pin option.revision to a reviewed commit"
+    yield unit.finding(
+        "LMI501",
+        f"trust_remote_code=true executes code from the model repository at load time; {advice}",
+        setting=setting,
+    )
+
+
+@rule(
+    code="LMI502",
+    slug="secret-in-config",
+    severity="error",
+    summary="A Hugging Face token or AWS credential written into a configuration file.",
+    why=(
+        "Configuration files end up in git, S3 model tarballs and CI logs. Pass HF_TOKEN and AWS "
+        "credentials from a secret store or the execution role at deploy time instead."
+    ),
+    bad=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\nHF_TOKEN=hf_" + "x" * 34 + "\n", kind="env"),
+    good=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\n", kind="env"),
+    source="lmi_config/data/env_vars.json (secrets, secret_patterns)",
+)
+def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
+    names = secret_variable_names()
+    for source in unit.sources:
+        pairs: list[tuple[str, str, int | None]] = []
+        if source.properties is not None:
+            pairs = [(entry.key, entry.value, entry.line) for entry in source.properties.entries]
+        elif source.env is not None:
+            pairs = [(entry.name, entry.value, entry.line) for entry in source.env.entries]
+        for name, value, line in pairs:
+            stripped = value.strip()
+            named_secret = name.upper() in names and stripped and not is_placeholder(stripped)
+            if named_secret or looks_like_secret(value):
+                yield unit.finding(
+                    "LMI502",
+                    f"{name} holds a credential (value not shown); remove it from the file and pass it at "
+                    "deploy time from a secret store (e.g. SageMaker Environment set from AWS Secrets Manager)",
+                    path=source.path,
+                    line=line,
+                    key=name,
+                )

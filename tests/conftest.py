@@ -1,0 +1,51 @@
+"""Shared test helpers: paths to the shared reference data and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("LMI_CONFIG_SHARED", ROOT.parent / "shared"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def shared_path(*parts: str) -> Path:
+    """A file under ../shared; the suite needs it (CI checks out shared/ beside the repo)."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"{path} is missing: the tests read the shared reference data from ../shared")
+    return path
+
+
+def load_shared_json(*parts: str) -> object:
+    return json.loads(shared_path(*parts).read_text(encoding="utf-8"))
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> CliResult:
+    """Run the real console entry point in a fresh interpreter."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "lmi_config", *args],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        cwd=cwd,
+        timeout=120,
+    )
+    return CliResult(
+        completed.returncode,
+        completed.stdout.decode("utf-8", "replace"),
+        completed.stderr.decode("utf-8", "replace"),
+    )
