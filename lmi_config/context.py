@@ -9,7 +9,7 @@ report can say what was assumed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.configfile.canonical import CanonicalConfig
@@ -90,6 +90,13 @@ class Context:
         return f"{backend}, {release}"
 
 
+_ENGINE_NAMES = {"python": "Python", "mpi": "MPI", "deepspeed": "DeepSpeed", "fastertransformer": "FasterTransformer"}
+
+
+def _canonical_engine(engine: str) -> str:
+    return _ENGINE_NAMES.get(engine.lower(), engine)
+
+
 def _value(config: CanonicalConfig, key: str) -> str:
     return (config.get(key) or "").strip()
 
@@ -100,7 +107,7 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
     loader = _value(config, "option.model_loader").lower()
     entry = _value(config, "option.entryPoint")
     rolling = _value(config, "option.rolling_batch").lower()
-    engine = _value(config, "engine")
+    engine = _canonical_engine(_value(config, "engine"))
     neuron = instance_accelerator == "neuron"
     gpu = instance_accelerator == "gpu"
 
@@ -126,17 +133,21 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
         return table["fastertransformer"], "engine=FasterTransformer", False
     if engine and engine not in ("Python", "MPI"):
         return table["djl-engine"], f"engine={engine}", False
-    neuron_keys = [key for key in ("option.n_positions", "option.neuron_optimize_level", "option.context_length_estimate", "option.load_split_model", "option.compiled_graph_path") if config.has(key)]
+    scores = _backend_key_scores(config)
+    neuron_keys = scores.get("transformers-neuronx", [])
     if rolling == "vllm":
-        if neuron or (neuron_keys and not gpu):
+        if neuron or (len(neuron_keys) > len(scores.get("vllm", [])) and not gpu):
             return table["transformers-neuronx"], "option.rolling_batch=vllm on Neuron", False
         return table["vllm"], "option.rolling_batch=vllm", False
     if neuron:
         return table["transformers-neuronx"], "a Neuron instance", False
-    if neuron_keys and not gpu:
-        return table["transformers-neuronx"], f"{neuron_keys[0]} (a Neuron option)", False
-    if config.has("option.max_input_len") or config.has("option.max_output_len"):
-        return table["tensorrt-llm"], "option.max_input_len (a TensorRT-LLM option)", True
+    candidates = {name: keys for name, keys in scores.items() if keys and not (gpu and table[name].accelerator == "neuron")}
+    if engine == "MPI":
+        candidates = {name: keys for name, keys in candidates.items() if name in ("lmi-dist", "tensorrt-llm", "deepspeed")}
+    if candidates:
+        best = max(candidates, key=lambda name: len(candidates[name]))
+        shown = ", ".join(candidates[best][:2])
+        return table[best], f"{shown} (read only by {best})", True
     if engine == "MPI":
         return table["lmi-dist"], "engine=MPI", True
     if rolling == "disable" and not gpu:
@@ -144,10 +155,36 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
     return table["vllm"], "the default djl-lmi image runs vLLM", True
 
 
+_SCORED_BACKENDS = ("vllm", "lmi-dist", "tensorrt-llm", "transformers-neuronx", "huggingface", "deepspeed", "djl-engine")
+
+
+def _backend_key_scores(config: CanonicalConfig) -> dict[str, list[str]]:
+    """For each backend, the keys of this configuration that only it (and no common group) reads."""
+    from lmi_config.knowledge.options import catalogue
+
+    table = backends()
+    scores: dict[str, list[str]] = {name: [] for name in _SCORED_BACKENDS}
+    for key in config.settings:
+        specs = catalogue().get(key)
+        if not specs or any("common" in spec.backends for spec in specs):
+            continue
+        groups = {group for spec in specs for group in spec.backends}
+        readers = [name for name in _SCORED_BACKENDS if groups & set(table[name].reads)]
+        if len(readers) > 1:
+            readers = [name for name in readers if name in groups]  # the group's own backend
+        if len(readers) == 1:
+            scores[readers[0]].append(key)
+    return scores
+
+
 def infer_release(
-    sources: list[SourceFile], backend: Backend
+    sources: list[SourceFile], backend: Backend, config: CanonicalConfig
 ) -> tuple[Release, str, bool]:
-    """An image tag named anywhere in the files, else the backend's default release."""
+    """An image tag named in the files; else the release that reads the file's options.
+
+    Among the releases that ship the backend, the one with the fewest options it does not
+    read wins; ties go to the backend's default release, then to the newest.
+    """
     for source in sources:
         match = _IMAGE_IN_TEXT.search(source.text)
         if match:
@@ -155,8 +192,54 @@ def infer_release(
                 return parse_lmi_version(match.group("tag")), f"image {match.group('tag')} named in {source.path}", False
             except ValueError:
                 continue
-    release, why = default_release(backend.id)
-    return release, why, True
+    default, why = default_release(backend.id)
+    candidates = _releases_shipping(backend)
+    if not candidates:
+        return default, why, True
+    misses = [_unread_options(config, backend, release) for release in candidates]
+    fewest = min(misses)
+    best = [release for release, count in zip(candidates, misses, strict=True) if count == fewest]
+    if default in best:
+        return default, why, True
+    chosen = best[-1]
+    reason = "newest release that reads every option in the file" if fewest == 0 else "release that reads the most options in the file"
+    return chosen, reason, True
+
+
+def _releases_shipping(backend: Backend) -> list[Release]:
+    from lmi_config.knowledge import load_data, releases, version_tuple
+
+    row = next(item for item in load_data("backends.json")["backends"] if item["id"] == backend.id)
+    feature = row.get("feature")
+    since = version_tuple(row.get("since")) if row.get("since") else ()
+    found = []
+    for release in releases():
+        if feature and not any(feature in values for values in release.features.values()):
+            continue
+        if since and release.djl_tuple < since:
+            continue
+        found.append(release)
+    return found
+
+
+def _unread_options(config: CanonicalConfig, backend: Backend, release: Release) -> int:
+    """How many settings this release ignores or refuses for version reasons."""
+    from lmi_config.knowledge.options import catalogue, check_value, is_placeholder
+
+    count = 0
+    for key, setting in config.settings.items():
+        specs = [spec for spec in catalogue().get(key, ()) if spec.applies_to(backend)]
+        if not specs:
+            continue
+        available = [spec for spec in specs if spec.available_in(release)]
+        if not available:
+            count += 1
+            continue
+        if is_placeholder(setting.value) or check_value(available[0], setting.value) is None:
+            continue
+        if any(check_value(spec, setting.value) is None for spec in specs if spec not in available):
+            count += 1  # a value that another release accepts
+    return count
 
 
 def resolve_context(
@@ -180,11 +263,14 @@ def resolve_context(
         chosen, backend_reason, backend_assumed = resolve_backend(value), f"pragma on line {line}", False
     else:
         chosen, backend_reason, backend_assumed = infer_backend(config, instance_accelerator)
+    if chosen.id == "transformers-neuronx" and _value(config, "option.rolling_batch").lower() == "vllm":
+        # the Neuron handler hands the model to vLLM: vLLM's options are read too (djl-serving.md §5.6)
+        chosen = replace(chosen, reads=chosen.reads + ("vllm",), engine_args="vllm", engine_args_since="0.32.0")
     if lmi_version:
         release, release_reason, release_assumed = parse_lmi_version(lmi_version), "--lmi-version", False
     elif "lmi-version" in pragmas.values:
         value, line = pragmas.values["lmi-version"]
         release, release_reason, release_assumed = parse_lmi_version(value), f"pragma on line {line}", False
     else:
-        release, release_reason, release_assumed = infer_release(sources, chosen)
+        release, release_reason, release_assumed = infer_release(sources, chosen, config)
     return Context(chosen, backend_reason, backend_assumed, release, release_reason, release_assumed)

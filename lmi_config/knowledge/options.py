@@ -39,6 +39,7 @@ class OptionSpec:
     doc: str | None
     source: str
     note: str | None
+    case_insensitive: bool = False
 
     def applies_to(self, backend: Backend) -> bool:
         """Whether this backend reads the option (server keys and "common" are read by all)."""
@@ -87,6 +88,7 @@ def catalogue() -> dict[str, tuple[OptionSpec, ...]]:
             doc=row.get("doc"),
             source=row["source"],
             note=row.get("note"),
+            case_insensitive=bool(row.get("case_insensitive")),
         )
         result.setdefault(spec.key, []).append(spec)
     return {key: tuple(specs) for key, specs in result.items()}
@@ -142,6 +144,8 @@ def known_keys() -> tuple[str, ...]:
 
 # --- value checking -----------------------------------------------------------------------
 
+_NUMERIC_KINDS = ("int", "int_or_max", "float", "bool", "list_int")
+_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _TRUE_FALSE = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
 _PLACEHOLDER = re.compile(
     r"^\s*(\{\{.*\}\}|\$\{.*\}|\$[A-Za-z_]\w*|<[^<>]+>|\{[A-Za-z_][\w.]*\}|%\([\w]+\)s|[A-Za-z_][\w.]*\(.*\)|f?['\"].*['\"])\s*$"
@@ -162,13 +166,17 @@ def check_value(spec: OptionSpec, value: str) -> str | None:
     kind = spec.type
     if kind in ("str", "path", "module") and spec.allowed is None:
         return None
+    if kind in _NUMERIC_KINDS and _VARIABLE_NAME.fullmatch(value):
+        return None  # a variable's name left by a templating step, not a value
     if value != value.strip():
         return "has blanks around it that the container keeps"
     if value == "":
         return "is empty"
     if spec.allowed is not None and kind in ("enum", "str", "bool", "int", "int_or_max"):
-        if value in spec.allowed:
+        if value in spec.allowed or (spec.case_insensitive and value.lower() in {a.lower() for a in spec.allowed}):
             return None
+        if set(spec.allowed) >= {"true", "false"} and value.lower() in spec.allowed:
+            return None  # booleans are compared lower-cased
         if kind == "enum" or kind == "str":
             return f"is not one of {', '.join(spec.allowed)}"
     if kind == "bool":

@@ -119,11 +119,12 @@ _ARTIFACT = re.compile(r"(config\.json|.*\.safetensors|.*\.bin|.*\.pt|.*\.neff|m
 @rule(
     code="LMI202",
     slug="missing-model",
-    severity="error",
+    severity="warning",
     summary="No model is named: no option.model_id / HF_MODEL_ID and no model files beside the config.",
     why=(
         "The container looks for option.model_id (or HF_MODEL_ID), else for model files in the model "
-        "directory; with neither it fails at start with '.py file not found' or loads nothing."
+        "directory; with neither it fails at start with '.py file not found' or loads nothing. A warning, "
+        "not an error: the files may be packaged with the configuration in the model tarball."
     ),
     bad=Example("option.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"),
     good=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"),
@@ -146,8 +147,8 @@ def missing_model(unit: LintUnit) -> Iterator[Finding]:
     advice = "set HF_MODEL_ID (or OPTION_MODEL_ID)" if kinds <= {"env", "json"} else "add option.model_id=<hub id, s3:// prefix or local path>"
     yield unit.finding(
         "LMI202",
-        f"no model is named and no model files sit beside the configuration; {advice}, or put config.json "
-        "and the weights in the model directory",
+        f"no model is named and no model files sit beside the configuration; {advice}, or package config.json "
+        "and the weights with this file (the model directory)",
         line=None,
     )
 

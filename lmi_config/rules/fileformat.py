@@ -114,7 +114,7 @@ def trailing_whitespace(unit: LintUnit) -> Iterator[Finding]:
                 )
 
 
-_INLINE_COMMENT = re.compile(r"\s[#!]")
+_INLINE_COMMENT = re.compile(r"\s#(?!#)(?=\s|$|[A-Za-z])")
 
 
 @rule(

@@ -104,6 +104,8 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
         names = sorted(name for name, row in entry_points().items() if not row.get("never_existed"))
         close = difflib.get_close_matches(module, names, n=1, cutoff=0.75)
         renamed = known.get("renamed_to") if known else None
+        if close and not renamed:
+            renamed = entry_points()[close[0]].get("renamed_to")
         hint = renamed or (close[0] if close else None)
         advice = f"use {hint}" if hint else "use one of " + ", ".join(names)
         return unit.finding(
@@ -167,11 +169,19 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         advice = ""
         if spec.allowed:
             stripped = setting.value.strip()
-            close = [item for item in spec.allowed if item.lower() == stripped.lower()]
-            close = close or difflib.get_close_matches(stripped, list(spec.allowed), n=1, cutoff=0.6)
-            advice = f" — use {close[0]}" if close else f" — allowed: {', '.join(spec.allowed)}"
+            every_version = {item: other for other in _applicable_specs(specs, backend) for item in other.allowed or ()}
+            close = [item for item in every_version if item.lower() == stripped.lower()]
+            close = close or difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
+            if close and close[0] in spec.allowed:
+                advice = f" — use {close[0]}"
+            elif close:
+                advice = f" — {close[0]} exists only in LMI {every_version[close[0]].range_text()}; allowed here: {', '.join(spec.allowed)}"
+            else:
+                advice = f" — allowed: {', '.join(spec.allowed)}"
         elif setting.value != setting.value.strip():
             advice = f" — write {setting.value.strip()!r}"
+        if " #" in setting.value and setting.origin.kind == "properties":
+            advice += " (the text after # is part of the value: serving.properties has no inline comments)"
         yield unit.finding(
             "LMI102",
             f"{_display(setting)}={setting.value!r} {problem} for {backend.id}{advice}",
@@ -294,12 +304,17 @@ def backend_mismatch(unit: LintUnit) -> Iterator[Finding]:
         if specs:
             if _applicable_specs(specs, backend):
                 continue
+            name = key[len("option.") :]
+            if _vllm_passthrough(backend, release) and name in engine_args_for(release.vllm):
+                continue  # also a vLLM engine argument: passed through
             owners = sorted({group for spec in specs for group in spec.backends})
             yield unit.finding(
                 "LMI104",
                 f"{_display(setting)} is read by {', '.join(owners)}, not by {backend.id} "
-                f"({unit.context.backend_reason}); remove it or set the backend it belongs to",
+                f"({'assumed: ' if unit.context.backend_assumed else ''}{unit.context.backend_reason}); "
+                "remove it or set the backend it belongs to (--backend or a `# lmi-config: backend=` pragma)",
                 setting=setting,
+                severity="info" if unit.context.backend_assumed else None,
             )
             continue
         if key.startswith("option.") and engine_arg_version_range(key[len("option.") :]):

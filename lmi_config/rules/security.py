@@ -59,8 +59,7 @@ def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
             pairs = [(entry.name, entry.value, entry.line) for entry in source.env.entries]
         for name, value, line in pairs:
             stripped = value.strip()
-            named_secret = name.upper() in names and stripped and not is_placeholder(stripped)
-            if named_secret or looks_like_secret(value):
+            if looks_like_secret(value):
                 yield unit.finding(
                     "LMI502",
                     f"{name} holds a credential (value not shown); remove it from the file and pass it at "
@@ -68,4 +67,14 @@ def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
                     path=source.path,
                     line=line,
                     key=name,
+                )
+            elif name.upper() in names and stripped and not is_placeholder(stripped):
+                yield unit.finding(
+                    "LMI502",
+                    f"{name} is set in the file (the value does not look like a real credential and is not shown); "
+                    "keep credentials out of configuration files and pass them at deploy time",
+                    path=source.path,
+                    line=line,
+                    key=name,
+                    severity="warning",
                 )
