@@ -50,6 +50,7 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
         note = _note(unit)
         if note:
             result.notes.append(note)
+        result.notes.extend(f"{unit.primary_path}: {text}" for text in unit.notes)
     return result
 
 

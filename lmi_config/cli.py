@@ -45,6 +45,7 @@ def main() -> None:
 @click.option("--lmi-version", metavar="VERSION", help="0.30.0, v12 or an image tag (default: inferred from the file or the backend).")
 @click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge: enables parallelism and memory checks.")
 @click.option("--model", metavar="ID", help="Model id or local directory with config.json (default: option.model_id).")
+@click.option("--hub", is_flag=True, help="Look up models outside the built-in catalog on the Hugging Face Hub (needs lmi-config[hub]).")
 @click.option("--stdin-kind", type=click.Choice(["properties", "env", "json"]), default=None, help="How to read `-` (default: guessed).")
 @click.option("--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal).")
 def lint(
@@ -58,6 +59,7 @@ def lint(
     lmi_version: str | None,
     instance: str | None,
     model: str | None,
+    hub: bool,
     stdin_kind: str | None,
     color: bool | None,
 ) -> None:
@@ -89,6 +91,7 @@ def lint(
         model=model,
         select=_split(select),
         ignore=_split(ignore),
+        hub=hub,
     )
     load_rules()
     try:
@@ -114,6 +117,53 @@ def lint(
     click.echo(output, nl=False)
     failing = result.errors + (result.warnings if strict else 0)
     sys.exit(1 if failing else 0)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("path")
+@click.option("--env", "env_files", multiple=True, metavar="FILE", help="An env file the container sees together with PATH.")
+@click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge: adds the memory table.")
+@click.option("--model", metavar="ID", help="Model id or local directory with config.json (default: option.model_id).")
+@click.option("--backend", metavar="NAME", help="Backend (default: inferred).")
+@click.option("--lmi-version", metavar="VERSION", help="LMI version or image tag (default: inferred).")
+@click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain(path: str, env_files: tuple[str, ...], instance: str | None, model: str | None, backend: str | None, lmi_version: str | None, hub: bool, output_format: str) -> None:
+    """Show how the container reads a configuration and what it needs per core or GPU.
+
+    Prints the effective configuration (value, default or not, where each key came
+    from), the shape the container builds (TP, batch, sequence length, with the source
+    of each), and with --instance the memory per NeuronCore or GPU, item by item,
+    against the budget, the verdict, and the nearest configurations that fit.
+
+    \b
+    Examples:
+      lmi-config explain serving.properties --instance ml.inf2.8xlarge
+      lmi-config explain model/ --instance trn1.32xlarge --model meta-llama/Llama-3.1-70B-Instruct
+      lmi-config explain serving.properties --instance g5.12xlarge --format json
+    """
+    import json
+
+    from lmi_config import api
+    from lmi_config.explain import explain_unit, format_explain_text
+    from lmi_config.lint import LintOptions
+
+    options = LintOptions(backend=backend, lmi_version=lmi_version, instance=instance, model=model, hub=hub)
+    try:
+        stdin_bytes = sys.stdin.buffer.read() if path == "-" else None
+        result = api.lint_paths([path], options, env_files=list(env_files), stdin_bytes=stdin_bytes)
+    except InputError as error:
+        _fail_input(str(error))
+        return
+    documents = []
+    for unit in result.units:
+        findings = [finding for finding in result.findings if finding.path in {source.path for source in unit.sources}]
+        documents.append(explain_unit(unit, findings))
+    if output_format == "json":
+        click.echo(json.dumps(documents if len(documents) > 1 else documents[0], indent=2))
+    else:
+        click.echo("\n".join(format_explain_text(document) for document in documents), nl=False)
+    sys.exit(1 if result.errors else 0)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

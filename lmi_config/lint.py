@@ -27,7 +27,7 @@ class LintOptions:
     model: str | None = None
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
-    model_resolver: object | None = None  # callable(model_id, directory) -> ModelArch, for fit checks
+    hub: bool = False  # allow Hugging Face Hub look-ups for models outside the catalog
 
 
 def build_config(target: LintTarget) -> CanonicalConfig:
@@ -113,7 +113,34 @@ def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
     context.instance_reason = instance_reason
     unit = LintUnit(target, config, context, pragmas)
     unit.applied_translations = apply_tgi_translations(target, config, context)
+    _attach_model(unit, options)
     return unit
+
+
+def _attach_model(unit: LintUnit, options: LintOptions) -> None:
+    """Resolve the model (``--model``, pragma, else option.model_id) and, with an instance, the fit."""
+    from lmi_config.modelarch import ModelResolutionError, resolve_model
+
+    pragma = unit.pragmas.values.get("model")
+    name = options.model or (pragma[0] if pragma else None) or (unit.config.get("option.model_id") or "").strip()
+    if not name:
+        return
+    explicit = bool(options.model or pragma)
+    directory = unit.target.primary.directory
+    try:
+        arch = resolve_model(name, base_directory=directory, allow_hub=options.hub)
+    except ModelResolutionError as error:
+        if options.model:
+            raise ValueError(str(error)) from None
+        if explicit or unit.context.instance is not None:
+            unit.notes.append(f"model checks skipped: {error}" + ("" if explicit else "; pass --model with a catalog id or a local directory"))
+        return
+    unit.context.model = arch
+    unit.context.model_reason = "--model" if options.model else ("pragma" if pragma else "option.model_id")
+    if unit.context.instance is not None:
+        from lmi_config.fit import analyze
+
+        unit.fit = analyze(unit.config, arch, unit.context.instance, unit.context.backend.id, unit.context.release)
 
 
 def _matches(finding: Finding, names: set[str]) -> bool:

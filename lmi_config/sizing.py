@@ -204,7 +204,7 @@ def _neuron(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> 
             if not entry:
                 continue
             value = entry.get("rank0", entry["value"]) if rank0 else entry["value"]
-            items.append(_item(label, value, entry["source"].split(":")[0]))
+            items.append(_item(label, value, f"{value} MiB, {'rank 0 ' if rank0 and 'rank0' in entry else ''}fixed per core (data/memory.json)"))
         return items
 
     def scratch(items: list[MemoryItem]) -> list[MemoryItem]:

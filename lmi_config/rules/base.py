@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from lmi_config.configfile.canonical import CanonicalConfig, Setting
     from lmi_config.configfile.loader import LintTarget, SourceFile
     from lmi_config.context import Context, Pragmas
+    from lmi_config.fit import FitAnalysis
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -107,6 +108,8 @@ class LintUnit:
     context: Context
     pragmas: Pragmas
     applied_translations: list[tuple[str, str, Setting]] = field(default_factory=list)
+    fit: FitAnalysis | None = None  # set when both the model and the instance are known
+    notes: list[str] = field(default_factory=list)
 
     @property
     def sources(self) -> list[SourceFile]:

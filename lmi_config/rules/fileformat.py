@@ -53,8 +53,8 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
     severity="warning",
     summary="The same key is set twice in one file; only the last value counts.",
     why="Properties.load and shells keep the last value silently, so an edit to the first one has no effect.",
-    bad=Example("option.tensor_parallel_degree=2\noption.model_id=gpt2\noption.tensor_parallel_degree=8\n"),
-    good=Example("option.model_id=gpt2\noption.tensor_parallel_degree=8\n"),
+    bad=Example("option.tensor_parallel_degree=2\noption.model_id=gpt2\noption.tensor_parallel_degree=4\n"),
+    good=Example("option.model_id=gpt2\noption.tensor_parallel_degree=4\n"),
     source=_FORMAT_SOURCE,
 )
 def duplicate_key(unit: LintUnit) -> Iterator[Finding]:

@@ -1,0 +1,184 @@
+"""How fast `lmi-config lint` is from a cold start, and what it imports on the way.
+
+Prints, for one interpreter (``--python``, default: the one running this script):
+
+* the median wall time of fresh ``python -m lmi_config lint FILE`` processes on one sample
+  file, next to ``python -c pass`` measured in the same run (the floor no CLI can beat);
+* whether transformers, boto3, sagemaker, jinja2 or pydantic were imported on that path
+  (from ``python -X importtime``);
+* the median wall time of one ``lint`` run over 1,000 files generated in a temporary
+  directory from the real corpus (``../shared/corpus/files``; read there, never copied
+  into the repository);
+
+and a table against the budgets (one file <= 150 ms, 1,000 files <= 1.5 s).
+
+Only the standard library is used. Each timed run is preceded by one untimed run so that
+bytecode caches exist: "cold" here means a fresh process, not a fresh disk.
+
+    python benchmarks/lint_speed.py
+    python benchmarks/lint_speed.py --python /tmp/venv/bin/python --runs 9
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = Path(os.environ.get("LMI_CONFIG_SHARED", REPOSITORY.parent / "shared")) / "corpus" / "files"
+HEAVY_PACKAGES = ("transformers", "boto3", "sagemaker", "jinja2", "pydantic")
+ONE_FILE_BUDGET_SECONDS = 0.150
+THOUSAND_FILES_BUDGET_SECONDS = 1.5
+LINT_EXIT_CODES = (0, 1)  # 2 would mean the input was refused: the timing would be meaningless
+
+
+def time_command(command: list[str], runs: int, *, expect: tuple[int, ...] = (0,)) -> list[float]:
+    """Wall-clock seconds of ``runs`` fresh processes (after one untimed warm-up run)."""
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    timings = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        completed = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        timings.append(time.perf_counter() - started)
+        if completed.returncode not in expect:
+            message = completed.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no stderr)"]
+            raise SystemExit(f"{' '.join(command)} exited {completed.returncode}: {message[0]}")
+    return timings
+
+
+def imported_modules(python: str, sample: Path) -> list[str]:
+    """Every module the lint path imports, from ``-X importtime`` (written to stderr)."""
+    completed = subprocess.run(
+        [python, "-X", "importtime", "-m", "lmi_config", "lint", str(sample)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    modules = []
+    for line in completed.stderr.decode("utf-8", "replace").splitlines():
+        if not line.startswith("import time:") or line.count("|") < 2:
+            continue
+        name = line.rsplit("|", 1)[1].strip()
+        if name and name != "imported package":
+            modules.append(name)
+    return modules
+
+
+def corpus_files(corpus: Path) -> list[Path]:
+    files = sorted(path for path in corpus.iterdir() if path.suffix in (".properties", ".env"))
+    if not files:
+        raise SystemExit(f"{corpus}: no .properties or .env files; pass --corpus")
+    return files
+
+
+def generate_tree(corpus: list[Path], root: Path, count: int) -> int:
+    """Write ``count`` configuration files under ``root``, cycling through the corpus.
+
+    Most files are flat (``0042-017.properties``); every fifth properties file becomes a
+    model directory (``model-0042/serving.properties``) with the next env file beside it,
+    so the directory pairing is exercised too. Each copy gets a comment line with its
+    number, so no two files are identical.
+    """
+    written = 0
+    index = 0
+    while written < count:
+        source = corpus[index % len(corpus)]
+        text = source.read_text(encoding="latin-1")
+        header = f"# generated copy {index} of {source.name}\n"
+        if source.suffix == ".properties" and index % 5 == 0 and written + 2 <= count:
+            directory = root / f"model-{index:04d}"
+            directory.mkdir()
+            (directory / "serving.properties").write_text(header + text, encoding="latin-1")
+            partner = next(path for path in corpus[index % len(corpus) :] + corpus if path.suffix == ".env")
+            (directory / "sagemaker.env").write_text(header + partner.read_text(encoding="latin-1"), encoding="latin-1")
+            written += 2
+        else:
+            (root / f"{index:04d}-{source.name}").write_text(header + text, encoding="latin-1")
+            written += 1
+        index += 1
+    return written
+
+
+def checked_file_count(python: str, root: Path) -> int:
+    completed = subprocess.run(
+        [python, "-m", "lmi_config", "lint", str(root), "--format", "json"],
+        capture_output=True,
+        check=False,
+    )
+    if completed.returncode not in LINT_EXIT_CODES:
+        raise SystemExit(f"lint of the generated tree exited {completed.returncode}: {completed.stderr.decode()[-300:]}")
+    return int(json.loads(completed.stdout)["summary"]["files"])
+
+
+def milliseconds(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--python", default=sys.executable, help="interpreter that has lmi_config installed (default: %(default)s)")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="directory of real configurations (default: %(default)s)")
+    parser.add_argument("--sample", type=Path, help="the one file to time (default: the first corpus .properties file)")
+    parser.add_argument("--runs", type=int, default=7, help="timed runs for one file and for `python -c pass` (>= 5)")
+    parser.add_argument("--tree-runs", type=int, default=3, help="timed runs over the 1,000 files (>= 3)")
+    parser.add_argument("--files", type=int, default=1000, help="files in the generated tree")
+    arguments = parser.parse_args()
+    if arguments.runs < 5 or arguments.tree_runs < 3:
+        parser.error("use at least 5 --runs and 3 --tree-runs: a median of fewer says little")
+
+    python = arguments.python
+    corpus = corpus_files(arguments.corpus)
+    sample = arguments.sample or next(path for path in corpus if path.suffix == ".properties")
+    version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True, check=True).stdout.strip()
+
+    baseline = time_command([python, "-c", "pass"], arguments.runs)
+    one_file = time_command([python, "-m", "lmi_config", "lint", str(sample)], arguments.runs, expect=LINT_EXIT_CODES)
+    modules = imported_modules(python, sample)
+    top_level = {name.split(".")[0] for name in modules}
+
+    with tempfile.TemporaryDirectory(prefix="lmi-config-bench-") as directory:
+        root = Path(directory)
+        generated = generate_tree(corpus, root, arguments.files)
+        checked = checked_file_count(python, root)
+        tree = time_command([python, "-m", "lmi_config", "lint", str(root)], arguments.tree_runs, expect=LINT_EXIT_CODES)
+        shutil.rmtree(root, ignore_errors=True)
+
+    one_median = statistics.median(one_file)
+    baseline_median = statistics.median(baseline)
+    tree_median = statistics.median(tree)
+
+    print(f"interpreter   {python} (Python {version})")
+    print(f"sample file   {sample}")
+    print(f"tree          {generated} files generated from {len(corpus)} corpus files; lint reported {checked} files checked")
+    print()
+    print(f"python -c pass           median {milliseconds(baseline_median)} of {len(baseline)} runs  (min {milliseconds(min(baseline))}, max {milliseconds(max(baseline))})")
+    print(f"lint one file (cold)     median {milliseconds(one_median)} of {len(one_file)} runs  (min {milliseconds(min(one_file))}, max {milliseconds(max(one_file))})")
+    print(f"                         = {one_median / baseline_median:.1f} x python -c pass; {milliseconds(one_median - baseline_median)} above it")
+    print(f"lint {checked} files        median {milliseconds(tree_median)} of {len(tree)} runs  (min {milliseconds(min(tree))}, max {milliseconds(max(tree))})")
+    print()
+    print(f"modules imported on the lint path: {len(modules)}")
+    for package in HEAVY_PACKAGES:
+        print(f"  {package:<13} {'IMPORTED' if package in top_level else 'not imported'}")
+    print()
+    rows = [
+        ("one file, cold", one_median, ONE_FILE_BUDGET_SECONDS),
+        (f"{checked} files, one run", tree_median, THOUSAND_FILES_BUDGET_SECONDS),
+    ]
+    print(f"{'measure':<22} {'median':>9} {'budget':>9}  verdict")
+    for label, value, budget in rows:
+        verdict = "within budget" if value <= budget else f"OVER by {milliseconds(value - budget)}"
+        print(f"{label:<22} {milliseconds(value):>9} {milliseconds(budget):>9}  {verdict}")
+    heavy = [package for package in HEAVY_PACKAGES if package in top_level]
+    print(f"{'heavy imports':<22} {', '.join(heavy) or 'none':>9} {'none':>9}  {'OK' if not heavy else 'VIOLATES design principle 5'}")
+
+
+if __name__ == "__main__":
+    main()
