@@ -98,7 +98,9 @@ def generate_tree(corpus: list[Path], root: Path, count: int) -> int:
             directory.mkdir()
             (directory / "serving.properties").write_text(header + text, encoding="latin-1")
             partner = next(path for path in corpus[index % len(corpus) :] + corpus if path.suffix == ".env")
-            (directory / "sagemaker.env").write_text(header + partner.read_text(encoding="latin-1"), encoding="latin-1")
+            (directory / "sagemaker.env").write_text(
+                header + partner.read_text(encoding="latin-1"), encoding="latin-1"
+            )
             written += 2
         else:
             (root / f"{index:04d}-{source.name}").write_text(header + text, encoding="latin-1")
@@ -114,7 +116,9 @@ def checked_file_count(python: str, root: Path) -> int:
         check=False,
     )
     if completed.returncode not in LINT_EXIT_CODES:
-        raise SystemExit(f"lint of the generated tree exited {completed.returncode}: {completed.stderr.decode()[-300:]}")
+        raise SystemExit(
+            f"lint of the generated tree exited {completed.returncode}: {completed.stderr.decode()[-300:]}"
+        )
     return int(json.loads(completed.stdout)["summary"]["files"])
 
 
@@ -123,11 +127,26 @@ def milliseconds(seconds: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--python", default=sys.executable, help="interpreter that has lmi_config installed (default: %(default)s)")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="directory of real configurations (default: %(default)s)")
-    parser.add_argument("--sample", type=Path, help="the one file to time (default: the first corpus .properties file)")
-    parser.add_argument("--runs", type=int, default=7, help="timed runs for one file and for `python -c pass` (>= 5)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter that has lmi_config installed (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS,
+        help="directory of real configurations (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--sample", type=Path, help="the one file to time (default: the first corpus .properties file)"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=7, help="timed runs for one file and for `python -c pass` (>= 5)"
+    )
     parser.add_argument("--tree-runs", type=int, default=3, help="timed runs over the 1,000 files (>= 3)")
     parser.add_argument("--files", type=int, default=1000, help="files in the generated tree")
     arguments = parser.parse_args()
@@ -137,10 +156,17 @@ def main() -> None:
     python = arguments.python
     corpus = corpus_files(arguments.corpus)
     sample = arguments.sample or next(path for path in corpus if path.suffix == ".properties")
-    version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run(
+        [python, "-c", "import sys; print(sys.version.split()[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
     baseline = time_command([python, "-c", "pass"], arguments.runs)
-    one_file = time_command([python, "-m", "lmi_config", "lint", str(sample)], arguments.runs, expect=LINT_EXIT_CODES)
+    one_file = time_command(
+        [python, "-m", "lmi_config", "lint", str(sample)], arguments.runs, expect=LINT_EXIT_CODES
+    )
     modules = imported_modules(python, sample)
     top_level = {name.split(".")[0] for name in modules}
 
@@ -148,7 +174,9 @@ def main() -> None:
         root = Path(directory)
         generated = generate_tree(corpus, root, arguments.files)
         checked = checked_file_count(python, root)
-        tree = time_command([python, "-m", "lmi_config", "lint", str(root)], arguments.tree_runs, expect=LINT_EXIT_CODES)
+        tree = time_command(
+            [python, "-m", "lmi_config", "lint", str(root)], arguments.tree_runs, expect=LINT_EXIT_CODES
+        )
         shutil.rmtree(root, ignore_errors=True)
 
     one_median = statistics.median(one_file)
@@ -157,12 +185,22 @@ def main() -> None:
 
     print(f"interpreter   {python} (Python {version})")
     print(f"sample file   {sample}")
-    print(f"tree          {generated} files generated from {len(corpus)} corpus files; lint reported {checked} files checked")
+    print(
+        f"tree          {generated} files generated from {len(corpus)} corpus files; lint reported {checked} files checked"
+    )
     print()
-    print(f"python -c pass           median {milliseconds(baseline_median)} of {len(baseline)} runs  (min {milliseconds(min(baseline))}, max {milliseconds(max(baseline))})")
-    print(f"lint one file (cold)     median {milliseconds(one_median)} of {len(one_file)} runs  (min {milliseconds(min(one_file))}, max {milliseconds(max(one_file))})")
-    print(f"                         = {one_median / baseline_median:.1f} x python -c pass; {milliseconds(one_median - baseline_median)} above it")
-    print(f"lint {checked} files        median {milliseconds(tree_median)} of {len(tree)} runs  (min {milliseconds(min(tree))}, max {milliseconds(max(tree))})")
+    print(
+        f"python -c pass           median {milliseconds(baseline_median)} of {len(baseline)} runs  (min {milliseconds(min(baseline))}, max {milliseconds(max(baseline))})"
+    )
+    print(
+        f"lint one file (cold)     median {milliseconds(one_median)} of {len(one_file)} runs  (min {milliseconds(min(one_file))}, max {milliseconds(max(one_file))})"
+    )
+    print(
+        f"                         = {one_median / baseline_median:.1f} x python -c pass; {milliseconds(one_median - baseline_median)} above it"
+    )
+    print(
+        f"lint {checked} files        median {milliseconds(tree_median)} of {len(tree)} runs  (min {milliseconds(min(tree))}, max {milliseconds(max(tree))})"
+    )
     print()
     print(f"modules imported on the lint path: {len(modules)}")
     for package in HEAVY_PACKAGES:
@@ -177,7 +215,9 @@ def main() -> None:
         verdict = "within budget" if value <= budget else f"OVER by {milliseconds(value - budget)}"
         print(f"{label:<22} {milliseconds(value):>9} {milliseconds(budget):>9}  {verdict}")
     heavy = [package for package in HEAVY_PACKAGES if package in top_level]
-    print(f"{'heavy imports':<22} {', '.join(heavy) or 'none':>9} {'none':>9}  {'OK' if not heavy else 'VIOLATES design principle 5'}")
+    print(
+        f"{'heavy imports':<22} {', '.join(heavy) or 'none':>9} {'none':>9}  {'OK' if not heavy else 'VIOLATES design principle 5'}"
+    )
 
 
 if __name__ == "__main__":

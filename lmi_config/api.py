@@ -70,7 +70,14 @@ def lint_paths(
     return lint_targets(targets, options)
 
 
-def lint_text(text: str, kind: str = "properties", options: LintOptions | None = None, *, name: str = "<text>", directory: Path | None = None) -> LintResult:
+def lint_text(
+    text: str,
+    kind: str = "properties",
+    options: LintOptions | None = None,
+    *,
+    name: str = "<text>",
+    directory: Path | None = None,
+) -> LintResult:
     """Lint configuration text held in memory (used by render and the tests)."""
     raw = text.encode("utf-8", errors="surrogatepass")
     target = LintTarget([parse_source(name, raw, directory, kind)])

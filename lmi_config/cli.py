@@ -36,18 +36,60 @@ def main() -> None:
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--env", "env_files", multiple=True, metavar="FILE", help="An env file the container sees together with each PATH.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True)
-@click.option("--select", multiple=True, metavar="RULES", help="Only these rules (codes, slugs or prefixes such as LMI1; comma-separated).")
+@click.option(
+    "--env",
+    "env_files",
+    multiple=True,
+    metavar="FILE",
+    help="An env file the container sees together with each PATH.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="RULES",
+    help="Only these rules (codes, slugs or prefixes such as LMI1; comma-separated).",
+)
 @click.option("--ignore", multiple=True, metavar="RULES", help="Skip these rules (codes, slugs or prefixes).")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-@click.option("--backend", metavar="NAME", help="vllm, lmi-dist, tensorrt-llm, transformers-neuronx (tnx), nxdi, huggingface … (default: inferred).")
-@click.option("--lmi-version", metavar="VERSION", help="0.30.0, v12 or an image tag (default: inferred from the file or the backend).")
-@click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge: enables parallelism and memory checks.")
-@click.option("--model", metavar="ID", help="Model id or local directory with config.json (default: option.model_id).")
-@click.option("--hub", is_flag=True, help="Look up models outside the built-in catalog on the Hugging Face Hub (needs lmi-config[hub]).")
-@click.option("--stdin-kind", type=click.Choice(["properties", "env", "json"]), default=None, help="How to read `-` (default: guessed).")
-@click.option("--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal).")
+@click.option(
+    "--backend",
+    metavar="NAME",
+    help="vllm, lmi-dist, tensorrt-llm, transformers-neuronx (tnx), nxdi, huggingface … (default: inferred).",
+)
+@click.option(
+    "--lmi-version",
+    metavar="VERSION",
+    help="0.30.0, v12 or an image tag (default: inferred from the file or the backend).",
+)
+@click.option(
+    "--instance",
+    metavar="TYPE",
+    help="Instance type, e.g. ml.inf2.24xlarge: enables parallelism and memory checks.",
+)
+@click.option(
+    "--model", metavar="ID", help="Model id or local directory with config.json (default: option.model_id)."
+)
+@click.option(
+    "--hub",
+    is_flag=True,
+    help="Look up models outside the built-in catalog on the Hugging Face Hub (needs lmi-config[hub]).",
+)
+@click.option(
+    "--stdin-kind",
+    type=click.Choice(["properties", "env", "json"]),
+    default=None,
+    help="How to read `-` (default: guessed).",
+)
+@click.option(
+    "--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal)."
+)
 def lint(
     paths: tuple[str, ...],
     env_files: tuple[str, ...],
@@ -100,7 +142,9 @@ def lint(
         _fail_input(str(error))
     stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
     try:
-        result = api.lint_paths(list(paths), options, env_files=list(env_files), stdin_bytes=stdin_bytes, stdin_kind=stdin_kind)
+        result = api.lint_paths(
+            list(paths), options, env_files=list(env_files), stdin_bytes=stdin_bytes, stdin_kind=stdin_kind
+        )
     except InputError as error:
         _fail_input(str(error))
         return
@@ -121,14 +165,35 @@ def lint(
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("path")
-@click.option("--env", "env_files", multiple=True, metavar="FILE", help="An env file the container sees together with PATH.")
-@click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge: adds the memory table.")
-@click.option("--model", metavar="ID", help="Model id or local directory with config.json (default: option.model_id).")
+@click.option(
+    "--env",
+    "env_files",
+    multiple=True,
+    metavar="FILE",
+    help="An env file the container sees together with PATH.",
+)
+@click.option(
+    "--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge: adds the memory table."
+)
+@click.option(
+    "--model", metavar="ID", help="Model id or local directory with config.json (default: option.model_id)."
+)
 @click.option("--backend", metavar="NAME", help="Backend (default: inferred).")
 @click.option("--lmi-version", metavar="VERSION", help="LMI version or image tag (default: inferred).")
 @click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def explain(path: str, env_files: tuple[str, ...], instance: str | None, model: str | None, backend: str | None, lmi_version: str | None, hub: bool, output_format: str) -> None:
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def explain(
+    path: str,
+    env_files: tuple[str, ...],
+    instance: str | None,
+    model: str | None,
+    backend: str | None,
+    lmi_version: str | None,
+    hub: bool,
+    output_format: str,
+) -> None:
     """Show how the container reads a configuration and what it needs per core or GPU.
 
     Prints the effective configuration (value, default or not, where each key came
@@ -157,7 +222,9 @@ def explain(path: str, env_files: tuple[str, ...], instance: str | None, model: 
         return
     documents = []
     for unit in result.units:
-        findings = [finding for finding in result.findings if finding.path in {source.path for source in unit.sources}]
+        findings = [
+            finding for finding in result.findings if finding.path in {source.path for source in unit.sources}
+        ]
         documents.append(explain_unit(unit, findings))
     if output_format == "json":
         click.echo(json.dumps(documents if len(documents) > 1 else documents[0], indent=2))
@@ -168,7 +235,9 @@ def explain(path: str, env_files: tuple[str, ...], instance: str | None, model: 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("name", required=False)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def rules(name: str | None, output_format: str) -> None:
     """List the rules, or explain one (by code or slug).
 
@@ -222,8 +291,18 @@ def _rule_dict(item: object) -> dict[str, object]:
         "severity": item.severity,
         "summary": item.summary,
         "why": item.why,
-        "bad": {"text": item.bad.text, "kind": item.bad.kind, "args": item.bad.args, "paired_env": item.bad.paired_env},
-        "good": {"text": item.good.text, "kind": item.good.kind, "args": item.good.args, "paired_env": item.good.paired_env},
+        "bad": {
+            "text": item.bad.text,
+            "kind": item.bad.kind,
+            "args": item.bad.args,
+            "paired_env": item.bad.paired_env,
+        },
+        "good": {
+            "text": item.good.text,
+            "kind": item.good.kind,
+            "args": item.good.args,
+            "paired_env": item.good.paired_env,
+        },
         "source": item.source,
     }
 

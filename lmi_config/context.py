@@ -53,7 +53,9 @@ def read_pragmas(comments: list[tuple[str, int]]) -> Pragmas:
             name, equals, value = token.partition("=")
             name = name.strip().lower()
             if not equals or name not in PRAGMA_KEYS:
-                pragmas.problems.append((f"unknown pragma {token!r}; use {', '.join(k + '=…' for k in PRAGMA_KEYS)}", line))
+                pragmas.problems.append(
+                    (f"unknown pragma {token!r}; use {', '.join(k + '=…' for k in PRAGMA_KEYS)}", line)
+                )
                 continue
             if name == "disable":
                 pragmas.disabled.update(part.strip() for part in value.split(",") if part.strip())
@@ -85,12 +87,21 @@ class Context:
 
     def describe(self) -> str:
         """One line: ``backend vllm (from option.rolling_batch=vllm), LMI 0.30.0 (assumed: …)``."""
-        backend = f"backend {self.backend.id} ({'assumed: ' if self.backend_assumed else ''}{self.backend_reason})"
-        release = f"LMI {self.release.label()} ({'assumed: ' if self.release_assumed else ''}{self.release_reason})"
+        backend = (
+            f"backend {self.backend.id} ({'assumed: ' if self.backend_assumed else ''}{self.backend_reason})"
+        )
+        release = (
+            f"LMI {self.release.label()} ({'assumed: ' if self.release_assumed else ''}{self.release_reason})"
+        )
         return f"{backend}, {release}"
 
 
-_ENGINE_NAMES = {"python": "Python", "mpi": "MPI", "deepspeed": "DeepSpeed", "fastertransformer": "FasterTransformer"}
+_ENGINE_NAMES = {
+    "python": "Python",
+    "mpi": "MPI",
+    "deepspeed": "DeepSpeed",
+    "fastertransformer": "FasterTransformer",
+}
 
 
 def _canonical_engine(engine: str) -> str:
@@ -128,7 +139,11 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
     if rolling == "trtllm":
         return table["tensorrt-llm"], "option.rolling_batch=trtllm", False
     if rolling == "deepspeed" or engine == "DeepSpeed":
-        return table["deepspeed"], "engine=DeepSpeed" if engine == "DeepSpeed" else "option.rolling_batch=deepspeed", False
+        return (
+            table["deepspeed"],
+            "engine=DeepSpeed" if engine == "DeepSpeed" else "option.rolling_batch=deepspeed",
+            False,
+        )
     if engine == "FasterTransformer":
         return table["fastertransformer"], "engine=FasterTransformer", False
     if engine and engine not in ("Python", "MPI"):
@@ -141,9 +156,17 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
         return table["vllm"], "option.rolling_batch=vllm", False
     if neuron:
         return table["transformers-neuronx"], "a Neuron instance", False
-    candidates = {name: keys for name, keys in scores.items() if keys and not (gpu and table[name].accelerator == "neuron")}
+    candidates = {
+        name: keys
+        for name, keys in scores.items()
+        if keys and not (gpu and table[name].accelerator == "neuron")
+    }
     if engine == "MPI":
-        candidates = {name: keys for name, keys in candidates.items() if name in ("lmi-dist", "tensorrt-llm", "deepspeed")}
+        candidates = {
+            name: keys
+            for name, keys in candidates.items()
+            if name in ("lmi-dist", "tensorrt-llm", "deepspeed")
+        }
     if candidates:
         best = max(candidates, key=lambda name: len(candidates[name]))
         shown = ", ".join(candidates[best][:2])
@@ -155,7 +178,15 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
     return table["vllm"], "the default djl-lmi image runs vLLM", True
 
 
-_SCORED_BACKENDS = ("vllm", "lmi-dist", "tensorrt-llm", "transformers-neuronx", "huggingface", "deepspeed", "djl-engine")
+_SCORED_BACKENDS = (
+    "vllm",
+    "lmi-dist",
+    "tensorrt-llm",
+    "transformers-neuronx",
+    "huggingface",
+    "deepspeed",
+    "djl-engine",
+)
 
 
 def _backend_key_scores(config: CanonicalConfig) -> dict[str, list[str]]:
@@ -189,7 +220,11 @@ def infer_release(
         match = _IMAGE_IN_TEXT.search(source.text)
         if match:
             try:
-                return parse_lmi_version(match.group("tag")), f"image {match.group('tag')} named in {source.path}", False
+                return (
+                    parse_lmi_version(match.group("tag")),
+                    f"image {match.group('tag')} named in {source.path}",
+                    False,
+                )
             except ValueError:
                 continue
     default, why = default_release(backend.id)
@@ -202,7 +237,11 @@ def infer_release(
     if default in best:
         return default, why, True
     chosen = best[-1]
-    reason = "newest release that reads every option in the file" if fewest == 0 else "release that reads the most options in the file"
+    reason = (
+        "newest release that reads every option in the file"
+        if fewest == 0
+        else "release that reads the most options in the file"
+    )
     return chosen, reason, True
 
 
@@ -265,7 +304,9 @@ def resolve_context(
         chosen, backend_reason, backend_assumed = infer_backend(config, instance_accelerator)
     if chosen.id == "transformers-neuronx" and _value(config, "option.rolling_batch").lower() == "vllm":
         # the Neuron handler hands the model to vLLM: vLLM's options are read too (djl-serving.md §5.6)
-        chosen = replace(chosen, reads=chosen.reads + ("vllm",), engine_args="vllm", engine_args_since="0.32.0")
+        chosen = replace(
+            chosen, reads=chosen.reads + ("vllm",), engine_args="vllm", engine_args_since="0.32.0"
+        )
     if lmi_version:
         release, release_reason, release_assumed = parse_lmi_version(lmi_version), "--lmi-version", False
     elif "lmi-version" in pragmas.values:

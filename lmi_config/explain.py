@@ -11,7 +11,11 @@ from lmi_config.sizing import GIB, MemoryBreakdown
 
 
 def _default_of(key: str, unit: LintUnit) -> str | None:
-    specs = [spec for spec in catalogue().get(key, ()) if spec.applies_to(unit.context.backend) and spec.available_in(unit.context.release)]
+    specs = [
+        spec
+        for spec in catalogue().get(key, ())
+        if spec.applies_to(unit.context.backend) and spec.available_in(unit.context.release)
+    ]
     return specs[0].default if specs else None
 
 
@@ -19,7 +23,9 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
     """Everything explain shows, as data (the JSON output is exactly this)."""
     context = unit.context
     settings = []
-    for key, setting in sorted(unit.config.settings.items(), key=lambda item: (item[0].startswith("option."), item[0])):
+    for key, setting in sorted(
+        unit.config.settings.items(), key=lambda item: (item[0].startswith("option."), item[0])
+    ):
         shadowed = [
             {"value": other.value, "from": other.origin.describe()}
             for other in unit.config.candidates.get(key, [])
@@ -39,8 +45,17 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         )
     document: dict[str, Any] = {
         "files": [source.path for source in unit.sources],
-        "backend": {"id": context.backend.id, "reason": context.backend_reason, "assumed": context.backend_assumed},
-        "lmi_version": {"djl": context.release.djl, "lmi": context.release.lmi, "reason": context.release_reason, "assumed": context.release_assumed},
+        "backend": {
+            "id": context.backend.id,
+            "reason": context.backend_reason,
+            "assumed": context.backend_assumed,
+        },
+        "lmi_version": {
+            "djl": context.release.djl,
+            "lmi": context.release.lmi,
+            "reason": context.release_reason,
+            "assumed": context.release_assumed,
+        },
         "instance": context.instance.instance_type if context.instance else None,
         "model": context.model.model_id if context.model else None,
         "settings": settings,
@@ -63,7 +78,12 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         }
         document["memory"] = memory_dict(fit.memory)
         document["alternatives"] = [
-            {"tensor_parallel_degree": s.tensor_parallel_degree, "batch_size": s.batch_size, "sequence_length": s.sequence_length, "summary": describe_shape(s, m)}
+            {
+                "tensor_parallel_degree": s.tensor_parallel_degree,
+                "batch_size": s.batch_size,
+                "sequence_length": s.sequence_length,
+                "summary": describe_shape(s, m),
+            }
             for s, m in alternatives(fit, limit=3)
         ]
     return document
@@ -82,7 +102,15 @@ def memory_dict(memory: MemoryBreakdown) -> dict[str, Any]:
             {
                 "label": rank.label,
                 "total_bytes": rank.total_bytes,
-                "items": [{"name": item.name, "bytes": item.bytes, "gib": round(item.bytes / GIB, 3), "note": item.note} for item in rank.items],
+                "items": [
+                    {
+                        "name": item.name,
+                        "bytes": item.bytes,
+                        "gib": round(item.bytes / GIB, 3),
+                        "note": item.note,
+                    }
+                    for item in rank.items
+                ],
             }
             for rank in memory.ranks
         ],
@@ -100,7 +128,9 @@ def format_explain_text(document: dict[str, Any]) -> str:
     version = document["lmi_version"]
     lines.append(f"backend: {backend['id']} ({'assumed: ' if backend['assumed'] else ''}{backend['reason']})")
     lmi = f" (LMI v{version['lmi']})" if version["lmi"] else ""
-    lines.append(f"LMI: {version['djl']}{lmi} ({'assumed: ' if version['assumed'] else ''}{version['reason']})")
+    lines.append(
+        f"LMI: {version['djl']}{lmi} ({'assumed: ' if version['assumed'] else ''}{version['reason']})"
+    )
     lines.append(f"instance: {document['instance'] or 'not given (--instance enables memory checks)'}")
     lines.append(f"model: {document['model'] or 'unknown'}")
     lines.append("")
@@ -121,7 +151,9 @@ def format_explain_text(document: dict[str, Any]) -> str:
     memory = document.get("memory")
     if memory:
         lines.append("")
-        lines.append(f"memory per {memory['unit']} (budget {memory['budget_bytes'] / GIB:.2f} GiB: {memory['budget']}; KV: {memory['kv_strategy']}):")
+        lines.append(
+            f"memory per {memory['unit']} (budget {memory['budget_bytes'] / GIB:.2f} GiB: {memory['budget']}; KV: {memory['kv_strategy']}):"
+        )
         for rank in memory["ranks"]:
             lines.append(f"  {rank['label']}:")
             for item in rank["items"]:
@@ -129,7 +161,9 @@ def format_explain_text(document: dict[str, Any]) -> str:
                 lines.append(f"    {item['name']:<32} {item['bytes'] / GIB:8.2f} GiB{note}")
             lines.append(f"    {'total':<32} {rank['total_bytes'] / GIB:8.2f} GiB")
         verdict = "fits" if memory["fits"] else "DOES NOT FIT"
-        lines.append(f"  verdict: {verdict} — peak {memory['peak_bytes'] / GIB:.2f} of {memory['budget_bytes'] / GIB:.2f} GiB ({memory['headroom_fraction']:.0%} headroom)")
+        lines.append(
+            f"  verdict: {verdict} — peak {memory['peak_bytes'] / GIB:.2f} of {memory['budget_bytes'] / GIB:.2f} GiB ({memory['headroom_fraction']:.0%} headroom)"
+        )
         for note in memory["notes"]:
             lines.append(f"  note: {note}")
     if document.get("alternatives"):
@@ -142,7 +176,9 @@ def format_explain_text(document: dict[str, Any]) -> str:
         lines.append("findings:")
         for finding in document["findings"]:
             place = f":{finding['line']}" if finding["line"] else ""
-            lines.append(f"  {finding['path']}{place}: {finding['code']} {finding['severity']} [{finding['rule']}] {finding['message']}")
+            lines.append(
+                f"  {finding['path']}{place}: {finding['code']} {finding['severity']} [{finding['rule']}] {finding['message']}"
+            )
     for note in document["notes"]:
         lines.append(f"note: {note}")
     return "\n".join(lines) + "\n"

@@ -49,7 +49,13 @@ def _pow2floor(value: float) -> int:
 
 
 def smart_defaults(
-    arch: ModelArch, cores: int, *, tensor_parallel_degree: int | None, batch: int | None, quantized: bool, n_positions: int
+    arch: ModelArch,
+    cores: int,
+    *,
+    tensor_parallel_degree: int | None,
+    batch: int | None,
+    quantized: bool,
+    n_positions: int,
 ) -> tuple[int, int]:
     """The container's Neuron smart defaults (djl-serving.md §3, ``NeuronSmartDefaultUtils``).
 
@@ -123,11 +129,15 @@ def resolve_shape(
 
     # sequence length
     overrides = _override_neuron_config(config)
-    seq, key = _int(config, "option.n_positions", "option.max_model_len") if neuron else _int(config, "option.max_model_len", "option.n_positions")
+    seq, key = (
+        _int(config, "option.n_positions", "option.max_model_len")
+        if neuron
+        else _int(config, "option.max_model_len", "option.n_positions")
+    )
     if seq is not None:
         sources["sequence_length"] = key or ""
     elif isinstance(overrides.get("seq_len"), int):
-        seq = int(overrides["seq_len"])  # type: ignore[arg-type]
+        seq = int(str(overrides["seq_len"]))
         sources["sequence_length"] = "option.override_neuron_config seq_len"
     elif neuron:
         if smart and arch.max_position_embeddings:
@@ -165,7 +175,9 @@ def resolve_shape(
             sources["batch_size"] = key or ""
 
     if smart and (tp is None or batch is None):
-        chosen_tp, chosen_batch = smart_defaults(arch, cores, tensor_parallel_degree=tp, batch=batch, quantized=quantized, n_positions=seq)
+        chosen_tp, chosen_batch = smart_defaults(
+            arch, cores, tensor_parallel_degree=tp, batch=batch, quantized=quantized, n_positions=seq
+        )
         if tp is None:
             tp = chosen_tp
             sources["tensor_parallel_degree"] = "container smart default (most sequences per instance)"
@@ -190,7 +202,9 @@ def resolve_shape(
         utilization = float(utilization_text)
     except ValueError:
         utilization = 0.9
-    chunked = (config.get("option.enable_chunked_prefill") or "").strip().lower() == "true" or bool(overrides.get("chunked_prefill_config") or overrides.get("is_chunked_prefill"))
+    chunked = (config.get("option.enable_chunked_prefill") or "").strip().lower() == "true" or bool(
+        overrides.get("chunked_prefill_config") or overrides.get("is_chunked_prefill")
+    )
     tokens, _ = _int(config, "option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
     pp, _ = _int(config, "option.pipeline_parallel_degree")
     shape = Shape(
@@ -226,10 +240,14 @@ class FitAnalysis:
         return self.resolved.shape
 
 
-def analyze(config: CanonicalConfig, arch: ModelArch, instance: Instance, backend: str, release: Release) -> FitAnalysis:
+def analyze(
+    config: CanonicalConfig, arch: ModelArch, instance: Instance, backend: str, release: Release
+) -> FitAnalysis:
     """Resolve the shape and estimate its memory."""
     resolved = resolve_shape(config, arch, instance, backend, release)
-    sizing_backend = backend if backend in NEURON_BACKENDS or instance.accelerator == "gpu" else "transformers-neuronx"
+    sizing_backend = (
+        backend if backend in NEURON_BACKENDS or instance.accelerator == "gpu" else "transformers-neuronx"
+    )
     memory = estimate_memory(arch, instance, sizing_backend, resolved.shape)
     return FitAnalysis(arch, instance, sizing_backend, resolved, memory)
 
@@ -241,7 +259,11 @@ def alternatives(analysis: FitAnalysis, limit: int = 3) -> list[tuple[Shape, Mem
     shape = analysis.shape
     cores = analysis.instance.num_cores
     found: list[tuple[Shape, MemoryBreakdown]] = []
-    degrees = [d for d in (1, 2, 4, 8, 12, 16, 24, 32, 64) if d <= cores and cores % d == 0 and d != shape.tensor_parallel_degree]
+    degrees = [
+        d
+        for d in (1, 2, 4, 8, 12, 16, 24, 32, 64)
+        if d <= cores and cores % d == 0 and d != shape.tensor_parallel_degree
+    ]
     for degree in sorted(degrees, key=lambda d: (d < shape.tensor_parallel_degree, d)):
         candidate = replace(shape, tensor_parallel_degree=degree)
         memory = estimate_memory(analysis.arch, analysis.instance, analysis.backend, candidate)

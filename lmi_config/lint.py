@@ -53,7 +53,9 @@ def build_config(target: LintTarget) -> CanonicalConfig:
     return config
 
 
-def apply_tgi_translations(target: LintTarget, config: CanonicalConfig, context: Context) -> list[tuple[str, str, Setting]]:
+def apply_tgi_translations(
+    target: LintTarget, config: CanonicalConfig, context: Context
+) -> list[tuple[str, str, Setting]]:
     """Apply the GPU images' TGI → LMI variable translation (djl-serving.md §1.1).
 
     The Neuron image does not run it; rule ``ignored-env-var`` reports those variables.
@@ -122,7 +124,9 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
     from lmi_config.modelarch import ModelResolutionError, resolve_model
 
     pragma = unit.pragmas.values.get("model")
-    name = options.model or (pragma[0] if pragma else None) or (unit.config.get("option.model_id") or "").strip()
+    name = (
+        options.model or (pragma[0] if pragma else None) or (unit.config.get("option.model_id") or "").strip()
+    )
     if not name:
         return
     explicit = bool(options.model or pragma)
@@ -133,18 +137,27 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         if options.model:
             raise ValueError(str(error)) from None
         if explicit or unit.context.instance is not None:
-            unit.notes.append(f"model checks skipped: {error}" + ("" if explicit else "; pass --model with a catalog id or a local directory"))
+            unit.notes.append(
+                f"model checks skipped: {error}"
+                + ("" if explicit else "; pass --model with a catalog id or a local directory")
+            )
         return
     unit.context.model = arch
     unit.context.model_reason = "--model" if options.model else ("pragma" if pragma else "option.model_id")
     if unit.context.instance is not None:
         from lmi_config.fit import analyze
 
-        unit.fit = analyze(unit.config, arch, unit.context.instance, unit.context.backend.id, unit.context.release)
+        unit.fit = analyze(
+            unit.config, arch, unit.context.instance, unit.context.backend.id, unit.context.release
+        )
 
 
 def _matches(finding: Finding, names: set[str]) -> bool:
-    return finding.code in names or finding.rule in names or any(finding.code.startswith(name) for name in names if name.isupper() and len(name) < 6)
+    return (
+        finding.code in names
+        or finding.rule in names
+        or any(finding.code.startswith(name) for name in names if name.isupper() and len(name) < 6)
+    )
 
 
 def normalize_rule_names(names: list[str]) -> set[str]:

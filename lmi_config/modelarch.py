@@ -18,9 +18,30 @@ from typing import Any
 from lmi_config.knowledge import load_data
 
 GATED_MLP_TYPES = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3",
-    "gemma3_text", "phi3", "starcoder2_gated", "deepseek_v2", "deepseek_v3", "olmo", "olmo2", "granite", "cohere",
-    "internlm2", "yi", "baichuan", "exaone", "mllama",
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi3",
+    "starcoder2_gated",
+    "deepseek_v2",
+    "deepseek_v3",
+    "olmo",
+    "olmo2",
+    "granite",
+    "cohere",
+    "internlm2",
+    "yi",
+    "baichuan",
+    "exaone",
+    "mllama",
 }
 LEARNED_POSITION_TYPES = {"gpt2", "opt", "gpt_bigcode", "starcoder2_learned"}
 
@@ -60,7 +81,9 @@ class ModelArch:
     @property
     def is_text_generation(self) -> bool:
         """The container's test: an architecture ending in ForCausalLM/LMHeadModel/ForConditionalGeneration."""
-        return any(a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in self.architectures)
+        return any(
+            a.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for a in self.architectures
+        )
 
     @property
     def embedding_params(self) -> int:
@@ -100,7 +123,11 @@ def estimate_params(arch: dict[str, Any]) -> int:
     head_dim = arch["head_dim"]
     layers = arch["num_layers"]
     experts = arch["num_experts"] or 1
-    inter = arch["moe_intermediate_size"] if arch["num_experts"] and arch["moe_intermediate_size"] else arch["intermediate_size"]
+    inter = (
+        arch["moe_intermediate_size"]
+        if arch["num_experts"] and arch["moe_intermediate_size"]
+        else arch["intermediate_size"]
+    )
     gated = arch["model_type"] in GATED_MLP_TYPES
     attention = hidden * heads * head_dim * 2 + hidden * kv * head_dim * 2
     mlp = (3 if gated else 2) * hidden * inter * experts
@@ -145,19 +172,28 @@ def normalize_config(
     elif config.get("multi_query") is True:
         kv = 1
     else:
-        kv = int(_first(config, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num") or heads)
+        kv = int(
+            _first(config, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
+            or heads
+        )
     head_dim = config.get("head_dim") or hidden // heads
-    intermediate = _first(config, "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "inner_hidden_size")
+    intermediate = _first(
+        config, "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "inner_hidden_size"
+    )
     if not intermediate:
         intermediate = 4 * hidden
-    experts = int(_first(config, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts") or 0)
+    experts = int(
+        _first(config, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts") or 0
+    )
     per_token = int(_first(config, "num_experts_per_tok", "num_experts_per_token", "moe_top_k") or 0)
-    max_positions = _first(config, "max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
+    max_positions = _first(
+        config, "max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length"
+    )
     tie = config.get("tie_word_embeddings")
     if tie is None:
         tie = raw.get("tie_word_embeddings", True)  # PretrainedConfig's default
     rope = config.get("rope_scaling")
-    arch = {
+    arch: dict[str, Any] = {
         "hidden_size": int(hidden),
         "num_attention_heads": int(heads),
         "num_key_value_heads": int(kv),
@@ -256,7 +292,9 @@ def from_directory(directory: Path) -> ModelArch:
         raw,
         model_id=str(directory),
         source=f"{config_path}",
-        total_params=catalog.total_params if catalog and catalog.num_layers == raw.get("num_hidden_layers") else None,
+        total_params=catalog.total_params
+        if catalog and catalog.num_layers == raw.get("num_hidden_layers")
+        else None,
         weight_bytes=weight_bytes,
     )
 
@@ -279,7 +317,9 @@ def from_hub(model_id: str) -> ModelArch:
             f"cannot read the config of {model_id} from the Hub ({reason}); for a gated model set HF_TOKEN, "
             "offline pass --model with a local directory holding config.json"
         ) from None
-    return normalize_config(config.to_dict(), model_id=model_id, source=f"Hugging Face Hub config of {model_id}")
+    return normalize_config(
+        config.to_dict(), model_id=model_id, source=f"Hugging Face Hub config of {model_id}"
+    )
 
 
 def resolve_model(model: str, *, base_directory: Path | None = None, allow_hub: bool = True) -> ModelArch:

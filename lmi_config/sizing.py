@@ -38,7 +38,9 @@ class Shape:
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     quantize: str | None = None
-    gqa_strategy: str | None = None  # transformers-neuronx: shard-over-heads, shard-over-batch, replicated-heads, all-gather-heads
+    gqa_strategy: str | None = (
+        None  # transformers-neuronx: shard-over-heads, shard-over-batch, replicated-heads, all-gather-heads
+    )
     shard_over_sequence: bool = False
     chunked_prefill: bool = False
     gpu_memory_utilization: float = 0.9
@@ -143,7 +145,9 @@ def kv_layout(arch: ModelArch, tp: int, backend: str, strategy: str | None) -> t
     return "replicated-heads (KV replicated to the query heads)", padded, padded / tp
 
 
-def _weights_bytes(arch: ModelArch, shape: Shape, padded_heads: int, kv_per_core: float, neuron: bool) -> tuple[int, int]:
+def _weights_bytes(
+    arch: ModelArch, shape: Shape, padded_heads: int, kv_per_core: float, neuron: bool
+) -> tuple[int, int]:
     """(total weight bytes after padding/replication, of which embeddings)."""
     quantized = shape.quantize and shape.quantize.lower() not in ("none", "false", "")
     linear_bytes = dtype_bytes(shape.quantize) if quantized else dtype_bytes(shape.weight_dtype)
@@ -155,7 +159,9 @@ def _weights_bytes(arch: ModelArch, shape: Shape, padded_heads: int, kv_per_core
         per_layer_q = 2 * arch.hidden_size * arch.head_dim  # q and o projection rows per head
         per_layer_kv = 2 * arch.hidden_size * arch.head_dim  # k and v rows per KV head
         extra_q = (padded_heads - arch.num_attention_heads) * per_layer_q
-        stored_kv = max(kv_per_core * tp, arch.num_key_value_heads) if kv_per_core >= 1 else arch.num_key_value_heads
+        stored_kv = (
+            max(kv_per_core * tp, arch.num_key_value_heads) if kv_per_core >= 1 else arch.num_key_value_heads
+        )
         extra_kv = (stored_kv - arch.num_key_value_heads) * per_layer_kv
         params += int(arch.num_layers * (extra_q + extra_kv))
     linear_params = max(params - embedding_params, 0)
@@ -190,21 +196,50 @@ def _neuron(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> 
     batch_per_core: float = batch
     if strategy == "shard-over-batch":
         batch_per_core = math.ceil(batch / tp)
-    if shape.shard_over_sequence and backend == "transformers-neuronx" and kv_per_core >= 1 and arch.num_key_value_heads < tp:
+    if (
+        shape.shard_over_sequence
+        and backend == "transformers-neuronx"
+        and kv_per_core >= 1
+        and arch.num_key_value_heads < tp
+    ):
         kv_heads = arch.num_key_value_heads / tp  # replication undone by sharding the sequence
         strategy += " + shard_over_sequence"
-    kv_bytes = int(2 * arch.num_layers * batch_per_core * cache_length * kv_heads * arch.head_dim * dtype_bytes(shape.kv_dtype))
+    kv_bytes = int(
+        2
+        * arch.num_layers
+        * batch_per_core
+        * cache_length
+        * kv_heads
+        * arch.head_dim
+        * dtype_bytes(shape.kv_dtype)
+    )
     kv_note = f"2 x {arch.num_layers} layers x batch {batch_per_core:g} x {cache_length} tokens x {kv_heads:g} KV heads x {arch.head_dim} x {dtype_bytes(shape.kv_dtype):g} B ({strategy})"
-    weight_note = f"{weights_total / GIB:.2f} GiB / TP {tp}" + (f"; query heads padded {arch.num_attention_heads}→{padded}" if padded != arch.num_attention_heads else "")
+    weight_note = f"{weights_total / GIB:.2f} GiB / TP {tp}" + (
+        f"; query heads padded {arch.num_attention_heads}→{padded}"
+        if padded != arch.num_attention_heads
+        else ""
+    )
 
     def fixed(rank0: bool) -> list[MemoryItem]:
         items = []
-        for name, label in (("shared_scratchpad_mib", "shared scratchpad"), ("collectives_mib", "collectives"), ("model_code_mib", "model code (NEFFs)"), ("dma_rings_mib", "DMA rings"), ("other_mib", "other")):
+        for name, label in (
+            ("shared_scratchpad_mib", "shared scratchpad"),
+            ("collectives_mib", "collectives"),
+            ("model_code_mib", "model code (NEFFs)"),
+            ("dma_rings_mib", "DMA rings"),
+            ("other_mib", "other"),
+        ):
             entry = constants.get(name)
             if not entry:
                 continue
             value = entry.get("rank0", entry["value"]) if rank0 else entry["value"]
-            items.append(_item(label, value, f"{value} MiB, {'rank 0 ' if rank0 and 'rank0' in entry else ''}fixed per core (data/memory.json)"))
+            items.append(
+                _item(
+                    label,
+                    value,
+                    f"{value} MiB, {'rank 0 ' if rank0 and 'rank0' in entry else ''}fixed per core (data/memory.json)",
+                )
+            )
         return items
 
     def scratch(items: list[MemoryItem]) -> list[MemoryItem]:
@@ -213,7 +248,12 @@ def _neuron(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> 
             return items
         heads_per_rank = padded / tp
         if shape.chunked_prefill:
-            needed = heads_per_rank * attention["chunk_tokens"] * shape.sequence_length * attention["standard_bytes_per_element"]
+            needed = (
+                heads_per_rank
+                * attention["chunk_tokens"]
+                * shape.sequence_length
+                * attention["standard_bytes_per_element"]
+            )
             kind = f"chunked prefill: {heads_per_rank:g} heads x {attention['chunk_tokens']} x {shape.sequence_length} x 2 B"
         else:
             needed = heads_per_rank * shape.sequence_length**2 * attention["standard_bytes_per_element"]
@@ -226,18 +266,27 @@ def _neuron(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> 
                 result.append(item)
         return result
 
-    other_ranks = [MemoryItem("weights", weights_per_core, weight_note), MemoryItem("KV cache", kv_bytes, kv_note)]
+    other_ranks = [
+        MemoryItem("weights", weights_per_core, weight_note),
+        MemoryItem("KV cache", kv_bytes, kv_note),
+    ]
     ranks = []
     if constants.get("rank0_unsharded_embeddings") and tp > 1:
         extra = int(embeddings * (1 - 1 / tp))
         rank0 = [
-            MemoryItem("weights", weights_per_core + extra, weight_note + f"; rank 0 keeps the embeddings unsharded (+{extra / GIB:.2f} GiB)"),
+            MemoryItem(
+                "weights",
+                weights_per_core + extra,
+                weight_note + f"; rank 0 keeps the embeddings unsharded (+{extra / GIB:.2f} GiB)",
+            ),
             other_ranks[1],
         ]
         ranks.append(RankMemory("rank 0", tuple(scratch(rank0 + fixed(True)))))
         ranks.append(RankMemory(f"ranks 1-{tp - 1}", tuple(scratch(other_ranks + fixed(False)))))
     else:
-        ranks.append(RankMemory("every core" if tp > 1 else "the core", tuple(scratch(other_ranks + fixed(False)))))
+        ranks.append(
+            RankMemory("every core" if tp > 1 else "the core", tuple(scratch(other_ranks + fixed(False))))
+        )
     budget = instance.memory_per_core_bytes
     return MemoryBreakdown(
         unit="NeuronCore",
@@ -260,22 +309,43 @@ def _gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> Mem
     weights_total, _ = _weights_bytes(arch, shape, padded, kv_per_gpu, neuron=False)
     weights_per_gpu = weights_total // (tp * pp)
     tokens = shape.max_num_batched_tokens or constants["default_max_num_batched_tokens"]["value"]
-    activation = int(tokens * arch.hidden_size * constants["activation_bytes_per_token"]["hidden_multiplier"] * 2 / tp + shape.batch_size * arch.vocab_size * 4)
+    activation = int(
+        tokens * arch.hidden_size * constants["activation_bytes_per_token"]["hidden_multiplier"] * 2 / tp
+        + shape.batch_size * arch.vocab_size * 4
+    )
     items = [
-        MemoryItem("weights", weights_per_gpu, f"{weights_total / GIB:.2f} GiB / TP {tp}" + (f" / PP {pp}" if pp > 1 else "")),
-        MemoryItem("activations (profile run)", activation, f"{tokens} batched tokens ({constants['activation_bytes_per_token']['source'].split(':')[0]})"),
+        MemoryItem(
+            "weights",
+            weights_per_gpu,
+            f"{weights_total / GIB:.2f} GiB / TP {tp}" + (f" / PP {pp}" if pp > 1 else ""),
+        ),
+        MemoryItem(
+            "activations (profile run)",
+            activation,
+            f"{tokens} batched tokens ({constants['activation_bytes_per_token']['source'].split(':')[0]})",
+        ),
         _item("non-torch (CUDA context, NCCL)", constants["non_torch_mib"]["value"], "estimate"),
     ]
     if backend in ("vllm", "lmi-dist") and not shape.enforce_eager:
-        items.append(_item("CUDA graphs", constants["cuda_graphs_mib"]["value"], "estimate; 0 with enforce_eager"))
+        items.append(
+            _item("CUDA graphs", constants["cuda_graphs_mib"]["value"], "estimate; 0 with enforce_eager")
+        )
     memory = instance.memory_per_core_bytes
     utilization = shape.gpu_memory_utilization if backend in ("vllm", "lmi-dist") else 1.0
     budget = int(memory * utilization)
     used = sum(item.bytes for item in items)
     capacity = max(budget - used, 0)
     layers_here = math.ceil(arch.num_layers / pp)
-    per_sequence = int(2 * layers_here * shape.sequence_length * kv_per_gpu * arch.head_dim * dtype_bytes(shape.kv_dtype))
-    items.append(MemoryItem("KV cache (what is left)", capacity, f"{capacity / max(per_sequence, 1):.1f} sequences of {shape.sequence_length} tokens"))
+    per_sequence = int(
+        2 * layers_here * shape.sequence_length * kv_per_gpu * arch.head_dim * dtype_bytes(shape.kv_dtype)
+    )
+    items.append(
+        MemoryItem(
+            "KV cache (what is left)",
+            capacity,
+            f"{capacity / max(per_sequence, 1):.1f} sequences of {shape.sequence_length} tokens",
+        )
+    )
     return MemoryBreakdown(
         unit="GPU",
         budget_bytes=budget,
@@ -287,7 +357,9 @@ def _gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> Mem
         weight_bytes_total=weights_total,
         kv_cache_capacity_bytes=capacity,
         kv_bytes_per_sequence=per_sequence,
-        notes=("vLLM fills the budget: the KV cache takes whatever the weights and activations leave",) if backend in ("vllm", "lmi-dist") else (),
+        notes=("vLLM fills the budget: the KV cache takes whatever the weights and activations leave",)
+        if backend in ("vllm", "lmi-dist")
+        else (),
     )
 
 

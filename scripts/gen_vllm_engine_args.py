@@ -39,12 +39,12 @@ them).
 
 Stdlib only, Python >= 3.9 (``ast.unparse``); the output is deterministic.
 """
+
 from __future__ import annotations
 
 import argparse
 import ast
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -104,6 +104,7 @@ def version_key(v: str) -> tuple:
 # Getting the archive
 # --------------------------------------------------------------------------
 
+
 def sdist_names(version: str) -> list[str]:
     return [f"vllm-{version}.tar.gz", f"vllm-{version}.zip"]
 
@@ -119,8 +120,7 @@ def find_cached(cache: Path, version: str) -> Path | None:
 def pip_download(version: str, dest: Path, binary: bool) -> Path | None:
     fmt = ["--only-binary", ":all:"] if binary else ["--no-binary", ":all:"]
     with tempfile.TemporaryDirectory(prefix="vllm-dl-", dir=dest) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *fmt,
-               f"vllm=={version}", "-d", tmp]
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *fmt, f"vllm=={version}", "-d", tmp]
         log("  $ " + " ".join(cmd))
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -142,8 +142,7 @@ def index_files(index_url: str) -> dict:
     """The PEP 691 JSON file list of the vllm project on the index."""
     if index_url not in _index_cache:
         url = index_url.rstrip("/") + "/vllm/"
-        req = urllib.request.Request(
-            url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+        req = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
         with urllib.request.urlopen(req, timeout=120) as resp:
             ctype = resp.headers.get("Content-Type", "")
             if "json" not in ctype:
@@ -163,8 +162,7 @@ def pick_wheel(files: dict, version: str, platform: str) -> str | None:
     return wheels[0] if wheels else None
 
 
-def index_download(version: str, dest: Path, index_url: str,
-                   wheel_platform: str) -> Path | None:
+def index_download(version: str, dest: Path, index_url: str, wheel_platform: str) -> Path | None:
     try:
         files = index_files(index_url)
     except Exception as exc:  # network / index errors: fall through
@@ -193,8 +191,7 @@ def index_download(version: str, dest: Path, index_url: str,
     return None
 
 
-def obtain(version: str, cache: Path, index_url: str, pip_sdist: bool,
-           wheel_platform: str) -> Path | None:
+def obtain(version: str, cache: Path, index_url: str, pip_sdist: bool, wheel_platform: str) -> Path | None:
     cached = find_cached(cache, version)
     if cached is not None:
         log(f"  cached: {cached.name}")
@@ -212,6 +209,7 @@ def obtain(version: str, cache: Path, index_url: str, pip_sdist: bool,
 # --------------------------------------------------------------------------
 # Reading the archive
 # --------------------------------------------------------------------------
+
 
 def read_python_sources(archive: Path) -> dict[str, str]:
     """Map of path-inside-the-vllm-package ("vllm/...py") to source text."""
@@ -256,8 +254,8 @@ def find_class(tree: ast.Module, name: str) -> ast.ClassDef | None:
 
 def locate_engine_args(sources: dict[str, str]) -> tuple[str, ast.ClassDef]:
     candidates = [PRIMARY_MODULE] + sorted(
-        p for p, s in sources.items()
-        if p != PRIMARY_MODULE and f"class {CLASS_NAME}" in s)
+        p for p, s in sources.items() if p != PRIMARY_MODULE and f"class {CLASS_NAME}" in s
+    )
     for path in candidates:
         if path not in sources:
             continue
@@ -328,28 +326,47 @@ def process_archive(version: str, archive: Path) -> dict:
 
 # --------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--output", default="lmi_config/data/vllm_engine_args.json",
-                    help="JSON file to write (relative paths are taken from "
-                         "the repository root); default: %(default)s")
-    ap.add_argument("--versions", nargs="+", default=DEFAULT_VERSIONS,
-                    metavar="VERSION", help="vllm versions (default: the ones "
-                    "shipped in LMI images: %(default)s)")
-    ap.add_argument("--cache-dir", default=None,
-                    help="where downloaded archives are kept between runs "
-                         "(default: a temporary directory, deleted at the end)")
-    ap.add_argument("--keep-cache", action="store_true",
-                    help="do not delete the cache directory even if it is "
-                         "under the system temp directory")
-    ap.add_argument("--index-url", default=os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX),
-                    help="package index simple API (default: %(default)s)")
-    ap.add_argument("--pip-sdist", action="store_true",
-                    help="try 'pip download --no-binary :all:' first (needs "
-                         "vllm's build requirements; slow)")
-    ap.add_argument("--wheel-platform", default="x86_64",
-                    help="platform tag ending preferred when a release has "
-                         "no sdist (default: %(default)s)")
+    ap.add_argument(
+        "--output",
+        default="lmi_config/data/vllm_engine_args.json",
+        help="JSON file to write (relative paths are taken from the repository root); default: %(default)s",
+    )
+    ap.add_argument(
+        "--versions",
+        nargs="+",
+        default=DEFAULT_VERSIONS,
+        metavar="VERSION",
+        help="vllm versions (default: the ones shipped in LMI images: %(default)s)",
+    )
+    ap.add_argument(
+        "--cache-dir",
+        default=None,
+        help="where downloaded archives are kept between runs "
+        "(default: a temporary directory, deleted at the end)",
+    )
+    ap.add_argument(
+        "--keep-cache",
+        action="store_true",
+        help="do not delete the cache directory even if it is under the system temp directory",
+    )
+    ap.add_argument(
+        "--index-url",
+        default=os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX),
+        help="package index simple API (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--pip-sdist",
+        action="store_true",
+        help="try 'pip download --no-binary :all:' first (needs vllm's build requirements; slow)",
+    )
+    ap.add_argument(
+        "--wheel-platform",
+        default="x86_64",
+        help="platform tag ending preferred when a release has no sdist (default: %(default)s)",
+    )
     args = ap.parse_args(argv)
 
     if args.cache_dir:
@@ -358,8 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         cache = Path(tempfile.mkdtemp(prefix="vllm-engine-args-"))
     tmp_root = Path(tempfile.gettempdir()).resolve()
-    delete_cache = not args.keep_cache and (
-        cache == tmp_root or tmp_root in cache.parents)
+    delete_cache = not args.keep_cache and (cache == tmp_root or tmp_root in cache.parents)
 
     out_versions: dict[str, dict] = {}
     missing: dict[str, str] = {}
@@ -367,15 +383,12 @@ def main(argv: list[str] | None = None) -> int:
         for version in sorted(dict.fromkeys(args.versions), key=version_key):
             log(f"vllm=={version}")
             try:
-                archive = obtain(version, cache, args.index_url, args.pip_sdist,
-                                 args.wheel_platform)
+                archive = obtain(version, cache, args.index_url, args.pip_sdist, args.wheel_platform)
             except Exception as exc:
                 archive = None
                 missing[version] = f"download failed: {exc}"
             if archive is None:
-                missing.setdefault(
-                    version, "no sdist or wheel of this version could be "
-                    "downloaded from PyPI")
+                missing.setdefault(version, "no sdist or wheel of this version could be downloaded from PyPI")
                 log(f"  MISSING: {missing[version]}")
                 continue
             try:
@@ -400,8 +413,10 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"wrote {out}")
     for version, entry in out_versions.items():
-        print(f"  vllm {version:<12} {len(entry['fields']):>4} fields  "
-              f"({LMI_VLLM_VERSIONS.get(version, '-')}; {entry['source'].split(': ')[-1]})")
+        print(
+            f"  vllm {version:<12} {len(entry['fields']):>4} fields  "
+            f"({LMI_VLLM_VERSIONS.get(version, '-')}; {entry['source'].split(': ')[-1]})"
+        )
     for version, why in missing.items():
         print(f"  vllm {version:<12} MISSING: {why}")
     return 1 if missing and not out_versions else 0

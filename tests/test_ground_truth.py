@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from conftest import load_shared_json
+
 from lmi_config.api import lint_text
 from lmi_config.configfile.properties import dump_properties
 from lmi_config.lint import LintOptions
@@ -84,15 +84,27 @@ def _instances(text: str) -> list[str]:
     return found
 
 
-def _properties(row: dict, backend: str, extra: dict[str, str], tp: int, batch: int, sequence: int | None) -> str:
+def _properties(
+    row: dict, backend: str, extra: dict[str, str], tp: int, batch: int, sequence: int | None
+) -> str:
     model = row["model_id"].split(" ")[0]
-    options = {"option.model_id": model, "option.tensor_parallel_degree": str(tp), "option.max_rolling_batch_size": str(batch)}
+    options = {
+        "option.model_id": model,
+        "option.tensor_parallel_degree": str(tp),
+        "option.max_rolling_batch_size": str(batch),
+    }
     if sequence:
         options["option.n_positions"] = str(sequence)
     options.update(_dtype(row.get("dtype")))
     options.update(extra)
     if backend == "nxdi":
-        options.update({"option.rolling_batch": "vllm", "option.model_loader": "nxdi", "option.entryPoint": "djl_python.transformers_neuronx"})
+        options.update(
+            {
+                "option.rolling_batch": "vllm",
+                "option.model_loader": "nxdi",
+                "option.entryPoint": "djl_python.transformers_neuronx",
+            }
+        )
         options.pop("option.quantize", None)
     else:
         options["option.entryPoint"] = "djl_python.transformers_neuronx"
@@ -101,7 +113,9 @@ def _properties(row: dict, backend: str, extra: dict[str, str], tp: int, batch: 
 
 def _lint(text: str, instance: str, backend: str):
     version = "0.34.0" if backend == "nxdi" else "0.30.0"
-    return lint_text(text, "properties", LintOptions(instance=instance, lmi_version=version), name="serving.properties")
+    return lint_text(
+        text, "properties", LintOptions(instance=instance, lmi_version=version), name="serving.properties"
+    )
 
 
 GOOD = [row for row in TRUTH["known_good"]]
@@ -114,7 +128,11 @@ def test_known_good_rows_get_no_fit_error(row: dict) -> None:
     for instance in _instances(row["instance_type"]):
         if (model, instance, row["tp_degree"]) in ARITHMETICALLY_IMPOSSIBLE:
             continue
-        result = _lint(_properties(row, backend, extra, row["tp_degree"], row["batch_size"], row["sequence_length"]), instance, backend)
+        result = _lint(
+            _properties(row, backend, extra, row["tp_degree"], row["batch_size"], row["sequence_length"]),
+            instance,
+            backend,
+        )
         unit = result.units[0]
         assert unit.context.model is not None, f"{model} is not in the catalog"
         errors = [f for f in result.findings if f.severity == "error" and f.code in FIT_CODES]
@@ -133,7 +151,9 @@ BAD = TRUTH["known_bad"]
 CHECKABLE_BAD = [row for row in BAD if not _bad_id(row)]
 
 
-@pytest.mark.parametrize("row", CHECKABLE_BAD, ids=[f"{i}-{row['model_id'][:40]}" for i, row in enumerate(CHECKABLE_BAD)])
+@pytest.mark.parametrize(
+    "row", CHECKABLE_BAD, ids=[f"{i}-{row['model_id'][:40]}" for i, row in enumerate(CHECKABLE_BAD)]
+)
 def test_known_bad_rows_get_their_slug(row: dict) -> None:
     expected = EXPECTED_SLUG[row["failure"]]
     backend, extra = _backend(row["backend"])
@@ -149,10 +169,16 @@ def test_known_bad_rows_get_their_slug(row: dict) -> None:
         for tp in tps:
             text = _properties({**row, "model_id": model}, backend, extra, tp, batch, sequence)
             if sequence is None:
-                text = text.replace("option.max_rolling_batch_size=1\n", "") if row.get("batch_size") is None else text
+                text = (
+                    text.replace("option.max_rolling_batch_size=1\n", "")
+                    if row.get("batch_size") is None
+                    else text
+                )
             result = _lint(text, instance, backend)
             slugs = {f.rule for f in result.findings}
-            assert expected in slugs, f"{model} TP {tp} on {instance}: expected {expected}, got {sorted(slugs)}"
+            assert expected in slugs, (
+                f"{model} TP {tp} on {instance}: expected {expected}, got {sorted(slugs)}"
+            )
 
 
 def test_not_checkable_rows_are_exactly_the_listed_ones() -> None:

@@ -51,7 +51,12 @@ def test_properties_continuation_after_comment_is_not_a_comment() -> None:
 def test_env_file_quotes_export_and_comments() -> None:
     text = "# c\nexport HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_DTYPE='bf16'\nA=\"x\\ny\"\nB=v # note\n"
     document = parse_env_text(text)
-    assert document.as_dict() == {"HF_MODEL_ID": "meta-llama/Llama-3.1-8B", "OPTION_DTYPE": "bf16", "A": "x\ny", "B": "v"}
+    assert document.as_dict() == {
+        "HF_MODEL_ID": "meta-llama/Llama-3.1-8B",
+        "OPTION_DTYPE": "bf16",
+        "A": "x\ny",
+        "B": "v",
+    }
     assert [entry.line for entry in document.entries] == [2, 3, 4, 5]
 
 

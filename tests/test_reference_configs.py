@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import load_shared_json
+
 from lmi_config.api import lint_text
 from lmi_config.configfile.envfile import dump_env
 from lmi_config.configfile.properties import dump_properties
 from lmi_config.lint import LintOptions
 
-CONFIGS = [entry for entry in load_shared_json("reference", "djl_ci_configs.json") if entry.get("serving_properties") or entry.get("env")]
+CONFIGS = [
+    entry
+    for entry in load_shared_json("reference", "djl_ci_configs.json")
+    if entry.get("serving_properties") or entry.get("env")
+]
 
 
 def _value(value: object) -> str:

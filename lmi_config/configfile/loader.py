@@ -84,7 +84,9 @@ def detect_kind(name: str, text: str) -> str:
 def parse_source(path: str, raw: bytes, directory: Path | None, kind: str | None = None) -> SourceFile:
     """Parse bytes into a :class:`SourceFile`; refuses binary data with :class:`InputError`."""
     if b"\x00" in raw[:8192]:
-        raise InputError(f"{path}: binary file (contains NUL bytes); give a serving.properties, env or JSON file")
+        raise InputError(
+            f"{path}: binary file (contains NUL bytes); give a serving.properties, env or JSON file"
+        )
     if kind is None:
         kind = detect_kind(os.path.basename(path), raw[:4096].decode("latin-1"))
     if kind == "properties":
@@ -101,7 +103,9 @@ def read_file(path: Path, display: str | None = None, kind: str | None = None) -
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise InputError(f"{shown}: file is {size} bytes; a configuration is at most {MAX_FILE_BYTES} bytes")
+            raise InputError(
+                f"{shown}: file is {size} bytes; a configuration is at most {MAX_FILE_BYTES} bytes"
+            )
         raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{shown}: no such file or directory") from None

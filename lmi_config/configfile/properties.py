@@ -207,7 +207,7 @@ def _escape(text: str, *, is_key: bool) -> str:
             # \uXXXX of each UTF-16 code unit, as Properties.store writes it
             encoded = char.encode("utf-16-be")
             for unit in range(0, len(encoded), 2):
-                out.append("\\u%04X" % int.from_bytes(encoded[unit : unit + 2], "big"))
+                out.append(f"\\u{int.from_bytes(encoded[unit : unit + 2], 'big'):04X}")
         else:
             out.append(char)
     return "".join(out)

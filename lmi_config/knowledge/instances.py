@@ -104,7 +104,11 @@ def rules_for(platform: str, backend: str, kind: str) -> list[dict[str, Any]]:
     for row in tp_rules():
         if row.get("kind") != kind:
             continue
-        if row.get("platform") not in (platform, "*", "neuron" if platform in ("inf2", "trn1", "trn2", "inf1") else "gpu"):
+        if row.get("platform") not in (
+            platform,
+            "*",
+            "neuron" if platform in ("inf2", "trn1", "trn2", "inf1") else "gpu",
+        ):
             continue
         if "*" not in row.get("backends", ["*"]) and backend not in row.get("backends", []):
             continue

@@ -119,7 +119,9 @@ def engine_args_for(vllm_version: str | None) -> dict[str, dict[str, Any]]:
 
 
 def engine_arg_source(vllm_version: str) -> str:
-    return _engine_arg_table().get(vllm_version, {}).get("source", load_data("vllm_engine_args.json")["source"])
+    return (
+        _engine_arg_table().get(vllm_version, {}).get("source", load_data("vllm_engine_args.json")["source"])
+    )
 
 
 @cache
@@ -173,7 +175,9 @@ def check_value(spec: OptionSpec, value: str) -> str | None:
     if value == "":
         return "is empty"
     if spec.allowed is not None and kind in ("enum", "str", "bool", "int", "int_or_max"):
-        if value in spec.allowed or (spec.case_insensitive and value.lower() in {a.lower() for a in spec.allowed}):
+        if value in spec.allowed or (
+            spec.case_insensitive and value.lower() in {a.lower() for a in spec.allowed}
+        ):
             return None
         if set(spec.allowed) >= {"true", "false"} and value.lower() in spec.allowed:
             return None  # booleans are compared lower-cased

@@ -38,8 +38,9 @@ def format_text(findings: Sequence[Finding], summary: dict[str, object], *, colo
         if color:
             severity = f"{colors[severity]}{severity}{reset}"
         lines.append(f"{place}: {finding.code} {severity} [{finding.rule}] {finding.message}")
-    for note in summary.get("notes", []) or []:  # type: ignore[union-attr]
-        lines.append(f"note: {note}")
+    notes = summary.get("notes") or []
+    assert isinstance(notes, list)
+    lines.extend(f"note: {note}" for note in notes)
     errors, warnings, infos = summary["errors"], summary["warnings"], summary["infos"]
     files = summary["files"]
     lines.append(
@@ -126,5 +127,7 @@ def format_github(findings: Sequence[Finding]) -> str:
         if finding.line:
             properties.append(f"line={finding.line}")
         properties.append(f"title={_escape_github_property(finding.code + ' ' + finding.rule)}")
-        lines.append(f"::{_GITHUB_COMMAND[finding.severity]} {','.join(properties)}::{_escape_github_data(finding.message)}")
+        lines.append(
+            f"::{_GITHUB_COMMAND[finding.severity]} {','.join(properties)}::{_escape_github_data(finding.message)}"
+        )
     return "\n".join(lines) + ("\n" if lines else "")

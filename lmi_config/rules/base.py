@@ -88,7 +88,9 @@ def rule(
 ) -> Callable[[Callable[[LintUnit], Iterable[Finding]]], Callable[[LintUnit], Iterable[Finding]]]:
     """Register a check function as a rule."""
 
-    def register(function: Callable[[LintUnit], Iterable[Finding]]) -> Callable[[LintUnit], Iterable[Finding]]:
+    def register(
+        function: Callable[[LintUnit], Iterable[Finding]],
+    ) -> Callable[[LintUnit], Iterable[Finding]]:
         if code in REGISTRY or any(existing.slug == slug for existing in REGISTRY.values()):
             raise ValueError(f"duplicate rule {code} {slug}")
         category = function.__module__.rsplit(".", 1)[-1]

@@ -58,7 +58,9 @@ def _holds(config: CanonicalConfig, condition: dict[str, Any]) -> tuple[bool, st
         "cannot run, an engine the backend asserts against."
     ),
     bad=Example("option.model_id=gpt2\nbatch_size=4\noption.rolling_batch=vllm\n"),
-    good=Example("option.model_id=gpt2\nbatch_size=4\noption.rolling_batch=disable\n", args={"backend": "huggingface"}),
+    good=Example(
+        "option.model_id=gpt2\nbatch_size=4\noption.rolling_batch=disable\n", args={"backend": "huggingface"}
+    ),
     source="lmi_config/data/conflicts.json (each combination names its source: djl-serving.md §3, §5)",
 )
 def conflicting_options(unit: LintUnit) -> Iterator[Finding]:
@@ -88,7 +90,11 @@ def conflicting_options(unit: LintUnit) -> Iterator[Finding]:
         if any(value is not None and is_placeholder(value) for value in values):
             continue
         message = conflict["message"].format(*[(value or "").strip() for value in values])
-        setting = config.settings.get(anchor or next((key for key in keys if key), "")) if (anchor or any(keys)) else None
+        setting = (
+            config.settings.get(anchor or next((key for key in keys if key), ""))
+            if (anchor or any(keys))
+            else None
+        )
         yield unit.finding(
             "LMI201",
             f"{message}; {conflict['fix']}",
@@ -103,7 +109,11 @@ def _accelerator_mismatch(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
     if instance is None or backend.accelerator in ("any", instance.accelerator):
         return
-    wanted = "a Neuron backend (transformers-neuronx or NxD Inference)" if instance.accelerator == "neuron" else "a GPU backend (vLLM, TensorRT-LLM)"
+    wanted = (
+        "a Neuron backend (transformers-neuronx or NxD Inference)"
+        if instance.accelerator == "neuron"
+        else "a GPU backend (vLLM, TensorRT-LLM)"
+    )
     yield unit.finding(
         "LMI201",
         f"backend {backend.id} ({unit.context.backend_reason}) runs on {backend.accelerator}, but "
@@ -113,7 +123,9 @@ def _accelerator_mismatch(unit: LintUnit) -> Iterator[Finding]:
 
 
 _MODEL_KEYS = ("option.model_id", "option.s3url", "option.model_dir", "option.model_name", "option.modelName")
-_ARTIFACT = re.compile(r"(config\.json|.*\.safetensors|.*\.bin|.*\.pt|.*\.neff|model\.py|.*\.onnx|.*\.gguf|model_index\.json|params\.json)$")
+_ARTIFACT = re.compile(
+    r"(config\.json|.*\.safetensors|.*\.bin|.*\.pt|.*\.neff|model\.py|.*\.onnx|.*\.gguf|model_index\.json|params\.json)$"
+)
 
 
 @rule(
@@ -127,7 +139,9 @@ _ARTIFACT = re.compile(r"(config\.json|.*\.safetensors|.*\.bin|.*\.pt|.*\.neff|m
         "not an error: the files may be packaged with the configuration in the model tarball."
     ),
     bad=Example("option.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"),
-    good=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"
+    ),
     source="djl-serving.md §1.3-§1.5 (ModelStore, LmiUtils.configureLmiModel), §4 ('.py file not found')",
 )
 def missing_model(unit: LintUnit) -> Iterator[Finding]:
@@ -144,7 +158,11 @@ def missing_model(unit: LintUnit) -> Iterator[Finding]:
             if any(_ARTIFACT.match(name) for name in names):
                 return
     kinds = {source.kind for source in unit.sources}
-    advice = "set HF_MODEL_ID (or OPTION_MODEL_ID)" if kinds <= {"env", "json"} else "add option.model_id=<hub id, s3:// prefix or local path>"
+    advice = (
+        "set HF_MODEL_ID (or OPTION_MODEL_ID)"
+        if kinds <= {"env", "json"}
+        else "add option.model_id=<hub id, s3:// prefix or local path>"
+    )
     yield unit.finding(
         "LMI202",
         f"no model is named and no model files sit beside the configuration; {advice}, or package config.json "
@@ -162,8 +180,16 @@ def missing_model(unit: LintUnit) -> Iterator[Finding]:
         "Only the GPU images translate TGI variables such as MAX_BATCH_SIZE or SM_NUM_GPUS into LMI "
         "options; the Neuron image ignores them, and names like MAX_INPUT_LENGTH are read by no LMI image."
     ),
-    bad=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_ROLLING_BATCH=auto\nSM_NUM_GPUS=2\n", kind="env", args={"backend": "transformers-neuronx"}),
-    good=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_ROLLING_BATCH=auto\nTENSOR_PARALLEL_DEGREE=2\n", kind="env", args={"backend": "transformers-neuronx"}),
+    bad=Example(
+        "HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_ROLLING_BATCH=auto\nSM_NUM_GPUS=2\n",
+        kind="env",
+        args={"backend": "transformers-neuronx"},
+    ),
+    good=Example(
+        "HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_ROLLING_BATCH=auto\nTENSOR_PARALLEL_DEGREE=2\n",
+        kind="env",
+        args={"backend": "transformers-neuronx"},
+    ),
     source="djl-serving.md §1.1 (translateTGIToLMI runs only in the GPU entrypoint), §10.3",
 )
 def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
@@ -210,7 +236,10 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
         "variables override both, and TENSOR_PARALLEL_DEGREE only fills a missing option — the losing "
         "value looks set but is not used."
     ),
-    bad=Example("option.model_id=gpt2\noption.tensor_parallel_degree=4\n", paired_env="OPTION_TENSOR_PARALLEL_DEGREE=8\n"),
+    bad=Example(
+        "option.model_id=gpt2\noption.tensor_parallel_degree=4\n",
+        paired_env="OPTION_TENSOR_PARALLEL_DEGREE=8\n",
+    ),
     good=Example("option.model_id=gpt2\noption.tensor_parallel_degree=4\n", paired_env="OPTION_DTYPE=bf16\n"),
     source="djl-serving.md §1.4, §2 (ModelInfo.loadServingProperties putIfAbsent; SageMakerCompatibility overwrites)",
 )
@@ -218,7 +247,11 @@ def shadowed_setting(unit: LintUnit) -> Iterator[Finding]:
     for key, settings in unit.config.candidates.items():
         winner = unit.config.settings[key]
         for setting in settings:
-            if setting is winner or setting.origin.path == winner.origin.path and setting.origin.kind == "properties":
+            if (
+                setting is winner
+                or setting.origin.path == winner.origin.path
+                and setting.origin.kind == "properties"
+            ):
                 continue  # duplicates inside one file are duplicate-key's business
             if setting.value.strip() == winner.value.strip():
                 continue

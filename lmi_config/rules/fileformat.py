@@ -42,7 +42,9 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
                 )
         if source.env is not None:
             for env_error in source.env.errors:
-                yield unit.finding("LMI001", f"{env_error.message}; write NAME=value", path=source.path, line=env_error.line)
+                yield unit.finding(
+                    "LMI001", f"{env_error.message}; write NAME=value", path=source.path, line=env_error.line
+                )
     for message, line in unit.pragmas.problems:
         yield unit.finding("LMI001", message, line=line, severity="warning")
 
@@ -60,6 +62,7 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
 def duplicate_key(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
         seen: dict[str, int | None] = {}
+        pairs: list[tuple[str, int | None]]
         if source.properties is not None:
             pairs = [(entry.key, entry.line) for entry in source.properties.entries]
         elif source.env is not None:

@@ -139,8 +139,14 @@ def memory_headroom_low(unit: LintUnit) -> Iterator[Finding]:
         "DJL starts cores/TP workers; with TP above the core count that is zero and the model server stops "
         "with 'Neuron devices are not enough' (or 'GPU devices are not enough to run N partitions')."
     ),
-    bad=Example("option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=24\noption.rolling_batch=auto\noption.entryPoint=djl_python.transformers_neuronx\n", args={"instance": "inf2.24xlarge"}),
-    good=Example("option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=12\noption.rolling_batch=auto\noption.entryPoint=djl_python.transformers_neuronx\n", args={"instance": "inf2.24xlarge"}),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=24\noption.rolling_batch=auto\noption.entryPoint=djl_python.transformers_neuronx\n",
+        args={"instance": "inf2.24xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=12\noption.rolling_batch=auto\noption.entryPoint=djl_python.transformers_neuronx\n",
+        args={"instance": "inf2.24xlarge"},
+    ),
     source="djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #3, #4 (aws-neuron-sdk#749, vllm-neuron#7)",
 )
 def tp_exceeds_devices(unit: LintUnit) -> Iterator[Finding]:
@@ -173,8 +179,14 @@ def tp_exceeds_devices(unit: LintUnit) -> Iterator[Finding]:
         "('Unsupported topology'); on inf2 the guides list 1, 2, 4, 8, 24 while 12 and 16 have run — "
         "other degrees are untested."
     ),
-    bad=Example("option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=24\noption.entryPoint=djl_python.transformers_neuronx\n", args={"instance": "trn1.32xlarge"}),
-    good=Example("option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=32\noption.entryPoint=djl_python.transformers_neuronx\n", args={"instance": "trn1.32xlarge"}),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=24\noption.entryPoint=djl_python.transformers_neuronx\n",
+        args={"instance": "trn1.32xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=32\noption.entryPoint=djl_python.transformers_neuronx\n",
+        args={"instance": "trn1.32xlarge"},
+    ),
     source="lmi_config/data/tp_rules.json (optimum-neuron#619, #424; transformers-neuronx and NxDI guides; Neuron Calculator)",
 )
 def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
@@ -184,11 +196,15 @@ def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
         return
     backend = unit.context.backend.id
     for unsupported in rules_for(instance.platform, backend, "unsupported"):
-        yield unit.finding("LMI304", f"{instance.instance_type}: {unsupported['message']}", setting=_tp_setting(unit))
+        yield unit.finding(
+            "LMI304", f"{instance.instance_type}: {unsupported['message']}", setting=_tp_setting(unit)
+        )
         return
     for runtime in rules_for(instance.platform, backend, "runtime"):
         if not degree_allowed(runtime, tp):
-            allowed = ", ".join(str(d) for d in runtime.get("degrees", [])) + (f" or a multiple of {runtime['multiple_of']}" if runtime.get("multiple_of") else "")
+            allowed = ", ".join(str(d) for d in runtime.get("degrees", [])) + (
+                f" or a multiple of {runtime['multiple_of']}" if runtime.get("multiple_of") else ""
+            )
             yield unit.finding(
                 "LMI304",
                 f"TP {tp} on {instance.instance_type}: the Neuron runtime supports {allowed} cores "
@@ -196,7 +212,9 @@ def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
                 setting=_tp_setting(unit),
             )
             return
-    listed = rules_for(instance.platform, backend, "documented") + rules_for(instance.platform, backend, "observed")
+    listed = rules_for(instance.platform, backend, "documented") + rules_for(
+        instance.platform, backend, "observed"
+    )
     if listed and not any(degree_allowed(row, tp) for row in listed):
         known = sorted({degree for row in listed for degree in row.get("degrees") or []})
         yield unit.finding(
@@ -218,8 +236,14 @@ def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
         "parallel size'), as does transformers-neuronx for GPT-J/GPT-NeoX/OPT/GPT-2; for Llama-family models "
         "transformers-neuronx and NxD Inference pad the heads instead, which costs compute and memory."
     ),
-    bad=Example("option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=8\n", args={"instance": "g5.48xlarge"}),
-    good=Example("option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n", args={"instance": "g5.12xlarge"}),
+    bad=Example(
+        "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=8\n",
+        args={"instance": "g5.48xlarge"},
+    ),
+    good=Example(
+        "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n",
+        args={"instance": "g5.12xlarge"},
+    ),
     source="lmi_config/data/tp_rules.json (kind heads); vllm#414, #2652; neuron-ground-truth.md §2",
 )
 def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
@@ -232,7 +256,11 @@ def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
         return
     backend = unit.context.backend.id
     platform = _platform(unit)
-    policies = [row for row in rules_for(platform, backend, "heads") if not row.get("model_types") or arch.model_type in row["model_types"]]
+    policies = [
+        row
+        for row in rules_for(platform, backend, "heads")
+        if not row.get("model_types") or arch.model_type in row["model_types"]
+    ]
     policies.sort(key=lambda row: 0 if row.get("model_types") else 1)  # the model-specific rule first
     if not policies:
         return
@@ -269,8 +297,14 @@ def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
         "Neuron a TP that neither divides nor is divided by the KV heads converts the cache to one KV head "
         "per query head (CONVERT_TO_MHA), multiplying the KV-cache memory."
     ),
-    bad=Example("option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=7\n", args={"backend": "vllm"}),
-    good=Example("option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n", args={"backend": "vllm"}),
+    bad=Example(
+        "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=7\n",
+        args={"backend": "vllm"},
+    ),
+    good=Example(
+        "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n",
+        args={"backend": "vllm"},
+    ),
     source="djl-serving.md §9 (vLLM KV-head rule); neuron-ground-truth.md §5.2 (NxDI gqa.py, tnx GQA strategies); aws-neuron-sdk#1289",
 )
 def kv_heads_sharding(unit: LintUnit) -> Iterator[Finding]:
@@ -283,7 +317,13 @@ def kv_heads_sharding(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
     if backend.accelerator == "gpu" and backend.id in ("vllm", "lmi-dist"):
         if (kv >= tp and kv % tp) or (kv < tp and tp % kv):
-            choices = sorted({d for d in range(1, 2 * max(kv, tp) + 1) if (kv >= d and kv % d == 0) or (kv < d and d % kv == 0 and heads % d == 0)})
+            choices = sorted(
+                {
+                    d
+                    for d in range(1, 2 * max(kv, tp) + 1)
+                    if (kv >= d and kv % d == 0) or (kv < d and d % kv == 0 and heads % d == 0)
+                }
+            )
             yield unit.finding(
                 "LMI306",
                 f"{arch.model_id} has {kv} KV heads; vLLM needs them divisible by TP {tp} (or TP divisible by them): "
@@ -330,8 +370,12 @@ def kv_heads_sharding(unit: LintUnit) -> Iterator[Finding]:
         "vLLM refuses a max_model_len above the model's derived maximum; on Neuron the model compiles but "
         "positions past the trained length produce garbage."
     ),
-    bad=Example("option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=8192\n"),
-    good=Example("option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=4096\n"),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=8192\n"
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
+    ),
     source="vLLM ModelConfig (max_model_len > derived max raises unless VLLM_ALLOW_LONG_MAX_MODEL_LEN); djl-serving.md §3 (n_positions)",
 )
 def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
@@ -344,7 +388,12 @@ def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
             continue
         length = int(setting.value.strip())
         limit = arch.max_position_embeddings
-        if arch.rope_scaling and arch.rope_scaling.get("factor") and arch.rope_scaling.get("rope_type", arch.rope_scaling.get("type")) not in ("llama3", "longrope", "yarn"):
+        if (
+            arch.rope_scaling
+            and arch.rope_scaling.get("factor")
+            and arch.rope_scaling.get("rope_type", arch.rope_scaling.get("type"))
+            not in ("llama3", "longrope", "yarn")
+        ):
             limit = int(limit * float(arch.rope_scaling["factor"]))
         if length <= limit:
             continue
@@ -368,8 +417,12 @@ def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
         "transformers-neuronx compiles one context-encoding graph per bucket; a bucket longer than n_positions "
         "cannot be used, and with cache_layout=BSH the only bucket must be n_positions (else a RuntimeError)."
     ),
-    bad=Example("option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=512\noption.context_length_estimate=256,1024\n"),
-    good=Example("option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=1024\noption.context_length_estimate=256,1024\n"),
+    bad=Example(
+        "option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=512\noption.context_length_estimate=256,1024\n"
+    ),
+    good=Example(
+        "option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=1024\noption.context_length_estimate=256,1024\n"
+    ),
     source="djl-serving.md §5.6 (context_length_estimate, cache_layout); seeds/002 (bucketing)",
 )
 def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
@@ -395,7 +448,12 @@ def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
                 setting=setting,
             )
     if buckets != sorted(set(buckets)):
-        yield unit.finding("LMI308", "context_length_estimate buckets should be ascending and distinct", setting=setting, severity="warning")
+        yield unit.finding(
+            "LMI308",
+            "context_length_estimate buckets should be ascending and distinct",
+            setting=setting,
+            severity="warning",
+        )
     layout = (unit.config.get("option.cache_layout") or "").strip()
     if layout == "BSH" and n_positions is not None and buckets[0] != n_positions:
         yield unit.finding(
@@ -414,8 +472,14 @@ def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
         "On Neuron the weights are loaded, converted and compiled on the host; about twice the weight bytes are "
         "needed at once, and the kernel kills the process when the host runs out (Llama-3.1-8B on trn1.2xlarge)."
     ),
-    bad=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n", args={"instance": "trn1.2xlarge"}),
-    good=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n", args={"instance": "inf2.8xlarge"}),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n",
+        args={"instance": "trn1.2xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n",
+        args={"instance": "inf2.8xlarge"},
+    ),
     source="lmi_config/data/memory.json (host); NxDI#26, neuronx-distributed#53, aws-neuron-sdk#1222",
 )
 def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
@@ -444,8 +508,14 @@ def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
         "DJL starts one worker per TP group: 24 NeuronCores at TP 8 load three copies. That is often intended "
         "(more throughput) and sometimes not (djl-serving#1092: 'creates 2 copies')."
     ),
-    bad=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=8\noption.max_rolling_batch_size=4\noption.n_positions=2048\n", args={"instance": "inf2.48xlarge"}),
-    good=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.max_rolling_batch_size=4\noption.n_positions=2048\n", args={"instance": "inf2.48xlarge"}),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=8\noption.max_rolling_batch_size=4\noption.n_positions=2048\n",
+        args={"instance": "inf2.48xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.max_rolling_batch_size=4\noption.n_positions=2048\n",
+        args={"instance": "inf2.48xlarge"},
+    ),
     source="djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #12 (djl-serving#1092)",
 )
 def model_copies(unit: LintUnit) -> Iterator[Finding]:
@@ -453,7 +523,10 @@ def model_copies(unit: LintUnit) -> Iterator[Finding]:
     tp = _tp_value(unit)
     if instance is None or tp is None or tp > instance.num_cores:
         return
-    single = any((unit.config.get(key) or "").strip().lower() == "true" for key in ("option.enable_lora", "option.enable_stateful_sessions"))
+    single = any(
+        (unit.config.get(key) or "").strip().lower() == "true"
+        for key in ("option.enable_lora", "option.enable_stateful_sessions")
+    )
     copies = 1 if single else instance.num_cores // tp
     idle = instance.num_cores - copies * tp
     if copies <= 1 and not idle:
@@ -479,8 +552,14 @@ def model_copies(unit: LintUnit) -> Iterator[Finding]:
         "Neuron compiles at start-up; a 70B model on inf2 can take over an hour. When the timeout is shorter the "
         "worker is killed with a TimeoutException and the endpoint fails after all that time."
     ),
-    bad=Example("option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=1200\noption.max_rolling_batch_size=1\noption.n_positions=2048\n", args={"instance": "inf2.48xlarge"}),
-    good=Example("option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=14400\noption.max_rolling_batch_size=1\noption.n_positions=2048\n", args={"instance": "inf2.48xlarge"}),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=1200\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
+        args={"instance": "inf2.48xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=14400\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
+        args={"instance": "inf2.48xlarge"},
+    ),
     source="lmi_config/data/memory.json (loading); sagemaker-and-user-pain.md §4 #19 (fmbench-orchestrator#28), #20",
 )
 def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
@@ -490,7 +569,10 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
     if fit is None:
         return
     neuron = fit.instance.accelerator == "neuron"
-    precompiled = any(unit.config.has(key) for key in ("option.compiled_graph_path", "option.load_split_model", "option.save_mp_checkpoint_path"))
+    precompiled = any(
+        unit.config.has(key)
+        for key in ("option.compiled_graph_path", "option.load_split_model", "option.save_mp_checkpoint_path")
+    )
     needed = loading_seconds(fit.arch, fit.shape, neuron and not precompiled)
     setting = unit.config.settings.get("option.model_loading_timeout")
     if setting is not None and setting.value.strip().isdigit():
@@ -521,8 +603,14 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
         "start when one sequence of max_model_len tokens does not fit ('The model's max seq len is larger than the "
         "maximum number of tokens that can be stored in KV cache')."
     ),
-    bad=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n", args={"instance": "g5.2xlarge"}),
-    good=Example("option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\noption.max_model_len=8192\n", args={"instance": "g5.2xlarge"}),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n",
+        args={"instance": "g5.2xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\noption.max_model_len=8192\n",
+        args={"instance": "g5.2xlarge"},
+    ),
     source="vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu)",
 )
 def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
@@ -535,7 +623,11 @@ def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
         return
     per_token = per_sequence / fit.shape.sequence_length
     longest = int(capacity / per_token) // 256 * 256
-    advice = f"set option.max_model_len={longest} or less" if longest >= 256 else "use more GPUs (TP) or a larger instance"
+    advice = (
+        f"set option.max_model_len={longest} or less"
+        if longest >= 256
+        else "use more GPUs (TP) or a larger instance"
+    )
     yield unit.finding(
         "LMI312",
         f"one {fit.shape.sequence_length}-token sequence needs {_gib(per_sequence)} of KV cache per GPU but only "

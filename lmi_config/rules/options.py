@@ -85,12 +85,18 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
         if key.startswith("option.") and engine_arg_version_range(key[len("option.") :]):
             continue  # a vLLM engine argument: LMI103 / LMI104 decide
         hint = suggest(key)
-        advice = f"did you mean {hint}?" if hint else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
+        advice = (
+            f"did you mean {hint}?"
+            if hint
+            else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
+        )
         lenient = backend.id in _LENIENT_BACKENDS
         where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
         message = f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
         if lenient:
-            message = f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
+            message = (
+                f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
+            )
         yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
 
 
@@ -115,7 +121,11 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
         )
     if not release.in_range(known.get("since"), known.get("until")):
         span = _span(known.get("since"), known.get("until"))
-        advice = f"use {known['renamed_to']}" if known.get("renamed_to") else "pick an image of that range or another handler"
+        advice = (
+            f"use {known['renamed_to']}"
+            if known.get("renamed_to")
+            else "pick an image of that range or another handler"
+        )
         return unit.finding(
             "LMI103",
             f"option.entryPoint={module} exists in LMI {span}, not in the target {release.label()} "
@@ -159,18 +169,26 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         specs = catalogue().get(setting.key)
         if not specs or is_placeholder(setting.value):
             continue
-        applicable = [spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)]
+        applicable = [
+            spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)
+        ]
         if not applicable:
             continue
         spec = applicable[0]
-        problem = check_value(spec, setting.value)
-        if problem is None:
+        reason = check_value(spec, setting.value)
+        if reason is None:
             continue
         advice = ""
         if spec.allowed:
             stripped = setting.value.strip()
-            every_version = {item: other for other in _applicable_specs(specs, backend) for item in other.allowed or ()}
-            close = [item for item in every_version if item.lower() == stripped.lower()]
+            every_version = {
+                item: other for other in _applicable_specs(specs, backend) for item in other.allowed or ()
+            }
+            synonym = (
+                load_data("options.json").get("value_synonyms", {}).get("values", {}).get(stripped.lower())
+            )
+            close = [synonym] if synonym in every_version else []
+            close = close or [item for item in every_version if item.lower() == stripped.lower()]
             close = close or difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
             if close and close[0] in spec.allowed:
                 advice = f" — use {close[0]}"
@@ -184,7 +202,7 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             advice += " (the text after # is part of the value: serving.properties has no inline comments)"
         yield unit.finding(
             "LMI102",
-            f"{_display(setting)}={setting.value!r} {problem} for {backend.id}{advice}",
+            f"{_display(setting)}={setting.value!r} {reason} for {backend.id}{advice}",
             setting=setting,
         )
 
@@ -289,8 +307,14 @@ def _releases_with(feature: str) -> list[Release]:
         "nothing to vLLM on GPU, `option.gpu_memory_utilization` nothing to transformers-neuronx. "
         "Usually it means the configuration was written for another container."
     ),
-    bad=Example("option.model_id=gpt2\noption.rolling_batch=vllm\noption.neuron_optimize_level=2\n", args={"backend": "vllm"}),
-    good=Example("option.model_id=gpt2\noption.rolling_batch=vllm\noption.gpu_memory_utilization=0.9\n", args={"backend": "vllm"}),
+    bad=Example(
+        "option.model_id=gpt2\noption.rolling_batch=vllm\noption.neuron_optimize_level=2\n",
+        args={"backend": "vllm"},
+    ),
+    good=Example(
+        "option.model_id=gpt2\noption.rolling_batch=vllm\noption.gpu_memory_utilization=0.9\n",
+        args={"backend": "vllm"},
+    ),
     source=_CATALOGUE_SOURCE,
 )
 def backend_mismatch(unit: LintUnit) -> Iterator[Finding]:
@@ -342,7 +366,10 @@ def backend_mismatch(unit: LintUnit) -> Iterator[Finding]:
     severity="warning",
     summary="An option that still works but is deprecated in favour of another.",
     why="Deprecated options log a warning and disappear in a later release (djl-serving.md §5).",
-    bad=Example("option.model_id=gpt2\noption.rolling_batch=disable\noption.enable_streaming=true\n", args={"backend": "huggingface"}),
+    bad=Example(
+        "option.model_id=gpt2\noption.rolling_batch=disable\noption.enable_streaming=true\n",
+        args={"backend": "huggingface"},
+    ),
     good=Example("option.model_id=gpt2\noption.rolling_batch=disable\n", args={"backend": "huggingface"}),
     source=_CATALOGUE_SOURCE,
 )
@@ -352,7 +379,9 @@ def deprecated_option(unit: LintUnit) -> Iterator[Finding]:
         specs = catalogue().get(setting.key)
         if not specs:
             continue
-        applicable = [spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)]
+        applicable = [
+            spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)
+        ]
         if applicable and applicable[0].deprecated:
             yield unit.finding(
                 "LMI105",

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from lmi_config.knowledge.options import is_placeholder
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.secrets import looks_like_secret, secret_variable_names
+
+
+_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")  # another variable's name, left by a templating step
 
 
 @rule(
@@ -68,7 +72,12 @@ def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
                     line=line,
                     key=name,
                 )
-            elif name.upper() in names and stripped and not is_placeholder(stripped):
+            elif (
+                name.upper() in names
+                and stripped
+                and not is_placeholder(stripped)
+                and not _VARIABLE.fullmatch(stripped)
+            ):
                 yield unit.finding(
                     "LMI502",
                     f"{name} is set in the file (the value does not look like a real credential and is not shown); "
