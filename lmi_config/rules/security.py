@@ -9,7 +9,6 @@ from lmi_config.knowledge.options import is_placeholder
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.secrets import looks_like_secret, secret_variable_names
 
-
 _VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")  # another variable's name, left by a templating step
 
 
