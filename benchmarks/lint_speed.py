@@ -126,6 +126,14 @@ def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
 
 
+def timing_line(label: str, timings: list[float]) -> str:
+    """``label  median N ms of K runs  (min …, max …)``."""
+    return (
+        f"{label:<24} median {milliseconds(statistics.median(timings)):>8} of {len(timings)} runs"
+        f"  (min {milliseconds(min(timings))}, max {milliseconds(max(timings))})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -185,22 +193,14 @@ def main() -> None:
 
     print(f"interpreter   {python} (Python {version})")
     print(f"sample file   {sample}")
-    print(
-        f"tree          {generated} files generated from {len(corpus)} corpus files; lint reported {checked} files checked"
-    )
+    print(f"tree          {generated} files generated from {len(corpus)} corpus files")
+    print(f"              (lint reported {checked} files checked)")
     print()
-    print(
-        f"python -c pass           median {milliseconds(baseline_median)} of {len(baseline)} runs  (min {milliseconds(min(baseline))}, max {milliseconds(max(baseline))})"
-    )
-    print(
-        f"lint one file (cold)     median {milliseconds(one_median)} of {len(one_file)} runs  (min {milliseconds(min(one_file))}, max {milliseconds(max(one_file))})"
-    )
-    print(
-        f"                         = {one_median / baseline_median:.1f} x python -c pass; {milliseconds(one_median - baseline_median)} above it"
-    )
-    print(
-        f"lint {checked} files        median {milliseconds(tree_median)} of {len(tree)} runs  (min {milliseconds(min(tree))}, max {milliseconds(max(tree))})"
-    )
+    print(timing_line("python -c pass", baseline))
+    print(timing_line("lint one file (cold)", one_file))
+    ratio = one_median / baseline_median
+    print(f"{'':<24} = {ratio:.1f} x python -c pass, {milliseconds(one_median - baseline_median)} above it")
+    print(timing_line(f"lint {checked} files", tree))
     print()
     print(f"modules imported on the lint path: {len(modules)}")
     for package in HEAVY_PACKAGES:
@@ -215,9 +215,8 @@ def main() -> None:
         verdict = "within budget" if value <= budget else f"OVER by {milliseconds(value - budget)}"
         print(f"{label:<22} {milliseconds(value):>9} {milliseconds(budget):>9}  {verdict}")
     heavy = [package for package in HEAVY_PACKAGES if package in top_level]
-    print(
-        f"{'heavy imports':<22} {', '.join(heavy) or 'none':>9} {'none':>9}  {'OK' if not heavy else 'VIOLATES design principle 5'}"
-    )
+    verdict = "OK" if not heavy else "VIOLATES design principle 5"
+    print(f"{'heavy imports':<22} {', '.join(heavy) or 'none':>9} {'none':>9}  {verdict}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import from_catalog
-from lmi_config.sizing import GIB, MIB, Shape, estimate_memory
+from lmi_config.sizing import GIB, MIB, UNSHARDED_EMBEDDINGS, Shape, estimate_memory
 
 GB = 1e9
 
@@ -104,7 +104,8 @@ def main() -> None:
         )
     )
     for name, figure in (("weights", (3767, 1948)), ("KV cache", (2048, 2048))):
-        estimate0 = next(item.bytes for item in rank0.items if item.name == name) / MIB
+        names = (name, UNSHARDED_EMBEDDINGS) if name == "weights" else (name,)
+        estimate0 = sum(item.bytes for item in rank0.items if item.name in names) / MIB
         estimate1 = next(item.bytes for item in others.items if item.name == name) / MIB
         rows.append((f"  {name}, rank 0 (measured {figure[0]} MB)", float(figure[0]), estimate0, "MiB", 0.15))
         rows.append(

@@ -151,6 +151,9 @@ def normalize_config(
     """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`."""
     config = _flatten(raw)
     model_type = str(config.get("model_type") or "unknown")
+    defaults = load_data("models.json").get("type_defaults", {}).get(model_type)
+    if defaults:
+        config = {**defaults["values"], **{key: value for key, value in config.items() if value is not None}}
     heads = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads", "num_head")
     hidden = _first(config, "hidden_size", "n_embd", "d_model", "model_dim", "dim")
     layers = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")

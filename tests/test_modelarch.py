@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, load_shared_json
+
 from lmi_config.modelarch import ModelResolutionError, from_catalog, from_directory, resolve_model
 
 MODELS = FIXTURES / "models"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import load_shared_json
+
+from lmi_config.fit import smart_defaults
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import from_catalog, normalize_config
 from lmi_config.sizing import GIB, Shape, estimate_memory, kv_layout
-from lmi_config.fit import smart_defaults
 
 LLAMA3_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
 LLAMA3_70B = from_catalog("meta-llama/Llama-3.1-70B-Instruct")

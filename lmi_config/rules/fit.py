@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from lmi_config.fit import alternatives, describe_shape
 from lmi_config.knowledge.instances import degree_allowed, rules_for
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-from lmi_config.sizing import GIB, host_memory_needed_bytes, loading_seconds
+from lmi_config.sizing import GIB, UNSHARDED_EMBEDDINGS, host_memory_needed_bytes, loading_seconds
 
 _SIZING_SOURCE = "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown)"
 
@@ -82,14 +82,27 @@ def memory_exceeds_budget(unit: LintUnit) -> Iterator[Finding]:
         return
     memory = fit.memory
     worst = max(memory.ranks, key=lambda rank: rank.total_bytes)
+    # rank 0 keeping whole embeddings was measured in one NxD configuration only: when that item
+    # alone pushes rank 0 over, the sources do not settle it, so it is a warning
+    certain_peak = max(
+        rank.total_bytes - sum(i.bytes for i in rank.items if i.name == UNSHARDED_EMBEDDINGS)
+        for rank in memory.ranks
+    )
+    uncertain = certain_peak <= memory.budget_bytes
+    caveat = (
+        " (only the whole embeddings on rank 0, measured in one NxD configuration, push it over)"
+        if uncertain
+        else ""
+    )
     parts = ", ".join(f"{item.name} {_gib(item.bytes)}" for item in worst.items if item.bytes >= 0.05 * GIB)
     shape = fit.shape
     yield unit.finding(
         "LMI301",
         f"{fit.arch.model_id} needs {_gib(memory.peak_bytes)} per {memory.unit} ({worst.label}: {parts}) at TP "
         f"{shape.tensor_parallel_degree}, batch {shape.batch_size}, {shape.sequence_length} tokens, but the budget is "
-        f"{_gib(memory.budget_bytes)} ({memory.budget_note}){_fix_hint(unit)}",
+        f"{_gib(memory.budget_bytes)} ({memory.budget_note}){caveat}{_fix_hint(unit)}",
         setting=_tp_setting(unit),
+        severity="warning" if uncertain else None,
     )
 
 
@@ -467,10 +480,11 @@ def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
     code="LMI309",
     slug="host-memory-insufficient",
     severity="error",
-    summary="Loading and compiling the model needs more host RAM than the instance has.",
+    summary="The model does not fit in host RAM (error), or compiling it likely does not (warning).",
     why=(
-        "On Neuron the weights are loaded, converted and compiled on the host; about twice the weight bytes are "
-        "needed at once, and the kernel kills the process when the host runs out (Llama-3.1-8B on trn1.2xlarge)."
+        "On Neuron the weights are loaded, converted and compiled on the host; the weights must fit once, and "
+        "compiling has needed about twice as much — the kernel kills the process when the host runs out "
+        "(Llama-3.1-8B on trn1.2xlarge), although a 276 GB fp32 model did run on a 512 GiB trn1.32xlarge."
     ),
     bad=Example(
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n",
@@ -483,19 +497,47 @@ def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
     source="lmi_config/data/memory.json (host); NxDI#26, neuronx-distributed#53, aws-neuron-sdk#1222",
 )
 def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
+    from lmi_config.knowledge.instances import instances
+
     fit = unit.fit
     if fit is None or fit.instance.accelerator != "neuron" or not fit.instance.host_memory_gib:
         return
-    needed = host_memory_needed_bytes(fit.arch, fit.shape)
     available = fit.instance.host_memory_gib * GIB
-    if needed <= available:
+    to_load = host_memory_needed_bytes(fit.arch, fit.shape, compile=False)
+    to_compile = host_memory_needed_bytes(fit.arch, fit.shape, compile=True)
+    if to_compile <= available:
+        return
+    needed = to_load if to_load > available else to_compile
+    bigger = sorted(
+        (
+            item
+            for item in instances().values()
+            if item.platform == fit.instance.platform
+            and (item.host_memory_gib or 0) * GIB >= needed
+            and item.num_cores >= fit.shape.tensor_parallel_degree
+        ),
+        key=lambda item: item.host_memory_gib or 0,
+    )
+    suggestion = (
+        f"{bigger[0].instance_type} has {bigger[0].host_memory_gib:g} GiB"
+        if bigger
+        else "no instance of this family has enough"
+    )
+    if to_load > available:
+        yield unit.finding(
+            "LMI309",
+            f"{fit.arch.model_id} does not fit in host RAM even once ({_gib(to_load)} with the runtime) on "
+            f"{fit.instance.instance_type} ({fit.instance.host_memory_gib:g} GiB); {suggestion}",
+            line=None,
+        )
         return
     yield unit.finding(
         "LMI309",
-        f"loading and compiling {fit.arch.model_id} needs about {_gib(needed)} of host RAM (2 x the weights + 4 GiB) but "
-        f"{fit.instance.instance_type} has {fit.instance.host_memory_gib:g} GiB; use an instance with more memory "
-        "(e.g. inf2.8xlarge, 128 GiB) or load pre-compiled artifacts",
+        f"loading and compiling {fit.arch.model_id} takes about {_gib(to_compile)} of host RAM (about 2 x the weights + 4 GiB) "
+        f"but {fit.instance.instance_type} has {fit.instance.host_memory_gib:g} GiB: the compile may be killed; "
+        f"load pre-compiled artifacts or use a larger instance ({suggestion})",
         line=None,
+        severity="warning",
     )
 
 
