@@ -234,6 +234,252 @@ def explain(
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("spec_file", required=False, metavar="SPEC.yaml")
+@click.option(
+    "--model", metavar="ID", help="Model (Hub id, s3:// prefix or local directory); overrides the spec's."
+)
+@click.option(
+    "--model-architecture",
+    metavar="ID",
+    help="Catalog id or local directory with config.json, when --model is s3:// or private.",
+)
+@click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge.")
+@click.option(
+    "--backend",
+    metavar="NAME",
+    help="vllm, tensorrt-llm, lmi-dist, transformers-neuronx (tnx), nxdi, huggingface.",
+)
+@click.option("--lmi-version", metavar="VERSION", help="0.30.0, v12 or an image tag.")
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An option (the option. prefix is optional); repeatable. VALUE may be auto.",
+)
+@click.option(
+    "--env",
+    "env_settings",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="An extra environment variable (env and json outputs); repeatable.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["properties", "env", "json"]),
+    default=None,
+    help="Output format (default: the spec's, else properties).",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["throughput", "latency"]),
+    default=None,
+    help="What auto optimizes (default: throughput).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write to FILE atomically instead of stdout.",
+)
+@click.option(
+    "--template-dir",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Your own templates (same names as templates/).",
+)
+@click.option("--force", is_flag=True, help="Write even with error-level findings (they are still printed).")
+@click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
+def render(
+    spec_file: str | None,
+    model: str | None,
+    model_architecture: str | None,
+    instance: str | None,
+    backend: str | None,
+    lmi_version: str | None,
+    settings: tuple[str, ...],
+    env_settings: tuple[str, ...],
+    output_format: str | None,
+    objective: str | None,
+    output: str | None,
+    template_dir: str | None,
+    force: bool,
+    hub: bool,
+) -> None:
+    """Render a validated serving.properties, env file or SageMaker Environment JSON.
+
+    From a YAML spec (see `lmi-config schema`) and/or flags. tensor_parallel_degree, the
+    batch size and the sequence length may be `auto`: the memory model picks the
+    configuration that serves the most sequences per instance (--objective latency: the
+    largest TP that fits). The result is linted; with error-level findings nothing is
+    written (exit 1) unless --force. Warnings go to stderr.
+
+    \b
+    Examples:
+      lmi-config render samples/specs/llama-3.1-8b-inf2-xlarge.yaml
+      lmi-config render spec.yaml --format json -o environment.json
+      lmi-config render --model mistralai/Mistral-7B-Instruct-v0.2 --instance ml.inf2.8xlarge \\
+          --set tensor_parallel_degree=auto --set max_rolling_batch_size=auto --set n_positions=4096
+    """
+    from pathlib import Path
+
+    from lmi_config.planner import PlanningError
+    from lmi_config.render import render_spec, write_atomically
+    from lmi_config.spec import SpecError, load_spec, validate_spec
+
+    try:
+        if spec_file:
+            spec = load_spec(Path(spec_file))
+            name = spec_file
+        elif model:
+            spec = validate_spec({"model": model}, "command line")
+            name = "command line"
+        else:
+            _fail_input("give a SPEC.yaml or at least --model (see `lmi-config render --help`)")
+            return
+        updates: dict[str, object] = {}
+        for flag, value in (
+            ("model", model),
+            ("model_architecture", model_architecture),
+            ("instance", instance),
+            ("backend", backend),
+            ("lmi_version", lmi_version),
+            ("objective", objective),
+        ):
+            if value is not None:
+                updates[flag] = value
+        options = dict(spec.options)
+        for item in settings:
+            key, equals, value = item.partition("=")
+            if not equals or not key.strip():
+                _fail_input(f"--set {item!r}: write KEY=VALUE")
+            options[key.strip()] = value
+        env = dict(spec.env)
+        for item in env_settings:
+            key, equals, value = item.partition("=")
+            if not equals or not key.strip():
+                _fail_input(f"--env {item!r}: write NAME=VALUE")
+            env[key.strip()] = value
+        merged = spec.model_dump()
+        merged.update(updates)
+        merged["options"] = options
+        merged["env"] = env
+        spec = validate_spec(merged, name)
+        rendered = render_spec(
+            spec,
+            name=name,
+            output_format=output_format,
+            template_dir=Path(template_dir) if template_dir else None,
+            hub=hub,
+        )
+    except SpecError as error:
+        _fail_input(str(error))
+        return
+    except PlanningError as error:
+        click.echo(f"lmi-config: error: {error}", err=True)
+        sys.exit(1)
+    for note in rendered.notes:
+        click.echo(f"note: {note}", err=True)
+    for finding in rendered.findings:
+        if finding.severity != "info" or finding.code == "LMI310":
+            click.echo(f"{finding.code} {finding.severity} [{finding.rule}] {finding.message}", err=True)
+    for problem in rendered.problems:
+        click.echo(f"error: {problem}", err=True)
+    blocked = bool(rendered.errors or rendered.problems)
+    if blocked and not force:
+        click.echo(
+            "lmi-config: nothing written: the rendered configuration has errors (fix the spec, or --force)",
+            err=True,
+        )
+        sys.exit(1)
+    if output:
+        write_atomically(Path(output), rendered.text)
+        click.echo(f"wrote {output} ({rendered.format})", err=True)
+    else:
+        click.echo(rendered.text, nl=False)
+    sys.exit(1 if blocked else 0)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("path")
+@click.option(
+    "--to", "target", type=click.Choice(["properties", "env", "json"]), required=True, help="Target format."
+)
+@click.option(
+    "--env",
+    "env_files",
+    multiple=True,
+    metavar="FILE",
+    help="An env file the container sees together with PATH.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Write to FILE atomically instead of stdout.",
+)
+def convert(path: str, target: str, env_files: tuple[str, ...], output: str | None) -> None:
+    """Convert serving.properties, an env file or Environment JSON into another of them.
+
+    Uses the container's mapping (option.x <-> OPTION_X, option.model_id <-> HF_MODEL_ID,
+    engine <-> OPTION_ENGINE); the effective values are converted, after precedence. What
+    the target cannot express is reported on stderr (exit 1), never dropped silently;
+    credentials are never copied.
+
+    \b
+    Examples:
+      lmi-config convert serving.properties --to env
+      lmi-config convert model.env --to properties -o serving.properties
+      lmi-config convert serving.properties --to json -o environment.json
+    """
+    from pathlib import Path
+
+    from lmi_config import api
+    from lmi_config.lint import LintOptions
+    from lmi_config.render import convert_items, effective_settings, format_output, write_atomically
+
+    try:
+        stdin_bytes = sys.stdin.buffer.read() if path == "-" else None
+        result = api.lint_paths([path], LintOptions(), env_files=list(env_files), stdin_bytes=stdin_bytes)
+    except InputError as error:
+        _fail_input(str(error))
+        return
+    unit = result.units[0]
+    effective, process_env = effective_settings(unit)
+    items, extra_env, lost = convert_items(effective, process_env, target)
+    text, problems = format_output(
+        items, target, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
+    )
+    lost.extend(problems)
+    for problem in lost:
+        click.echo(f"not converted: {problem}", err=True)
+    if output:
+        write_atomically(Path(output), text)
+        click.echo(f"wrote {output} ({target})", err=True)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(1 if lost else 0)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+def schema() -> None:
+    """Print the JSON Schema of the render spec (for editors).
+
+    \b
+    Example:
+      lmi-config schema > lmi-config.schema.json
+    """
+    import json
+
+    from lmi_config.spec import json_schema
+
+    click.echo(json.dumps(json_schema(), indent=2))
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("name", required=False)
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True

@@ -35,6 +35,7 @@ class Pragmas:
     """Settings written in the file itself (``# lmi-config: disable=LMI101 backend=vllm``)."""
 
     disabled: set[str] = field(default_factory=set)
+    disabled_lines: dict[str, int] = field(default_factory=dict)
     values: dict[str, tuple[str, int]] = field(default_factory=dict)
     problems: list[tuple[str, int]] = field(default_factory=list)
 
@@ -58,7 +59,10 @@ def read_pragmas(comments: list[tuple[str, int]]) -> Pragmas:
                 )
                 continue
             if name == "disable":
-                pragmas.disabled.update(part.strip() for part in value.split(",") if part.strip())
+                for part in (item.strip() for item in value.split(",")):
+                    if part:
+                        pragmas.disabled.add(part)
+                        pragmas.disabled_lines[part] = line
             else:
                 pragmas.values[name] = (value, line)
     return pragmas

@@ -12,7 +12,7 @@ from lmi_config.configfile.loader import LintTarget
 from lmi_config.context import Context, read_pragmas, resolve_context
 from lmi_config.knowledge import load_data, version_tuple
 from lmi_config.rules import load_rules
-from lmi_config.rules.base import Finding, LintUnit, find_rule
+from lmi_config.rules.base import REGISTRY, Finding, LintUnit, find_rule
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -156,7 +156,7 @@ def _matches(finding: Finding, names: set[str]) -> bool:
     return (
         finding.code in names
         or finding.rule in names
-        or any(finding.code.startswith(name) for name in names if name.isupper() and len(name) < 6)
+        or any(finding.code.startswith(name) for name in names if name.startswith("LMI") and len(name) < 6)
     )
 
 
@@ -169,10 +169,15 @@ def normalize_rule_names(names: list[str]) -> set[str]:
             if not name:
                 continue
             found = find_rule(name)
+            prefix = name.upper()
             if found:
                 result.add(found.code)
-            elif name.upper().startswith("LMI") and name[3:].isdigit() and len(name) < 6:
-                result.add(name.upper())
+            elif prefix.startswith("LMI") and prefix[3:].isdigit() and len(prefix) < 6:
+                if not any(code.startswith(prefix) for code in REGISTRY):
+                    raise ValueError(
+                        f"no rule code starts with {name!r}; run `lmi-config rules` for the list"
+                    )
+                result.add(prefix)
             else:
                 raise ValueError(f"unknown rule {name!r}; run `lmi-config rules` for the list")
     return result
@@ -183,10 +188,14 @@ def lint_unit(unit: LintUnit, options: LintOptions) -> list[Finding]:
     rules = load_rules()
     select = normalize_rule_names(options.select)
     ignore = normalize_rule_names(options.ignore)
-    disabled = set()
+    disabled: set[str] = set()
     for name in unit.pragmas.disabled:
-        found = find_rule(name)
-        disabled.add(found.code if found else name)
+        try:
+            disabled |= normalize_rule_names([name])
+        except ValueError as error:
+            unit.pragmas.problems.append(
+                (f"pragma disable={name}: {error}", unit.pragmas.disabled_lines.get(name) or 0)
+            )
     findings: list[Finding] = []
     for registered in rules:
         findings.extend(registered.check(unit))

@@ -20,10 +20,24 @@ def secret_variable_names() -> frozenset[str]:
     return frozenset(row["name"] for row in load_data("env_vars.json")["secrets"])
 
 
-def looks_like_secret(value: str) -> bool:
-    return bool(secret_pattern().search(value))
+def looks_like_secret(value: str, name: str | None = None) -> bool:
+    """A value in a known credential format (or, for a credential variable, in that variable's format)."""
+    if secret_pattern().search(value):
+        return True
+    if name is not None:
+        for row in load_data("env_vars.json")["secrets"]:
+            if (
+                row["name"] == name.upper()
+                and row.get("value_regex")
+                and re.fullmatch(row["value_regex"], value.strip())
+            ):
+                return True
+    return False
 
 
-def redact(text: str) -> str:
-    """Replace anything that looks like a credential with a fixed mask."""
+def redact(text: str, values: frozenset[str] = frozenset()) -> str:
+    """Replace anything that looks like a credential, and the given secret values, with a mask."""
+    for value in sorted(values, key=len, reverse=True):
+        if len(value) >= 4:
+            text = text.replace(value, "…(redacted)")
     return secret_pattern().sub(lambda match: match.group()[:3] + "…(redacted)", text)

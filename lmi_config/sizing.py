@@ -367,8 +367,9 @@ def host_memory_needed_bytes(arch: ModelArch, shape: Shape, *, compile: bool = T
     """Host RAM to load the model (weights once) or to load and compile it (about twice), plus a base."""
     host = _constants()["host"]
     weights, _ = _weights_bytes(arch, shape, arch.num_attention_heads, arch.num_key_value_heads, neuron=False)
-    factor = host["compile_load_factor" if compile else "load_factor"]["value"]
-    return int(weights * factor + host["base_gib"]["value"] * GIB)
+    if not compile:
+        return int(weights * host["load_factor"]["value"])
+    return int(weights * host["compile_load_factor"]["value"] + host["base_gib"]["value"] * GIB)
 
 
 def loading_seconds(arch: ModelArch, shape: Shape, neuron: bool) -> int:

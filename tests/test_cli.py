@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, CliResult, run_cli
+
 from lmi_config import __version__
 from lmi_config.rules import load_rules
 from lmi_config.rules.base import find_rule
@@ -164,10 +164,14 @@ def test_directory_lints_serving_properties_and_env_as_the_pair_the_container_re
     assert len(shadowed) == 1, document["findings"]
     finding = shadowed[0]
     assert finding["path"] == os.path.join("pair", ".env")
-    assert finding["line"] == 1
+    assert finding["line"] == line_of("pair/.env", "OPTION_TENSOR_PARALLEL_DEGREE")
     assert finding["key"] == "option.tensor_parallel_degree"
-    # the loser is the env value, the winner the file's, and the message says so
-    assert re.search(r"OPTION_TENSOR_PARALLEL_DEGREE='8' is not used: option\.tensor_parallel_degree='4' \(pair/serving\.properties:3\) wins", finding["message"])
+    # the loser is the env value, the winner the file's (file and line named), and the message says so
+    winner_line = line_of("pair/serving.properties", "option.tensor_parallel_degree")
+    assert (
+        f"OPTION_TENSOR_PARALLEL_DEGREE='8' is not used: option.tensor_parallel_degree='4' "
+        f"(pair/serving.properties:{winner_line}) wins"
+    ) in finding["message"]
     # OPTION_DTYPE sets a key the file does not: no conflict, no finding
     assert not [f for f in document["findings"] if f["key"] == "option.dtype"]
 
@@ -191,6 +195,9 @@ def test_json_output_follows_the_stable_interface() -> None:
         assert find_rule(finding["code"]).slug == finding["rule"]
         assert finding["message"]
     by_code = {finding["code"]: finding for finding in findings}
+    assert sorted(by_code) == ["LMI002", "LMI003", "LMI101", "LMI102"]
+    assert by_code["LMI002"]["line"] == line_of(name, "option.tensor_parallel_degree=2")
+    assert by_code["LMI003"]["line"] == line_of(name, "option.revision=main ")
     assert by_code["LMI102"]["line"] == line_of(name, "option.dtype")
     assert by_code["LMI102"]["key"] == "option.dtype"
     assert by_code["LMI101"]["line"] == line_of(name, "option.max_rolling_batch_szie")
@@ -225,7 +232,11 @@ SARIF_SUBSET_SCHEMA = {
                                     "name": {"type": "string"},
                                     "rules": {
                                         "type": "array",
-                                        "items": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["id"],
+                                            "properties": {"id": {"type": "string"}},
+                                        },
                                     },
                                 },
                             }
@@ -240,7 +251,11 @@ SARIF_SUBSET_SCHEMA = {
                                 "ruleId": {"type": "string"},
                                 "ruleIndex": {"type": "integer", "minimum": 0},
                                 "level": {"enum": ["none", "note", "warning", "error"]},
-                                "message": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+                                "message": {
+                                    "type": "object",
+                                    "required": ["text"],
+                                    "properties": {"text": {"type": "string"}},
+                                },
                                 "locations": {
                                     "type": "array",
                                     "items": {
@@ -249,8 +264,16 @@ SARIF_SUBSET_SCHEMA = {
                                             "physicalLocation": {
                                                 "type": "object",
                                                 "properties": {
-                                                    "artifactLocation": {"type": "object", "properties": {"uri": {"type": "string"}}},
-                                                    "region": {"type": "object", "properties": {"startLine": {"type": "integer", "minimum": 1}}},
+                                                    "artifactLocation": {
+                                                        "type": "object",
+                                                        "properties": {"uri": {"type": "string"}},
+                                                    },
+                                                    "region": {
+                                                        "type": "object",
+                                                        "properties": {
+                                                            "startLine": {"type": "integer", "minimum": 1}
+                                                        },
+                                                    },
                                                 },
                                             }
                                         },
@@ -285,7 +308,10 @@ def test_sarif_output_is_sarif_2_1_0_with_the_same_findings() -> None:
     rule_ids = [item["id"] for item in driver["rules"]]
     assert rule_ids == [item.code for item in RULES]
     levels = {"error": "error", "warning": "warning", "info": "note"}
-    expected = [(f["code"], levels[f["severity"]], f["line"], f["message"]) for f in json.loads(as_json.stdout)["findings"]]
+    expected = [
+        (f["code"], levels[f["severity"]], f["line"], f["message"])
+        for f in json.loads(as_json.stdout)["findings"]
+    ]
     seen = []
     for result in run["results"]:
         assert result["ruleId"] in rule_ids
@@ -304,7 +330,9 @@ def test_github_output_is_workflow_annotations() -> None:
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert len(lines) == 1, result.stdout
-    match = re.fullmatch(r"::error file=(?P<file>[^,]+),line=(?P<line>\d+)(,title=[^:]*)?::(?P<message>.+)", lines[0])
+    match = re.fullmatch(
+        r"::error file=(?P<file>[^,]+),line=(?P<line>\d+)(,title=[^:]*)?::(?P<message>.+)", lines[0]
+    )
     assert match, lines[0]
     assert match["file"] == fixture(name)
     assert int(match["line"]) == line_of(name, "option.dtype")
@@ -317,25 +345,30 @@ def test_github_output_is_workflow_annotations() -> None:
 @pytest.mark.parametrize(
     ("arguments", "expected_codes"),
     [
-        (("--select", "LMI101"), {"LMI101"}),
-        (("--select", "invalid-value"), {"LMI102"}),
+        (("--select", "LMI101", "--select", "invalid-value"), {"LMI101", "LMI102"}),
         (("--select", "LMI0", "--ignore", "trailing-whitespace"), {"LMI002"}),
         (("--ignore", "LMI1,duplicate-key"), {"LMI003"}),
     ],
-    ids=["select-code", "select-slug", "select-prefix-ignore-slug", "ignore-prefix-and-slug"],
+    ids=["select-code-and-slug", "select-prefix-ignore-slug", "ignore-prefix-and-slug"],
 )
-def test_select_and_ignore_accept_codes_slugs_and_prefixes(arguments: tuple[str, ...], expected_codes: set[str]) -> None:
-    # unfiltered, the fixture yields LMI101, LMI102, LMI002 and LMI003 (see test_json_output…)
+def test_select_and_ignore_accept_codes_slugs_and_prefixes(
+    arguments: tuple[str, ...], expected_codes: set[str]
+) -> None:
+    # unfiltered, the fixture yields exactly LMI101, LMI102, LMI002 and LMI003 (test_json_output…)
     result = run_cli("lint", fixture("several-findings.serving.properties"), "--format", "json", *arguments)
     assert {finding["code"] for finding in findings_of(result)} == expected_codes
 
 
-@pytest.mark.parametrize("name", ["pragma-code.serving.properties", "pragma-slug.serving.properties"])
-def test_disable_pragma_suppresses_the_finding_in_that_file(name: str) -> None:
+PRAGMA_FIXTURES = ("pragma-code.serving.properties", "pragma-slug.serving.properties")
+
+
+def test_disable_pragma_by_code_or_slug_suppresses_the_finding_in_that_file() -> None:
     # the same settings as option-typo.serving.properties, which reports unknown-option
-    pragma_free = [line for line in (CLI_FIXTURES / name).read_text().splitlines() if not line.startswith("#")]
-    assert pragma_free == (CLI_FIXTURES / "option-typo.serving.properties").read_text().splitlines()
-    result = run_cli("lint", fixture(name), "--strict", "--format", "json")
+    for name in PRAGMA_FIXTURES:
+        lines = (CLI_FIXTURES / name).read_text().splitlines()
+        assert lines[0].startswith("# lmi-config: disable=")
+        assert lines[1:] == (CLI_FIXTURES / "option-typo.serving.properties").read_text().splitlines()
+    result = run_cli("lint", *(fixture(name) for name in PRAGMA_FIXTURES), "--strict", "--format", "json")
     assert result.returncode == 0, result.stdout
     assert findings_of(result) == []
 
@@ -389,10 +422,21 @@ def _paths_reported_as_secret(output_format: str, output: str) -> set[str]:
         return {f["path"] for f in json.loads(output)["findings"] if f["rule"] == "secret-in-config"}
     if output_format == "sarif":
         results = json.loads(output)["runs"][0]["results"]
-        return {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results if r["ruleId"] == "LMI502"}
+        return {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in results
+            if r["ruleId"] == "LMI502"
+        }
     if output_format == "github":
-        return {m["file"] for m in re.finditer(r"^::\w+ file=(?P<file>[^,]+),.*title=LMI502 secret-in-config::", output, re.M)}
-    return {m["file"] for m in re.finditer(r"^(?P<file>\S+?):\d+: LMI502 \w+ \[secret-in-config\]", output, re.M)}
+        return {
+            m["file"]
+            for m in re.finditer(
+                r"^::\w+ file=(?P<file>[^,]+),.*title=LMI502 secret-in-config::", output, re.M
+            )
+        }
+    return {
+        m["file"] for m in re.finditer(r"^(?P<file>\S+?):\d+: LMI502 \w+ \[secret-in-config\]", output, re.M)
+    }
 
 
 @pytest.mark.parametrize("output_format", ["text", "json", "sarif", "github"])
@@ -401,7 +445,9 @@ def test_hf_token_is_reported_but_never_printed(output_format: str) -> None:
     assert all(re.fullmatch(r"hf_[A-Za-z0-9]{34}", token) for token in tokens)
     result = run_cli("lint", *(fixture(name) for name in HF_TOKEN_FILES), "--format", output_format)
     assert result.returncode == 1
-    assert _paths_reported_as_secret(output_format, result.stdout) == {fixture(name) for name in HF_TOKEN_FILES}
+    assert _paths_reported_as_secret(output_format, result.stdout) == {
+        fixture(name) for name in HF_TOKEN_FILES
+    }
     for token in tokens:  # reported, but the token never appears, in whole or in its secret part
         assert token not in result.stdout + result.stderr
         assert token[3:] not in result.stdout + result.stderr

@@ -17,7 +17,14 @@ QWEN_7B = from_catalog("Qwen/Qwen2.5-7B-Instruct")
 
 @pytest.mark.parametrize(
     ("tp", "strategy", "per_core"),
-    [(1, "split over TP", 8), (2, "split over TP", 4), (8, "split over TP", 1), (16, "REPLICATE_TO_TP_DEGREE", 1), (32, "REPLICATE_TO_TP_DEGREE", 1), (12, "CONVERT_TO_MHA", 3)],
+    [
+        (1, "split over TP", 8),
+        (2, "split over TP", 4),
+        (8, "split over TP", 1),
+        (16, "REPLICATE_TO_TP_DEGREE", 1),
+        (32, "REPLICATE_TO_TP_DEGREE", 1),
+        (12, "CONVERT_TO_MHA", 3),
+    ],
 )
 def test_nxdi_kv_heads_per_core_follow_gqa_py(tp: int, strategy: str, per_core: float) -> None:
     # neuron-ground-truth.md §5.2 examples for Llama-3.x-8B (32 query / 8 KV heads)
@@ -38,8 +45,13 @@ def test_tnx_strategies_change_the_kv_cache() -> None:
     assert LLAMA3_8B is not None
     instance = resolve_instance("inf2.48xlarge")
     by_heads = estimate_memory(LLAMA3_8B, instance, "transformers-neuronx", Shape(8, 8, 4096))
-    by_batch = estimate_memory(LLAMA3_8B, instance, "transformers-neuronx", Shape(8, 8, 4096, gqa_strategy="shard-over-batch"))
-    kv = {memory.kv_strategy: next(i.bytes for i in memory.ranks[0].items if i.name == "KV cache") for memory in (by_heads, by_batch)}
+    by_batch = estimate_memory(
+        LLAMA3_8B, instance, "transformers-neuronx", Shape(8, 8, 4096, gqa_strategy="shard-over-batch")
+    )
+    kv = {
+        memory.kv_strategy: next(i.bytes for i in memory.ranks[0].items if i.name == "KV cache")
+        for memory in (by_heads, by_batch)
+    }
     # shard-over-heads: 1 head x 8 sequences; shard-over-batch: 8 heads x 1 sequence: the same bytes
     assert kv["shard-over-heads"] == kv["shard-over-batch"] == 2 * 32 * 8 * 4096 * 1 * 128 * 2
 
@@ -54,7 +66,9 @@ def test_mha_conversion_multiplies_the_kv_cache() -> None:
 
 def test_budget_is_16_gib_per_inf2_core_and_24_gib_per_trn2_lnc2_core() -> None:
     assert LLAMA3_8B is not None
-    inf2 = estimate_memory(LLAMA3_8B, resolve_instance("ml.inf2.xlarge"), "transformers-neuronx", Shape(2, 1, 1024))
+    inf2 = estimate_memory(
+        LLAMA3_8B, resolve_instance("ml.inf2.xlarge"), "transformers-neuronx", Shape(2, 1, 1024)
+    )
     trn2 = estimate_memory(LLAMA3_8B, resolve_instance("trn2.48xlarge"), "nxdi", Shape(2, 1, 1024))
     assert inf2.budget_bytes == 16 * GIB
     assert trn2.budget_bytes == 24 * GIB
@@ -70,9 +84,13 @@ def test_opt13b_notebook_batch_2_fits_and_batch_3_does_not() -> None:
 
 def test_vllm_kv_cache_is_what_the_weights_leave() -> None:
     assert LLAMA3_8B is not None
-    memory = estimate_memory(LLAMA3_8B, resolve_instance("g5.2xlarge"), "vllm", Shape(1, 256, 131072, gpu_memory_utilization=0.9))
+    memory = estimate_memory(
+        LLAMA3_8B, resolve_instance("g5.2xlarge"), "vllm", Shape(1, 256, 131072, gpu_memory_utilization=0.9)
+    )
     assert memory.kv_cache_capacity_bytes is not None and memory.kv_bytes_per_sequence is not None
-    assert memory.kv_cache_capacity_bytes < memory.kv_bytes_per_sequence  # 16 GiB of KV for 128k tokens does not fit
+    assert (
+        memory.kv_cache_capacity_bytes < memory.kv_bytes_per_sequence
+    )  # 16 GiB of KV for 128k tokens does not fit
     short = estimate_memory(LLAMA3_8B, resolve_instance("g5.2xlarge"), "vllm", Shape(1, 256, 8192))
     assert short.kv_cache_capacity_bytes is not None and short.kv_bytes_per_sequence is not None
     assert short.kv_cache_capacity_bytes > short.kv_bytes_per_sequence
@@ -82,11 +100,17 @@ def test_int8_weights_halve_the_weight_bytes() -> None:
     assert LLAMA3_8B is not None
     instance = resolve_instance("inf2.8xlarge")
     full = estimate_memory(LLAMA3_8B, instance, "transformers-neuronx", Shape(2, 1, 1024, "bf16"))
-    int8 = estimate_memory(LLAMA3_8B, instance, "transformers-neuronx", Shape(2, 1, 1024, "bf16", quantize="static_int8"))
+    int8 = estimate_memory(
+        LLAMA3_8B, instance, "transformers-neuronx", Shape(2, 1, 1024, "bf16", quantize="static_int8")
+    )
     assert int8.weight_bytes_total < 0.6 * full.weight_bytes_total
 
 
-SMART = [entry for entry in load_shared_json("reference", "djl_ci_configs.json") if entry["kind"] == "smart_default_unit_test"]
+SMART = [
+    entry
+    for entry in load_shared_json("reference", "djl_ci_configs.json")
+    if entry["kind"] == "smart_default_unit_test"
+]
 
 
 @pytest.mark.parametrize("entry", SMART, ids=[entry["name"] for entry in SMART])
@@ -100,7 +124,14 @@ def test_smart_defaults_match_the_containers_unit_tests(entry: dict) -> None:
     tp = cores if tp_text == "max" else (int(tp_text) if tp_text else None)
     batch = int(given["option.max_rolling_batch_size"]) if "option.max_rolling_batch_size" in given else None
     n_positions = int(given.get("option.n_positions") or expected.get("option.n_positions") or 0)
-    chosen_tp, chosen_batch = smart_defaults(arch, cores, tensor_parallel_degree=tp, batch=batch, quantized="option.quantize" in given, n_positions=n_positions)
+    chosen_tp, chosen_batch = smart_defaults(
+        arch,
+        cores,
+        tensor_parallel_degree=tp,
+        batch=batch,
+        quantized="option.quantize" in given,
+        n_positions=n_positions,
+    )
     if expected.get("option.tensor_parallel_degree"):
         assert chosen_tp == int(expected["option.tensor_parallel_degree"])
     if expected.get("option.max_rolling_batch_size"):

@@ -23,6 +23,7 @@ def load_data(name: str) -> Any:
         return json.load(handle)
 
 
+@cache
 def version_tuple(text: str | None) -> tuple[int, ...]:
     """``"0.30.0"`` → ``(0, 30, 0)``; unknown parts count as 0."""
     if not text:
@@ -48,7 +49,7 @@ class Release:
 
     @property
     def djl_tuple(self) -> tuple[int, ...]:
-        return version_tuple(self.djl)
+        return version_tuple(self.djl)  # cached by version_tuple
 
     @property
     def order(self) -> tuple[tuple[int, ...], int]:

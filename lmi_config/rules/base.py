@@ -121,6 +121,23 @@ class LintUnit:
     def primary_path(self) -> str:
         return self.target.primary.path
 
+    @property
+    def secret_values(self) -> frozenset[str]:
+        """Values of credential variables in these files: never echoed in a message."""
+        cached = getattr(self, "_secret_values", None)
+        if cached is None:
+            from lmi_config.secrets import secret_variable_names
+
+            names = secret_variable_names()
+            values: set[str] = set()
+            for source in self.sources:
+                pairs = [(e.key, e.value) for e in source.properties.entries] if source.properties else []
+                pairs += [(e.name, e.value) for e in source.env.entries] if source.env else []
+                values.update(value.strip() for key, value in pairs if key.upper() in names and value.strip())
+            cached = frozenset(values)
+            self._secret_values = cached
+        return cached
+
     def finding(
         self,
         code: str,
@@ -144,7 +161,7 @@ class LintUnit:
             code=code,
             rule=registered.slug,
             severity=severity or registered.severity,
-            message=redact(message),
+            message=redact(message, self.secret_values),
             key=key,
         )
 

@@ -46,7 +46,7 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
                     "LMI001", f"{env_error.message}; write NAME=value", path=source.path, line=env_error.line
                 )
     for message, line in unit.pragmas.problems:
-        yield unit.finding("LMI001", message, line=line, severity="warning")
+        yield unit.finding("LMI001", message, line=line or None, severity="warning")
 
 
 @rule(

@@ -526,7 +526,7 @@ def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
     if to_load > available:
         yield unit.finding(
             "LMI309",
-            f"{fit.arch.model_id} does not fit in host RAM even once ({_gib(to_load)} with the runtime) on "
+            f"{fit.arch.model_id}'s weights alone ({_gib(to_load)}) are larger than the host RAM of "
             f"{fit.instance.instance_type} ({fit.instance.host_memory_gib:g} GiB); {suggestion}",
             line=None,
         )
@@ -599,7 +599,7 @@ def model_copies(unit: LintUnit) -> Iterator[Finding]:
         args={"instance": "inf2.48xlarge"},
     ),
     good=Example(
-        "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=14400\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
+        "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=3600\noption.compiled_graph_path=s3://my-bucket/llama-3.1-70b-tp24/\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
         args={"instance": "inf2.48xlarge"},
     ),
     source="lmi_config/data/memory.json (loading); sagemaker-and-user-pain.md §4 #19 (fmbench-orchestrator#28), #20",
@@ -625,12 +625,19 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
         where = f"the image default {timeout} s"
     if needed <= timeout:
         return
-    advice = max(3600, int(math.ceil(needed * 1.5 / 600) * 600))
+    limit = load_data("memory.json")["loading"]["sagemaker_startup_limit_seconds"]["value"]
+    advice = int(math.ceil(needed * 1.5 / 600) * 600)
+    if advice > limit:
+        fix = (
+            f"that is beyond SageMaker's {limit} s start-up health check: compile ahead of time and point "
+            "option.compiled_graph_path at the artifacts"
+        )
+    else:
+        fix = f"set option.model_loading_timeout={advice} (and the SageMaker container start-up health-check timeout at least as long)"
     yield unit.finding(
         "LMI311",
-        f"downloading{' and compiling' if neuron and not precompiled else ''} {fit.arch.model_id} takes roughly {needed // 60} min, "
-        f"longer than {where}; set option.model_loading_timeout={advice} (and the SageMaker container start-up "
-        "health-check timeout at least as long)",
+        f"downloading{' and compiling' if neuron and not precompiled else ''} {fit.arch.model_id} takes roughly {needed // 60} min "
+        f"(an estimate), longer than {where}; {fix}",
         setting=setting,
     )
 

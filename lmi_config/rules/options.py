@@ -129,8 +129,9 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
         return unit.finding(
             "LMI103",
             f"option.entryPoint={module} exists in LMI {span}, not in the target {release.label()} "
-            f"({unit.context.release_reason}); {advice}",
+            f"({unit.context.release_reason}); the container fails to start — {advice}",
             setting=setting,
+            severity="error",
         )
     return None
 
@@ -181,9 +182,10 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         advice = ""
         if spec.allowed:
             stripped = setting.value.strip()
-            every_version = {
-                item: other for other in _applicable_specs(specs, backend) for item in other.allowed or ()
-            }
+            every_version: dict[str, list[OptionSpec]] = {}
+            for other in _applicable_specs(specs, backend):
+                for item in other.allowed or ():
+                    every_version.setdefault(item, []).append(other)
             synonym = (
                 load_data("options.json").get("value_synonyms", {}).get("values", {}).get(stripped.lower())
             )
@@ -193,7 +195,8 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             if close and close[0] in spec.allowed:
                 advice = f" — use {close[0]}"
             elif close:
-                advice = f" — {close[0]} exists only in LMI {every_version[close[0]].range_text()}; allowed here: {', '.join(spec.allowed)}"
+                spans = "; ".join(sorted({other.range_text() for other in every_version[close[0]]}))
+                advice = f" — {close[0]} exists only in LMI {spans}; allowed here: {', '.join(spec.allowed)}"
             else:
                 advice = f" — allowed: {', '.join(spec.allowed)}"
         elif setting.value != setting.value.strip():

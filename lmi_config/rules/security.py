@@ -62,7 +62,7 @@ def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
             pairs = [(entry.name, entry.value, entry.line) for entry in source.env.entries]
         for name, value, line in pairs:
             stripped = value.strip()
-            if looks_like_secret(value):
+            if looks_like_secret(value, name):
                 yield unit.finding(
                     "LMI502",
                     f"{name} holds a credential (value not shown); remove it from the file and pass it at "

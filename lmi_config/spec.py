@@ -1,0 +1,157 @@
+"""The deployment spec: a small YAML file that ``render`` (and later ``deploy``) turns into a
+configuration. Modelled with pydantic; errors point at the YAML line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+AUTO = "auto"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+OptionValue = str | int | float | bool | dict[str, Any] | list[Any] | None
+
+
+class SpecError(ValueError):
+    """An unusable spec: the message names the file, the line and what to do instead."""
+
+
+class Spec(BaseModel):
+    """What to serve, where, and with which backend."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(
+        description="Hugging Face id, s3:// prefix or local directory of the model (becomes option.model_id)."
+    )
+    model_architecture: str | None = Field(
+        default=None,
+        description="Catalog id or local directory with config.json, when `model` is an s3:// prefix or a private id.",
+    )
+    instance: str | None = Field(
+        default=None, description="Instance type, e.g. ml.inf2.24xlarge (the ml. prefix is optional)."
+    )
+    backend: str | None = Field(
+        default=None,
+        description="vllm, tensorrt-llm, lmi-dist, transformers-neuronx (tnx), neuronx-distributed (nxdi), huggingface. Default: from the instance.",
+    )
+    lmi_version: str | None = Field(
+        default=None,
+        description="DJL / LMI version (0.30.0, v12) or an image tag; default: the backend's newest image.",
+    )
+    options: dict[str, OptionValue] = Field(
+        default_factory=dict,
+        description="Options by canonical name; the option. prefix is optional. tensor_parallel_degree, batch and sequence length may be `auto`.",
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Extra environment variables (env and json outputs)."
+    )
+    format: Literal["properties", "env", "json"] | None = Field(
+        default=None, description="Output format (default: properties)."
+    )
+    objective: Literal["throughput", "latency"] = Field(
+        default="throughput", description="What `auto` optimizes."
+    )
+
+    @field_validator("model", "instance", "backend", "lmi_version", "model_architecture")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        if value is not None and _CONTROL.search(value):
+            raise ValueError("contains a newline or control character")
+        return value.strip() if value is not None else None
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", name):
+                raise ValueError(
+                    f"{name!r} is not a valid environment variable name ([a-zA-Z_][a-zA-Z0-9_]*)"
+                )
+        return value
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the spec, for editors."""
+    schema = Spec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "lmi-config deployment spec"
+    return schema
+
+
+def _line_of(document: Any, location: tuple[Any, ...]) -> int | None:
+    """The 1-based line of a YAML node at a pydantic error location."""
+    node = document
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in location:
+        if node is None:
+            break
+        if (
+            hasattr(node, "value")
+            and isinstance(node.value, list)
+            and node.value
+            and isinstance(node.value[0], tuple)
+        ):
+            match = next(
+                ((key, value) for key, value in node.value if getattr(key, "value", None) == part), None
+            )
+            if match is None:
+                break
+            line = match[0].start_mark.line + 1
+            node = match[1]
+        elif (
+            hasattr(node, "value")
+            and isinstance(node.value, list)
+            and isinstance(part, int)
+            and part < len(node.value)
+        ):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def load_spec(path: Path) -> Spec:
+    """Read and validate a spec file; every problem becomes a :class:`SpecError` with the line."""
+    import yaml  # only on the render path
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecError(f"{path}: cannot read ({error})") from None
+    try:
+        data = yaml.safe_load(text)
+        document = yaml.compose(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise SpecError(f"{path}{where}: not valid YAML ({getattr(error, 'problem', error)})") from None
+    if not isinstance(data, dict):
+        raise SpecError(f"{path}: a spec is a YAML mapping with at least `model:` (see `lmi-config schema`)")
+    return validate_spec(data, str(path), document)
+
+
+def validate_spec(data: dict[str, Any], name: str, document: Any = None) -> Spec:
+    """Validate a dict as a spec; errors name ``name`` and (with a YAML document) the line."""
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            location = tuple(item["loc"])
+            line = _line_of(document, location) if document is not None else None
+            field = ".".join(str(part) for part in location) or "spec"
+            message = item["msg"]
+            if item["type"] == "extra_forbidden":
+                message = "unknown field; the fields are " + ", ".join(Spec.model_fields)
+            elif item["type"] == "missing":
+                message = "required field is missing"
+            problems.append(f"{name}{f':{line}' if line else ''}: {field}: {message}")
+        raise SpecError("\n".join(problems)) from None
