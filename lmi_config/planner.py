@@ -71,8 +71,9 @@ def valid_degrees(arch: ModelArch, instance: Instance, backend: str) -> list[int
     return result
 
 
-def _acceptable(memory: MemoryBreakdown) -> bool:
-    if not memory.fits:
+def _acceptable(memory: MemoryBreakdown, lenient: bool = False) -> bool:
+    """Fits with headroom; ``lenient`` ignores the items the sources do not settle."""
+    if memory.fits_certainly_not or (not lenient and not memory.fits):
         return False
     if memory.kv_cache_capacity_bytes is not None:
         return (
@@ -80,7 +81,8 @@ def _acceptable(memory: MemoryBreakdown) -> bool:
             and memory.kv_cache_capacity_bytes >= memory.kv_bytes_per_sequence
         )
     threshold = load_data("memory.json")["headroom_warning_fraction"]["value"]
-    return memory.headroom_fraction >= threshold
+    peak = memory.certain_peak_bytes if lenient else memory.peak_bytes
+    return (memory.budget_bytes - peak) / memory.budget_bytes >= threshold
 
 
 def _gpu_batch(memory: MemoryBreakdown) -> int:
@@ -100,6 +102,7 @@ def enumerate_candidates(
     tensor_parallel_degree: int | None,
     batch: int | None,
     sequence_lengths: list[int],
+    lenient: bool = False,
 ) -> list[Candidate]:
     """Every fitting candidate for the free dimensions (fixed ones stay as given)."""
     from dataclasses import replace
@@ -116,7 +119,7 @@ def enumerate_candidates(
                     base, tensor_parallel_degree=degree, batch_size=batch or 1, sequence_length=sequence
                 )
                 memory = estimate_memory(arch, instance, backend, shape)
-                if not _acceptable(memory):
+                if not _acceptable(memory, lenient):
                     continue
                 if batch is None:
                     shape = replace(shape, batch_size=_gpu_batch(memory))
@@ -129,7 +132,7 @@ def enumerate_candidates(
                     base, tensor_parallel_degree=degree, batch_size=size, sequence_length=sequence
                 )
                 memory = estimate_memory(arch, instance, backend, shape)
-                if _acceptable(memory):
+                if _acceptable(memory, lenient):
                     found.append(Candidate(shape, memory, copies))
         if found:
             break  # the longest sequence length that fits wins

@@ -96,6 +96,11 @@ def _render_keys(backend_id: str) -> tuple[str, str | None]:
     return row["render"]["batch_key"], row["render"]["sequence_key"]
 
 
+def spec_keys(spec: Spec) -> set[str]:
+    """The canonical keys the spec itself sets."""
+    return {canonical_key(key) for key in spec.options}
+
+
 def build_items(
     spec: Spec, *, name: str = "spec", hub: bool = False
 ) -> tuple[dict[str, str], dict[str, Any], list[str]]:
@@ -144,7 +149,24 @@ def build_items(
     for env_name, env_value in spec.env.items():
         _check_line_safe(env_name, env_value, f"{name}: env")
 
-    autos = [key for key, value in items.items() if value.strip().lower() == AUTO]
+    # `auto` asks the planner only for TP, batch and sequence length; elsewhere (dtype=auto,
+    # rolling_batch=auto) it is the container's own value and is passed through
+    autos = [
+        key
+        for key, value in items.items()
+        if value.strip().lower() == AUTO and key in (TP_KEY, *BATCH_KEYS, *SEQUENCE_KEYS)
+    ]
+    static_batch = next(
+        (
+            items[key]
+            for key in ("batch_size", "max_dynamic_batch_size")
+            if items.get(key, "").strip().isdigit()
+        ),
+        None,
+    )
+    if static_batch and int(static_batch) > 1 and "option.rolling_batch" not in spec_keys(spec):
+        items["option.rolling_batch"] = "disable"  # the container's own choice for dynamic batching
+        notes.append("option.rolling_batch=disable: batch_size > 1 asks for dynamic batching")
     arch = None
     model_name = spec.model_architecture or spec.model
     try:
@@ -235,15 +257,19 @@ def _resolve_auto(
         if auto_sequence
         else [fixed["sequence"] or base.sequence_length]
     )
-    candidates = enumerate_candidates(
-        arch,
-        instance,
-        backend,
-        base,
+    search = dict(
+        arch=arch,
+        instance=instance,
+        backend=backend,
+        base=base,
         tensor_parallel_degree=None if TP_KEY in autos else (fixed["tp"] or base.tensor_parallel_degree),
         batch=None if any(key in BATCH_KEYS for key in autos) else (fixed["batch"] or base.batch_size),
         sequence_lengths=lengths,
     )
+    candidates = enumerate_candidates(**search)
+    if not candidates:
+        # only rank 0's whole embeddings (measured once) stand in the way: accept, and say so
+        candidates = enumerate_candidates(**search, lenient=True)
     if not candidates:
         raise PlanningError(
             f"no tensor-parallel degree, batch and sequence length of {arch.model_id} fits {instance.instance_type} "
@@ -391,12 +417,39 @@ def render_spec(
     )
 
 
-# In a spec every option is written on purpose: one the target ignores is a mistake, not a leftover.
-PROMOTED_IN_RENDER = ("LMI101", "LMI103", "LMI104")
+PROMOTED_IN_RENDER = ("LMI101",)
+
+
+def is_typo(written: str, known: str) -> bool:
+    """One edit away (insert, delete, substitute, or swap two neighbours): optimal string alignment."""
+    if abs(len(written) - len(known)) > 1:
+        return False
+    rows = [[0] * (len(known) + 1) for _ in range(len(written) + 1)]
+    for i in range(len(written) + 1):
+        rows[i][0] = i
+    for j in range(len(known) + 1):
+        rows[0][j] = j
+    for i in range(1, len(written) + 1):
+        for j in range(1, len(known) + 1):
+            cost = 0 if written[i - 1] == known[j - 1] else 1
+            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and written[i - 1] == known[j - 2] and written[i - 2] == known[j - 1]:
+                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
+    return rows[-1][-1] <= 1
 
 
 def _promote(finding: Finding) -> Finding:
-    if finding.code in PROMOTED_IN_RENDER and finding.severity != "error":
+    # a key close to a known one is a typo the spec author would want stopped; other unknown keys
+    # (a custom handler's, a CI harness's) stay warnings
+    from lmi_config.rules.options import suggest
+
+    hint = suggest(finding.key) if finding.key else None
+    if (
+        finding.code in PROMOTED_IN_RENDER
+        and finding.severity != "error"
+        and hint
+        and is_typo(finding.key or "", hint)
+    ):
         from dataclasses import replace
 
         return replace(

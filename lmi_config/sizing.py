@@ -92,8 +92,21 @@ class MemoryBreakdown:
         return max(rank.total_bytes for rank in self.ranks)
 
     @property
+    def certain_peak_bytes(self) -> int:
+        """The peak without items the sources do not settle (rank 0's whole embeddings)."""
+        return max(
+            rank.total_bytes - sum(i.bytes for i in rank.items if i.name == UNSHARDED_EMBEDDINGS)
+            for rank in self.ranks
+        )
+
+    @property
     def fits(self) -> bool:
         return self.peak_bytes <= self.budget_bytes
+
+    @property
+    def fits_certainly_not(self) -> bool:
+        """Over the budget even without the unsettled items: an error, not a warning."""
+        return self.certain_peak_bytes > self.budget_bytes
 
     @property
     def headroom_fraction(self) -> float:

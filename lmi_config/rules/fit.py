@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from lmi_config.fit import alternatives, describe_shape
 from lmi_config.knowledge.instances import degree_allowed, rules_for
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-from lmi_config.sizing import GIB, UNSHARDED_EMBEDDINGS, host_memory_needed_bytes, loading_seconds
+from lmi_config.sizing import GIB, host_memory_needed_bytes, loading_seconds
 
 _SIZING_SOURCE = "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown)"
 
@@ -84,11 +84,7 @@ def memory_exceeds_budget(unit: LintUnit) -> Iterator[Finding]:
     worst = max(memory.ranks, key=lambda rank: rank.total_bytes)
     # rank 0 keeping whole embeddings was measured in one NxD configuration only: when that item
     # alone pushes rank 0 over, the sources do not settle it, so it is a warning
-    certain_peak = max(
-        rank.total_bytes - sum(i.bytes for i in rank.items if i.name == UNSHARDED_EMBEDDINGS)
-        for rank in memory.ranks
-    )
-    uncertain = certain_peak <= memory.budget_bytes
+    uncertain = not memory.fits_certainly_not
     caveat = (
         " (only the whole embeddings on rank 0, measured in one NxD configuration, push it over)"
         if uncertain
