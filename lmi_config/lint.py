@@ -144,7 +144,7 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         return
     unit.context.model = arch
     unit.context.model_reason = "--model" if options.model else ("pragma" if pragma else "option.model_id")
-    if unit.context.instance is not None:
+    if unit.context.instance is not None and unit.context.instance.accelerator in ("neuron", "gpu"):
         from lmi_config.fit import analyze
 
         unit.fit = analyze(

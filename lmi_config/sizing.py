@@ -57,6 +57,7 @@ class MemoryItem:
     name: str
     bytes: int
     note: str = ""
+    estimated: bool = False  # not settled by a measurement: an excess caused by it is a warning
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,8 @@ class MemoryBreakdown:
 
     @property
     def certain_peak_bytes(self) -> int:
-        """The peak without items the sources do not settle (rank 0's whole embeddings)."""
-        return max(
-            rank.total_bytes - sum(i.bytes for i in rank.items if i.name == UNSHARDED_EMBEDDINGS)
-            for rank in self.ranks
-        )
+        """The peak without the items the sources do not settle (estimates, rank 0's whole embeddings)."""
+        return max(sum(item.bytes for item in rank.items if not item.estimated) for rank in self.ranks)
 
     @property
     def fits(self) -> bool:
@@ -183,8 +181,8 @@ def _weights_bytes(
     return total, int(embedding_params * embedding_bytes)
 
 
-def _item(name: str, mib: float, note: str) -> MemoryItem:
-    return MemoryItem(name, int(mib * MIB), note)
+def _item(name: str, mib: float, note: str, estimated: bool = False) -> MemoryItem:
+    return MemoryItem(name, int(mib * MIB), note, estimated)
 
 
 def estimate_memory(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> MemoryBreakdown:
@@ -290,7 +288,10 @@ def _neuron(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> 
         rank0 = [
             other_ranks[0],
             MemoryItem(
-                UNSHARDED_EMBEDDINGS, extra, "measured once (Llama-3.1-8B, optimum NxD, on-device sampling)"
+                UNSHARDED_EMBEDDINGS,
+                extra,
+                "measured once (Llama-3.1-8B, optimum NxD, on-device sampling)",
+                estimated=True,
             ),
             other_ranks[1],
         ]
@@ -336,12 +337,20 @@ def _gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> Mem
             "activations (profile run)",
             activation,
             f"{tokens} batched tokens ({constants['activation_bytes_per_token']['source'].split(':')[0]})",
+            estimated=True,
         ),
-        _item("non-torch (CUDA context, NCCL)", constants["non_torch_mib"]["value"], "estimate"),
+        _item(
+            "non-torch (CUDA context, NCCL)", constants["non_torch_mib"]["value"], "estimate", estimated=True
+        ),
     ]
     if backend in ("vllm", "lmi-dist") and not shape.enforce_eager:
         items.append(
-            _item("CUDA graphs", constants["cuda_graphs_mib"]["value"], "estimate; 0 with enforce_eager")
+            _item(
+                "CUDA graphs",
+                constants["cuda_graphs_mib"]["value"],
+                "estimate; 0 with enforce_eager",
+                estimated=True,
+            )
         )
     memory = instance.memory_per_core_bytes
     utilization = shape.gpu_memory_utilization if backend in ("vllm", "lmi-dist") else 1.0
@@ -357,6 +366,7 @@ def _gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> Mem
             "KV cache (what is left)",
             capacity,
             f"{capacity / max(per_sequence, 1):.1f} sequences of {shape.sequence_length} tokens",
+            estimated=True,
         )
     )
     return MemoryBreakdown(

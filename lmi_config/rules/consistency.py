@@ -109,6 +109,14 @@ def _accelerator_mismatch(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
     if instance is None or backend.accelerator in ("any", instance.accelerator):
         return
+    if instance.accelerator == "cpu":
+        yield unit.finding(
+            "LMI201",
+            f"backend {backend.id} ({unit.context.backend_reason}) needs {backend.accelerator} devices, but "
+            f"{instance.instance_type} has none (a CPU instance); choose a GPU or Inferentia2/Trainium instance",
+            line=None,
+        )
+        return
     wanted = (
         "a Neuron backend (transformers-neuronx or NxD Inference)"
         if instance.accelerator == "neuron"
@@ -257,6 +265,21 @@ def shadowed_setting(unit: LintUnit) -> Iterator[Finding]:
                 continue
             loser_name = setting.origin.variable or setting.key
             winner_name = winner.origin.variable or winner.key
+            if key == "option.model_id" and "HF_MODEL_ID" in (
+                setting.origin.variable,
+                winner.origin.variable,
+            ):
+                # HF_MODEL_ID with a Hub id gets its own generated model directory (ModelStore), so the
+                # container may load it as a second model rather than override the file
+                yield unit.finding(
+                    "LMI204",
+                    f"option.model_id={winner.value.strip()!r} ({winner.origin.describe()}) and HF_MODEL_ID="
+                    f"{(setting if setting.origin.variable == 'HF_MODEL_ID' else winner).value.strip()!r} name different "
+                    "models: HF_MODEL_ID makes the container create its own model directory, so it may load two "
+                    "models — set only one of them",
+                    setting=setting,
+                )
+                continue
             yield unit.finding(
                 "LMI204",
                 f"{loser_name}={setting.value.strip()!r} is not used: {winner_name}={winner.value.strip()!r} "

@@ -82,16 +82,14 @@ def memory_exceeds_budget(unit: LintUnit) -> Iterator[Finding]:
         return
     memory = fit.memory
     worst = max(memory.ranks, key=lambda rank: rank.total_bytes)
-    # rank 0 keeping whole embeddings was measured in one NxD configuration only: when that item
-    # alone pushes rank 0 over, the sources do not settle it, so it is a warning
+    # items the sources do not settle (GPU overhead estimates, rank 0's whole embeddings measured
+    # once): when only they push it over, it is a warning
     uncertain = not memory.fits_certainly_not
-    caveat = (
-        " (only the whole embeddings on rank 0, measured in one NxD configuration, push it over)"
-        if uncertain
-        else ""
-    )
-    parts = ", ".join(f"{item.name} {_gib(item.bytes)}" for item in worst.items if item.bytes >= 0.05 * GIB)
+    demands = [item for item in worst.items if not item.name.startswith("KV cache (what")]
+    parts = ", ".join(f"{item.name} {_gib(item.bytes)}" for item in demands if item.bytes >= 0.05 * GIB)
     shape = fit.shape
+    estimated = ", ".join(item.name for item in demands if item.estimated and item.bytes)
+    caveat = f" (over only with the estimated or once-measured items: {estimated})" if uncertain else ""
     yield unit.finding(
         "LMI301",
         f"{fit.arch.model_id} needs {_gib(memory.peak_bytes)} per {memory.unit} ({worst.label}: {parts}) at TP "
@@ -161,7 +159,7 @@ def memory_headroom_low(unit: LintUnit) -> Iterator[Finding]:
 def tp_exceeds_devices(unit: LintUnit) -> Iterator[Finding]:
     instance = unit.context.instance
     tp = _tp_value(unit)
-    if instance is None or tp is None:
+    if instance is None or instance.accelerator == "cpu" or tp is None:
         return
     if (unit.config.get("option.multi_node") or "").strip().lower() == "true":
         return
@@ -203,6 +201,8 @@ def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
     tp = _tp_value(unit)
     if instance is None or tp is None or instance.accelerator != "neuron":
         return
+    if unit.context.backend.accelerator != "neuron" or tp > instance.num_cores:
+        return  # conflicting-options / tp-exceeds-devices say what is wrong
     backend = unit.context.backend.id
     for unsupported in rules_for(instance.platform, backend, "unsupported"):
         yield unit.finding(
@@ -559,7 +559,7 @@ def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
 def model_copies(unit: LintUnit) -> Iterator[Finding]:
     instance = unit.context.instance
     tp = _tp_value(unit)
-    if instance is None or tp is None or tp > instance.num_cores:
+    if instance is None or instance.accelerator == "cpu" or tp is None or tp > instance.num_cores:
         return
     single = any(
         (unit.config.get(key) or "").strip().lower() == "true"
@@ -666,6 +666,9 @@ def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
     per_sequence = fit.memory.kv_bytes_per_sequence or 0
     if not fit.memory.fits or per_sequence == 0 or capacity >= per_sequence:
         return
+    # without the estimated overheads, what the weights leave is certain
+    certain_capacity = fit.memory.budget_bytes - fit.memory.certain_peak_bytes
+    certain = per_sequence > certain_capacity
     per_token = per_sequence / fit.shape.sequence_length
     longest = int(capacity / per_token) // 256 * 256
     advice = (
@@ -676,6 +679,9 @@ def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
     yield unit.finding(
         "LMI312",
         f"one {fit.shape.sequence_length}-token sequence needs {_gib(per_sequence)} of KV cache per GPU but only "
-        f"{_gib(capacity)} is left after the weights ({fit.memory.budget_note}); {advice}",
+        f"{_gib(capacity)} is left after the weights ({fit.memory.budget_note})"
+        + ("" if certain else " once the estimated activation and CUDA memory is counted")
+        + f"; {advice}",
         setting=unit.config.settings.get("option.max_model_len") or _tp_setting(unit),
+        severity=None if certain else "warning",
     )
