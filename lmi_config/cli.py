@@ -480,6 +480,93 @@ def schema() -> None:
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def models(output_format: str) -> None:
+    """List the built-in model catalog (offline architectures the checks use).
+
+    \b
+    Examples:
+      lmi-config models
+      lmi-config models --format json
+    """
+    import json
+
+    from lmi_config.knowledge import load_data
+    from lmi_config.modelarch import from_catalog
+
+    rows = []
+    for row in load_data("models.json")["models"]:
+        arch = from_catalog(row["model_id"])
+        if arch is None:
+            continue
+        rows.append(
+            {
+                "model_id": arch.model_id,
+                "aliases": row.get("aliases", []),
+                "parameters": arch.total_params,
+                "heads": arch.num_attention_heads,
+                "kv_heads": arch.num_key_value_heads,
+                "layers": arch.num_layers,
+                "max_position_embeddings": arch.max_position_embeddings,
+                "experts": arch.num_experts,
+                "source": row["source"],
+            }
+        )
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(f"{'model':<48} {'params':>8} {'heads':>5} {'kv':>3} {'layers':>6} {'max len':>8}")
+    for item in rows:
+        experts = f"  ({item['experts']} experts)" if item["experts"] else ""
+        click.echo(
+            f"{item['model_id']:<48} {item['parameters'] / 1e9:>7.2f}B {item['heads']:>5} {item['kv_heads']:>3} "
+            f"{item['layers']:>6} {item['max_position_embeddings'] or '-':>8}{experts}"
+        )
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def instances(output_format: str) -> None:
+    """List the instance types the checks know (accelerators, memory per core or GPU, host RAM).
+
+    \b
+    Examples:
+      lmi-config instances
+      lmi-config instances --format json
+    """
+    import json
+
+    from lmi_config.knowledge.instances import instances as all_instances
+
+    rows = []
+    for item in all_instances().values():
+        rows.append(
+            {
+                "instance_type": item.instance_type,
+                "accelerator": item.accelerator,
+                "accelerator_name": item.accelerator_name,
+                "cores_or_gpus": item.num_cores,
+                "memory_per_core_gib": round(item.memory_per_core_bytes / 2**30, 2) if item.num_cores else 0,
+                "host_memory_gib": item.host_memory_gib,
+                "source": item.source,
+            }
+        )
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    click.echo(f"{'instance':<18} {'accelerator':<22} {'cores/GPUs':>10} {'GiB each':>9} {'host GiB':>9}")
+    for row in rows:
+        click.echo(
+            f"{row['instance_type']:<18} {row['accelerator_name'] + ' (' + row['accelerator'] + ')':<22} "
+            f"{row['cores_or_gpus']:>10} {row['memory_per_core_gib']:>9} {row['host_memory_gib'] or '-':>9}"
+        )
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("name", required=False)
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True

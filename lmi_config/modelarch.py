@@ -302,8 +302,63 @@ def from_directory(directory: Path) -> ModelArch:
     )
 
 
+def hub_cache_path(model_id: str) -> Path:
+    """Where a Hub look-up is cached (``$XDG_CACHE_HOME/lmi-config/hub/<org>--<name>.json``)."""
+    import os
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "lmi-config" / "hub" / (model_id.replace("/", "--") + ".json")
+
+
 def from_hub(model_id: str) -> ModelArch:
-    """The Hugging Face Hub through transformers' ``AutoConfig`` (imported only here)."""
+    """The Hugging Face Hub: ``AutoConfig`` for the architecture and the safetensors metadata for
+    the exact parameter count; both cached so a model is looked up once."""
+    cache = hub_cache_path(model_id)
+    if cache.exists():
+        try:
+            cached = json.loads(cache.read_text(encoding="utf-8"))
+            return normalize_config(
+                cached["config"],
+                model_id=model_id,
+                source=f"Hugging Face Hub config of {model_id} (cached in {cache})",
+                total_params=cached.get("total_params"),
+            )
+        except (OSError, ValueError, KeyError, ModelResolutionError):
+            pass  # a damaged cache entry is fetched again
+    config_dict = _fetch_hub_config(model_id)
+    total_params = _fetch_hub_parameter_count(model_id)
+    arch = normalize_config(
+        config_dict,
+        model_id=model_id,
+        source=f"Hugging Face Hub config of {model_id}",
+        total_params=total_params,
+    )
+    try:
+        from lmi_config.render import write_atomically
+
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(
+            cache, json.dumps({"config": config_dict, "total_params": total_params}, sort_keys=True)
+        )
+    except OSError:
+        pass  # caching is an optimisation
+    return arch
+
+
+def _fetch_hub_parameter_count(model_id: str) -> int | None:
+    try:
+        from huggingface_hub import get_safetensors_metadata
+
+        metadata = get_safetensors_metadata(model_id)
+        return int(sum(metadata.parameter_count.values()))
+    except Exception:  # no safetensors, offline, gated: the count is computed from the config instead
+        return None
+
+
+def _fetch_hub_config(model_id: str) -> dict[str, Any]:
+    import os
+
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # one clear message, not library advisories
     try:
         from transformers import AutoConfig  # heavy: only on this path
     except ImportError:
@@ -320,9 +375,7 @@ def from_hub(model_id: str) -> ModelArch:
             f"cannot read the config of {model_id} from the Hub ({reason}); for a gated model set HF_TOKEN, "
             "offline pass --model with a local directory holding config.json"
         ) from None
-    return normalize_config(
-        config.to_dict(), model_id=model_id, source=f"Hugging Face Hub config of {model_id}"
-    )
+    return dict(json.loads(config.to_json_string(use_diff=False)))
 
 
 def resolve_model(model: str, *, base_directory: Path | None = None, allow_hub: bool = True) -> ModelArch:
