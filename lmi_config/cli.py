@@ -561,7 +561,7 @@ def instances(output_format: str) -> None:
     click.echo(f"{'instance':<18} {'accelerator':<22} {'cores/GPUs':>10} {'GiB each':>9} {'host GiB':>9}")
     for row in rows:
         click.echo(
-            f"{row['instance_type']:<18} {row['accelerator_name'] + ' (' + row['accelerator'] + ')':<22} "
+            f"{row['instance_type']:<18} {str(row['accelerator_name']) + ' (' + str(row['accelerator']) + ')':<22} "
             f"{row['cores_or_gpus']:>10} {row['memory_per_core_gib']:>9} {row['host_memory_gib'] or '-':>9}"
         )
 
