@@ -253,48 +253,46 @@ def analyze(
 
 
 def alternatives(analysis: FitAnalysis, limit: int = 3) -> list[tuple[Shape, MemoryBreakdown]]:
-    """Nearby shapes that fit: other TP degrees first, then smaller batch, then shorter sequences."""
+    """Nearby shapes that fit: another TP degree first, then a smaller batch, then shorter sequences.
+
+    TP degrees are the planner's valid ones (runtime, documented, heads), judged the planner's way.
+    """
     from dataclasses import replace
 
+    from lmi_config.planner import acceptable, valid_degrees
+
     shape = analysis.shape
-    cores = analysis.instance.num_cores
-    found: list[tuple[Shape, MemoryBreakdown]] = []
     degrees = [
         d
-        for d in (1, 2, 4, 8, 12, 16, 24, 32, 64)
-        if d <= cores and cores % d == 0 and d != shape.tensor_parallel_degree
+        for d in valid_degrees(analysis.arch, analysis.instance, analysis.backend)
+        if d != shape.tensor_parallel_degree
     ]
-    for degree in sorted(degrees, key=lambda d: (d < shape.tensor_parallel_degree, d)):
-        candidate = replace(shape, tensor_parallel_degree=degree)
-        memory = estimate_memory(analysis.arch, analysis.instance, analysis.backend, candidate)
-        if memory.fits and _memory_ok(memory):
-            found.append((candidate, memory))
-            break
+    batches = []
     batch = shape.batch_size
-    while batch > 1 and len(found) < limit:
+    while batch > 1:
         batch //= 2
-        candidate = replace(shape, batch_size=batch)
-        memory = estimate_memory(analysis.arch, analysis.instance, analysis.backend, candidate)
-        if memory.fits and _memory_ok(memory):
-            found.append((candidate, memory))
-            break
+        batches.append(batch)
+    sequences = []
     sequence = shape.sequence_length
-    while sequence > 256 and len(found) < limit:
+    while sequence > 256:
         sequence //= 2
-        candidate = replace(shape, sequence_length=sequence)
-        memory = estimate_memory(analysis.arch, analysis.instance, analysis.backend, candidate)
-        if memory.fits and _memory_ok(memory):
-            found.append((candidate, memory))
-            break
+        sequences.append(sequence)
+    searches = [
+        [
+            replace(shape, tensor_parallel_degree=d)
+            for d in sorted(degrees, key=lambda d: (d < shape.tensor_parallel_degree, d))
+        ],
+        [replace(shape, batch_size=b) for b in batches],
+        [replace(shape, sequence_length=s) for s in sequences],
+    ]
+    found: list[tuple[Shape, MemoryBreakdown]] = []
+    for candidates in searches:
+        for candidate in candidates:
+            memory = estimate_memory(analysis.arch, analysis.instance, analysis.backend, candidate)
+            if acceptable(memory):
+                found.append((candidate, memory))
+                break
     return found[:limit]
-
-
-def _memory_ok(memory: MemoryBreakdown) -> bool:
-    from lmi_config.knowledge import load_data
-
-    if memory.kv_cache_capacity_bytes is not None and memory.kv_bytes_per_sequence:
-        return memory.kv_cache_capacity_bytes >= memory.kv_bytes_per_sequence
-    return memory.headroom_fraction >= load_data("memory.json")["headroom_warning_fraction"]["value"]
 
 
 def describe_shape(shape: Shape, memory: MemoryBreakdown) -> str:

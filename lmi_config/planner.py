@@ -71,7 +71,7 @@ def valid_degrees(arch: ModelArch, instance: Instance, backend: str) -> list[int
     return result
 
 
-def _acceptable(memory: MemoryBreakdown, lenient: bool = False) -> bool:
+def acceptable(memory: MemoryBreakdown, lenient: bool = False) -> bool:
     """Fits with headroom; ``lenient`` ignores the items the sources do not settle."""
     if memory.fits_certainly_not or (not lenient and not memory.fits):
         return False
@@ -119,7 +119,7 @@ def enumerate_candidates(
                     base, tensor_parallel_degree=degree, batch_size=batch or 1, sequence_length=sequence
                 )
                 memory = estimate_memory(arch, instance, backend, shape)
-                if not _acceptable(memory, lenient):
+                if not acceptable(memory, lenient):
                     continue
                 if batch is None:
                     shape = replace(shape, batch_size=_gpu_batch(memory))
@@ -132,7 +132,7 @@ def enumerate_candidates(
                     base, tensor_parallel_degree=degree, batch_size=size, sequence_length=sequence
                 )
                 memory = estimate_memory(arch, instance, backend, shape)
-                if _acceptable(memory, lenient):
+                if acceptable(memory, lenient):
                     found.append(Candidate(shape, memory, copies))
         if found:
             break  # the longest sequence length that fits wins
