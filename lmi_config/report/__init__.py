@@ -13,6 +13,7 @@ from lmi_config import __version__
 from lmi_config.rules.base import Finding, Rule
 
 FORMATS = ("text", "json", "sarif", "github")
+MAX_TEXT_NOTES = 10
 
 
 def summarize(findings: Sequence[Finding], files: int, notes: Sequence[str] = ()) -> dict[str, object]:
@@ -40,7 +41,12 @@ def format_text(findings: Sequence[Finding], summary: dict[str, object], *, colo
         lines.append(f"{place}: {finding.code} {severity} [{finding.rule}] {finding.message}")
     notes = summary.get("notes") or []
     assert isinstance(notes, list)
-    lines.extend(f"note: {note}" for note in notes)
+    if len(notes) > MAX_TEXT_NOTES:
+        # a directory of many files: one line instead of one note per file (json keeps them all)
+        lines.extend(f"note: {note}" for note in notes[:MAX_TEXT_NOTES])
+        lines.append(f"note: … and {len(notes) - MAX_TEXT_NOTES} more notes (backend or version assumed); --format json lists them all")
+    else:
+        lines.extend(f"note: {note}" for note in notes)
     errors, warnings, infos = summary["errors"], summary["warnings"], summary["infos"]
     files = summary["files"]
     lines.append(
