@@ -15,17 +15,28 @@ import argparse
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def cli_command(python: str) -> list[str]:
+    """The installed console script next to the interpreter (what users run), else ``python -m``.
+
+    Commands run from a neutral directory: from the repository, ``python -m`` would import the
+    source tree instead of the installed package.
+    """
+    script = Path(python).parent / "lmi-config"
+    return [str(script)] if script.exists() else [python, "-m", "lmi_config"]
+
+
 def wall_ms(command: list[str], runs: int) -> list[float]:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(command, capture_output=True, check=False, cwd=ROOT)
+        subprocess.run(command, capture_output=True, check=False, cwd=tempfile.gettempdir())
         times.append((time.perf_counter() - start) * 1000)
     return times
 
@@ -39,21 +50,21 @@ def main() -> None:
     runs = arguments.runs
 
     baseline = statistics.median(wall_ms([python, "-c", "pass"], runs))
-    sample = "samples/lint/mistral-7b-inf2-one-core/serving.properties"
+    sample = str(ROOT / "samples/lint/mistral-7b-inf2-one-core/serving.properties")
     rows = [
         (
             "lint + fit checks (catalog model)",
-            [python, "-m", "lmi_config", "lint", sample, "--instance", "ml.inf2.8xlarge"],
+            [*cli_command(python), "lint", sample, "--instance", "ml.inf2.8xlarge"],
             200,
         ),
         (
             "render a sample (auto TP + batch)",
-            [python, "-m", "lmi_config", "render", "samples/specs/mistral-7b-inf2-8xlarge.yaml"],
+            [*cli_command(python), "render", str(ROOT / "samples/specs/mistral-7b-inf2-8xlarge.yaml")],
             250,
         ),
         (
             "explain with the memory table",
-            [python, "-m", "lmi_config", "explain", sample, "--instance", "ml.inf2.8xlarge"],
+            [*cli_command(python), "explain", sample, "--instance", "ml.inf2.8xlarge"],
             None,
         ),
         (
@@ -67,7 +78,7 @@ def main() -> None:
                 "--instance",
                 "ml.inf2.8xlarge",
                 "--model",
-                "tests/fixtures/models/mistral-7b-v0.1",
+                str(ROOT / "tests/fixtures/models/mistral-7b-v0.1"),
             ],
             200,
         ),

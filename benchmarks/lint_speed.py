@@ -40,13 +40,26 @@ THOUSAND_FILES_BUDGET_SECONDS = 1.5
 LINT_EXIT_CODES = (0, 1)  # 2 would mean the input was refused: the timing would be meaningless
 
 
+def cli_command(python: str) -> list[str]:
+    """The installed console script next to the interpreter (what users run), else ``python -m``.
+
+    Commands run from a neutral directory: from the repository, ``python -m`` would import the
+    source tree instead of the installed package.
+    """
+    script = Path(python).parent / "lmi-config"
+    return [str(script)] if script.exists() else [python, "-m", "lmi_config"]
+
+
 def time_command(command: list[str], runs: int, *, expect: tuple[int, ...] = (0,)) -> list[float]:
     """Wall-clock seconds of ``runs`` fresh processes (after one untimed warm-up run)."""
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    neutral = tempfile.gettempdir()  # not the repository: see cli_command
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=neutral)
     timings = []
     for _ in range(runs):
         started = time.perf_counter()
-        completed = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        completed = subprocess.run(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, cwd=neutral
+        )
         timings.append(time.perf_counter() - started)
         if completed.returncode not in expect:
             message = completed.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no stderr)"]
@@ -111,7 +124,7 @@ def generate_tree(corpus: list[Path], root: Path, count: int) -> int:
 
 def checked_file_count(python: str, root: Path) -> int:
     completed = subprocess.run(
-        [python, "-m", "lmi_config", "lint", str(root), "--format", "json"],
+        [*cli_command(python), "lint", str(root), "--format", "json"],
         capture_output=True,
         check=False,
     )
@@ -173,7 +186,7 @@ def main() -> None:
 
     baseline = time_command([python, "-c", "pass"], arguments.runs)
     one_file = time_command(
-        [python, "-m", "lmi_config", "lint", str(sample)], arguments.runs, expect=LINT_EXIT_CODES
+        [*cli_command(python), "lint", str(sample)], arguments.runs, expect=LINT_EXIT_CODES
     )
     modules = imported_modules(python, sample)
     top_level = {name.split(".")[0] for name in modules}
@@ -183,7 +196,7 @@ def main() -> None:
         generated = generate_tree(corpus, root, arguments.files)
         checked = checked_file_count(python, root)
         tree = time_command(
-            [python, "-m", "lmi_config", "lint", str(root)], arguments.tree_runs, expect=LINT_EXIT_CODES
+            [*cli_command(python), "lint", str(root)], arguments.tree_runs, expect=LINT_EXIT_CODES
         )
         shutil.rmtree(root, ignore_errors=True)
 
