@@ -7,6 +7,7 @@ from typing import Any
 from lmi_config.fit import alternatives, describe_shape
 from lmi_config.knowledge.options import catalogue
 from lmi_config.rules.base import Finding, LintUnit
+from lmi_config.secrets import redact
 from lmi_config.sizing import GIB, MemoryBreakdown
 
 
@@ -27,7 +28,7 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         unit.config.settings.items(), key=lambda item: (item[0].startswith("option."), item[0])
     ):
         shadowed = [
-            {"value": other.value, "from": other.origin.describe()}
+            {"value": redact(other.value, unit.secret_values), "from": other.origin.describe()}
             for other in unit.config.candidates.get(key, [])
             if other is not setting and other.value != setting.value
         ]
@@ -35,7 +36,7 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         settings.append(
             {
                 "key": key,
-                "value": setting.value,
+                "value": redact(setting.value, unit.secret_values),
                 "from": setting.origin.describe(),
                 "role": setting.role,
                 "default": default,

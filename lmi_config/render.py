@@ -78,6 +78,18 @@ def _check_line_safe(key: str, value: str, where: str) -> None:
         )
 
 
+def _refuse_secrets(items: dict[str, str], env: dict[str, str], where: str) -> None:
+    """Credentials never go into a generated configuration (they would be printed and committed)."""
+    from lmi_config.secrets import looks_like_secret, secret_variable_names
+
+    for key, value in [*items.items(), *env.items()]:
+        if key.upper() in secret_variable_names() or looks_like_secret(value, key):
+            raise SpecError(
+                f"{where}: {key} holds a credential (value not shown); lmi-config does not write credentials into "
+                "configurations — pass it at deploy time (e.g. the SageMaker Environment from a secret store)"
+            )
+
+
 def _base_options(backend_id: str, release: Release) -> dict[str, str]:
     row = next(item for item in load_data("backends.json")["backends"] if item["id"] == backend_id)
     render = row.get("render")
@@ -148,6 +160,7 @@ def build_items(
         items[key] = value
     for env_name, env_value in spec.env.items():
         _check_line_safe(env_name, env_value, f"{name}: env")
+    _refuse_secrets(items, spec.env, name)
 
     # `auto` asks the planner only for TP, batch and sequence length; elsewhere (dtype=auto,
     # rolling_batch=auto) it is the container's own value and is passed through
@@ -483,10 +496,19 @@ def convert_items(
     effective: list[tuple[str, str]], process_env: list[tuple[str, str]], to: str
 ) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
     """Prepare a converted configuration: (items, extra env, what cannot be carried over)."""
-    from lmi_config.secrets import secret_variable_names
+    from lmi_config.secrets import looks_like_secret, secret_variable_names
 
     lost: list[str] = []
     extra: dict[str, str] = {}
+    kept = []
+    for key, value in effective:
+        if key.upper() in secret_variable_names() or looks_like_secret(value, key):
+            lost.append(
+                f"{key} not copied: credentials are never written by lmi-config; pass it at deploy time"
+            )
+        else:
+            kept.append((key, value))
+    effective = kept
     for name, value in process_env:
         if name in secret_variable_names():
             lost.append(

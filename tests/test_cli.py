@@ -113,14 +113,34 @@ def test_directory_with_nothing_to_lint_is_a_usage_error(tmp_path: Path) -> None
     assert_usage_error(run_cli("lint", str(tmp_path)), str(tmp_path))
 
 
-def test_unreadable_file_is_a_usage_error(tmp_path: Path) -> None:
+def test_unreadable_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "serving.properties"
     path.write_text("option.model_id=gpt2\n")
     path.chmod(0)
     try:
-        if os.access(path, os.R_OK):
-            pytest.skip("running as a user (root) who can read a mode-000 file")
-        assert_usage_error(run_cli("lint", str(path)), str(path), "permission denied")
+        if not os.access(path, os.R_OK):
+            assert_usage_error(run_cli("lint", str(path)), str(path), "permission denied")
+            return
+        # root reads a mode-000 file: make the read fail as it would for anyone else, in-process
+        from click.testing import CliRunner
+
+        from lmi_config.cli import main
+
+        real_read_bytes = Path.read_bytes
+
+        def refuse(self: Path) -> bytes:
+            if self == path:
+                raise PermissionError(13, "Permission denied", str(self))
+            return real_read_bytes(self)
+
+        monkeypatch.setattr(Path, "read_bytes", refuse)
+        result = CliRunner().invoke(main, ["lint", str(path)])
+        assert result.exit_code == 2
+        lines = result.stderr.strip().splitlines()
+        assert (
+            len(lines) == 1 and lines[0].startswith("lmi-config: error: ") and "permission denied" in lines[0]
+        )
+        assert "Traceback" not in result.output
     finally:
         path.chmod(0o644)
 

@@ -248,3 +248,17 @@ def test_user_template_dir_is_used(tmp_path: Path) -> None:
     spec = validate_spec({"model": "gpt2", "backend": "vllm", "lmi_version": "0.30.0"}, "t")
     rendered = render_spec(spec, template_dir=tmp_path)
     assert rendered.text.startswith("# custom\n")
+
+
+def test_credentials_are_never_rendered_or_converted(tmp_path: Path) -> None:
+    token = "hf_" + "b" * 34
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"model: gpt2\nbackend: vllm\nenv:\n  HF_TOKEN: {token}\n")
+    result = run_cli("render", str(spec), "--format", "env")
+    assert result.returncode == 2 and "HF_TOKEN holds a credential" in result.stderr
+    assert token not in result.stdout + result.stderr
+    properties = tmp_path / "serving.properties"
+    properties.write_text(f"option.model_id=gpt2\nHF_TOKEN={token}\n")
+    for command in (("convert", str(properties), "--to", "env"), ("explain", str(properties))):
+        result = run_cli(*command)
+        assert token not in result.stdout + result.stderr, command

@@ -44,7 +44,9 @@ def format_text(findings: Sequence[Finding], summary: dict[str, object], *, colo
     if len(notes) > MAX_TEXT_NOTES:
         # a directory of many files: one line instead of one note per file (json keeps them all)
         lines.extend(f"note: {note}" for note in notes[:MAX_TEXT_NOTES])
-        lines.append(f"note: … and {len(notes) - MAX_TEXT_NOTES} more notes (backend or version assumed); --format json lists them all")
+        lines.append(
+            f"note: … and {len(notes) - MAX_TEXT_NOTES} more notes (backend or version assumed); --format json lists them all"
+        )
     else:
         lines.extend(f"note: {note}" for note in notes)
     errors, warnings, infos = summary["errors"], summary["warnings"], summary["infos"]
