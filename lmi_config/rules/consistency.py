@@ -261,7 +261,11 @@ def shadowed_setting(unit: LintUnit) -> Iterator[Finding]:
                 and setting.origin.kind == "properties"
             ):
                 continue  # duplicates inside one file are duplicate-key's business
-            if setting.value.strip() == winner.value.strip():
+            if (
+                setting.value.strip() == winner.value.strip()
+                or is_placeholder(setting.value)
+                or is_placeholder(winner.value)
+            ):
                 continue
             loser_name = setting.origin.variable or setting.key
             winner_name = winner.origin.variable or winner.key

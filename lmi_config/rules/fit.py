@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator
 
 from lmi_config.fit import alternatives, describe_shape
-from lmi_config.knowledge.instances import degree_allowed, rules_for
+from lmi_config.knowledge.instances import degree_allowed, rules_for, tp_rules
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.sizing import GIB, host_memory_needed_bytes, loading_seconds
 
@@ -277,6 +277,15 @@ def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
     divisors = [d for d in range(1, heads + 1) if heads % d == 0]
     if unit.context.instance is not None:
         divisors = [d for d in divisors if d <= unit.context.instance.num_cores]
+    if unit.context.backend.accelerator == "neuron":
+        # only degrees some Neuron platform documents or has run
+        listed = {
+            d
+            for row in tp_rules()
+            if row.get("kind") in ("documented", "observed")
+            for d in row.get("degrees") or []
+        }
+        divisors = [d for d in divisors if d in listed] or divisors
     valid = ", ".join(map(str, divisors))
     if policy.get("policy") == "error":
         yield unit.finding(

@@ -129,9 +129,11 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
         return unit.finding(
             "LMI103",
             f"option.entryPoint={module} exists in LMI {span}, not in the target {release.label()} "
-            f"({unit.context.release_reason}); the container fails to start — {advice}",
+            f"({'assumed: ' if unit.context.release_assumed else ''}{unit.context.release_reason}); "
+            f"the container fails to start — {advice}",
             setting=setting,
-            severity="error",
+            # certain only for a version the user named; an assumed one may simply be wrong
+            severity="warning" if unit.context.release_assumed else "error",
         )
     return None
 
