@@ -82,6 +82,12 @@ def main() -> None:
     help="Look up models outside the built-in catalog on the Hugging Face Hub (needs lmi-config[hub]).",
 )
 @click.option(
+    "--lnc",
+    type=click.IntRange(1, 2),
+    default=None,
+    help="Trainium2 logical NeuronCore setting (default: NEURON_LOGICAL_NC_CONFIG from an env file, else 2).",
+)
+@click.option(
     "--stdin-kind",
     type=click.Choice(["properties", "env", "json"]),
     default=None,
@@ -102,6 +108,7 @@ def lint(
     instance: str | None,
     model: str | None,
     hub: bool,
+    lnc: int | None,
     stdin_kind: str | None,
     color: bool | None,
 ) -> None:
@@ -134,6 +141,7 @@ def lint(
         select=_split(select),
         ignore=_split(ignore),
         hub=hub,
+        lnc=lnc,
     )
     load_rules()
     try:
@@ -181,6 +189,7 @@ def lint(
 @click.option("--backend", metavar="NAME", help="Backend (default: inferred).")
 @click.option("--lmi-version", metavar="VERSION", help="LMI version or image tag (default: inferred).")
 @click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
+@click.option("--lnc", type=click.IntRange(1, 2), default=None, help="Trainium2 logical NeuronCore setting.")
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
@@ -192,6 +201,7 @@ def explain(
     backend: str | None,
     lmi_version: str | None,
     hub: bool,
+    lnc: int | None,
     output_format: str,
 ) -> None:
     """Show how the container reads a configuration and what it needs per core or GPU.
@@ -213,7 +223,9 @@ def explain(
     from lmi_config.explain import explain_unit, format_explain_text
     from lmi_config.lint import LintOptions
 
-    options = LintOptions(backend=backend, lmi_version=lmi_version, instance=instance, model=model, hub=hub)
+    options = LintOptions(
+        backend=backend, lmi_version=lmi_version, instance=instance, model=model, hub=hub, lnc=lnc
+    )
     try:
         stdin_bytes = sys.stdin.buffer.read() if path == "-" else None
         result = api.lint_paths([path], options, env_files=list(env_files), stdin_bytes=stdin_bytes)

@@ -28,6 +28,7 @@ class LintOptions:
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     hub: bool = False  # allow Hugging Face Hub look-ups for models outside the catalog
+    lnc: int | None = None  # Trainium2 logical NeuronCore setting (default: NEURON_LOGICAL_NC_CONFIG or 2)
 
 
 def build_config(target: LintTarget) -> CanonicalConfig:
@@ -90,6 +91,18 @@ def apply_tgi_translations(
     return applied
 
 
+def _lnc_from_env(target: LintTarget) -> int | None:
+    """NEURON_LOGICAL_NC_CONFIG from the env files, when it is a number."""
+    for row in load_data("env_vars.json").get("runtime_settings", []):
+        if row["effect"] != "lnc":
+            continue
+        for source in target.sources:
+            for entry in source.env.entries if source.env else []:
+                if entry.name == row["name"] and entry.value.strip().isdigit():
+                    return int(entry.value.strip())
+    return None
+
+
 def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
     """Everything the rules need for one target. ``ValueError`` for bad overrides."""
     config = build_config(target)
@@ -103,6 +116,12 @@ def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
 
         instance = resolve_instance(instance_name)
         instance_reason = "--instance" if options.instance else "pragma"
+        lnc = options.lnc or _lnc_from_env(target)
+        if lnc is not None and (options.lnc or instance.lnc is not None):
+            from lmi_config.knowledge.instances import with_lnc
+
+            instance = with_lnc(instance, lnc)
+            instance_reason += f", LNC={lnc}"
     context = resolve_context(
         config,
         target.sources,

@@ -136,3 +136,23 @@ def test_smart_defaults_match_the_containers_unit_tests(entry: dict) -> None:
         assert chosen_tp == int(expected["option.tensor_parallel_degree"])
     if expected.get("option.max_rolling_batch_size"):
         assert chosen_batch == int(expected["option.max_rolling_batch_size"])
+
+
+def test_trn2_lnc1_doubles_the_cores_and_halves_their_memory(tmp_path) -> None:
+    from lmi_config.api import lint_paths
+    from lmi_config.knowledge.instances import with_lnc
+    from lmi_config.lint import LintOptions
+
+    trn2 = resolve_instance("trn2.48xlarge")
+    assert (trn2.num_cores, trn2.memory_per_core_bytes) == (64, 24 * GIB)
+    lnc1 = with_lnc(trn2, 1)
+    assert (lnc1.num_cores, lnc1.memory_per_core_bytes) == (128, 12 * GIB)
+    config = tmp_path / "serving.properties"
+    config.write_text(
+        "option.model_id=meta-llama/Llama-3.3-70B-Instruct\noption.rolling_batch=vllm\noption.model_loader=nxdi\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=128\n"
+    )
+    (tmp_path / "model.env").write_text("NEURON_LOGICAL_NC_CONFIG=1\n")
+    by_default = lint_paths([str(config)], LintOptions(instance="trn2.48xlarge", lmi_version="0.34.0"))
+    assert "tp-exceeds-devices" in {f.rule for f in by_default.findings}
+    with_env = lint_paths([str(tmp_path)], LintOptions(instance="trn2.48xlarge", lmi_version="0.34.0"))
+    assert "tp-exceeds-devices" not in {f.rule for f in with_env.findings}

@@ -49,6 +49,25 @@ class Instance:
         return "NeuronCore" if self.accelerator == "neuron" else "GPU"
 
 
+def with_lnc(instance: Instance, lnc: int) -> Instance:
+    """The same instance with another logical-NeuronCore setting (Trainium2: 1 or 2).
+
+    ``ValueError`` where the instance has no LNC setting or the value does not divide the cores.
+    """
+    from dataclasses import replace
+
+    if instance.lnc is None:
+        raise ValueError(
+            f"{instance.instance_type} has no logical NeuronCore setting (LNC exists on Trainium2 only)"
+        )
+    physical = instance.cores_per_device * instance.lnc
+    if lnc < 1 or physical % lnc:
+        raise ValueError(
+            f"LNC {lnc} does not divide the {physical} physical NeuronCores of a {instance.accelerator_name} chip; use 1 or 2"
+        )
+    return replace(instance, cores_per_device=physical // lnc, lnc=lnc)
+
+
 def _instance(row: dict[str, Any]) -> Instance:
     physical = int(row.get("physical_cores_per_device") or 1)
     lnc = row.get("default_lnc")
