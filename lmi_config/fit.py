@@ -12,16 +12,18 @@ import ast
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from lmi_config.configfile.canonical import CanonicalConfig
-from lmi_config.knowledge import Release, version_tuple
+from lmi_config.knowledge import Release, load_data, version_tuple
 from lmi_config.knowledge.instances import Instance
 from lmi_config.modelarch import ModelArch
 from lmi_config.sizing import NEURON_BACKENDS, MemoryBreakdown, Shape, estimate_memory
 
-SMART_DEFAULTS_SINCE = "0.30.0"  # djl-serving.md §3: Neuron smart defaults added in 0.30
-NEURON_CORE_GB = 16  # the constant the container's smart defaults use (djl-serving.md §3)
-SMART_BATCH_CAP = 32
+
+def _default(name: str) -> Any:
+    """One of the container's defaults (data/memory.json, container_defaults)."""
+    return load_data("memory.json")["container_defaults"][name]["value"]
 
 
 @dataclass(frozen=True)
@@ -71,12 +73,17 @@ def smart_defaults(
     def batch_at(tp: int) -> int:
         if seq_gb <= 0:
             return 0
-        return _pow2floor(min(SMART_BATCH_CAP, (NEURON_CORE_GB * tp - model_at(tp)) / seq_gb))
+        return _pow2floor(
+            min(
+                _default("smart_defaults_batch_cap"),
+                (_default("smart_defaults_core_gb") * tp - model_at(tp)) / seq_gb,
+            )
+        )
 
     candidates = {1, 2, 4, 8} | ({cores} if cores > 8 else set())
     if cores == 32:
         candidates.discard(4)
-    minimum = math.ceil(1.1 * model_gb / NEURON_CORE_GB)
+    minimum = math.ceil(1.1 * model_gb / _default("smart_defaults_core_gb"))
     usable = sorted(tp for tp in candidates if minimum <= tp <= cores) or [cores]
     if tensor_parallel_degree is None and batch is None:
         tp = max(usable, key=lambda t: (batch_at(t) * (cores // t), -t))
@@ -121,7 +128,11 @@ def resolve_shape(
     sources: dict[str, str] = {}
     neuron = instance.accelerator == "neuron"
     cores = instance.num_cores
-    smart = neuron and release.djl_tuple >= version_tuple(SMART_DEFAULTS_SINCE) and arch.is_text_generation
+    smart = (
+        neuron
+        and release.djl_tuple >= version_tuple(_default("smart_defaults_since"))
+        and arch.is_text_generation
+    )
     quantize = (config.get("option.quantize") or "").strip() or None
     if not quantize and (config.get("option.load_in_8bit") or "").strip().lower() == "true":
         quantize = "int8"
@@ -141,11 +152,12 @@ def resolve_shape(
         sources["sequence_length"] = "option.override_neuron_config seq_len"
     elif neuron:
         if smart and arch.max_position_embeddings:
-            seq = min(arch.max_position_embeddings, 4096)
-            sources["sequence_length"] = "container smart default min(max_position_embeddings, 4096)"
+            cap = _default("smart_defaults_max_n_positions")
+            seq = min(arch.max_position_embeddings, cap)
+            sources["sequence_length"] = f"container smart default min(max_position_embeddings, {cap})"
         else:
-            seq = 128
-            sources["sequence_length"] = "container default n_positions=128 (before 0.30)"
+            seq = _default("n_positions_before_smart_defaults")
+            sources["sequence_length"] = f"container default n_positions={seq} (before the smart defaults)"
     else:
         seq = arch.max_position_embeddings or 2048
         sources["sequence_length"] = "vLLM default: the model's max_position_embeddings"
@@ -188,12 +200,12 @@ def resolve_shape(
         tp = cores
         sources["tensor_parallel_degree"] = f"container default max = {cores} {instance.core_word}s"
     if batch is None:
-        if backend in ("vllm", "tensorrt-llm", "lmi-dist") and release.djl_tuple < (0, 35, 0):
-            batch = 256
-            sources["batch_size"] = "container default max_rolling_batch_size=256"
+        large = load_data("memory.json")["container_defaults"]["rolling_batch_size_vllm_trtllm"]
+        if backend in ("vllm", "tensorrt-llm", "lmi-dist") and release.in_range(None, large["until"]):
+            batch = large["value"]
         else:
-            batch = 32
-            sources["batch_size"] = "container default max_rolling_batch_size=32"
+            batch = _default("rolling_batch_size_other")
+        sources["batch_size"] = f"container default max_rolling_batch_size={batch}"
 
     dtype, dtype_source = _dtype(config, backend, arch)
     sources["dtype"] = dtype_source

@@ -17,33 +17,10 @@ from typing import Any
 
 from lmi_config.knowledge import load_data
 
-GATED_MLP_TYPES = {
-    "llama",
-    "mistral",
-    "mixtral",
-    "qwen2",
-    "qwen2_moe",
-    "qwen3",
-    "qwen3_moe",
-    "gemma",
-    "gemma2",
-    "gemma3",
-    "gemma3_text",
-    "phi3",
-    "starcoder2_gated",
-    "deepseek_v2",
-    "deepseek_v3",
-    "olmo",
-    "olmo2",
-    "granite",
-    "cohere",
-    "internlm2",
-    "yi",
-    "baichuan",
-    "exaone",
-    "mllama",
-}
-LEARNED_POSITION_TYPES = {"gpt2", "opt", "gpt_bigcode", "starcoder2_learned"}
+
+def _family(name: str) -> frozenset[str]:
+    """Model types of an architecture family (data/models.json, architecture_families)."""
+    return frozenset(load_data("models.json")["architecture_families"][name]["values"])
 
 
 class ModelResolutionError(ValueError):
@@ -128,14 +105,14 @@ def estimate_params(arch: dict[str, Any]) -> int:
         if arch["num_experts"] and arch["moe_intermediate_size"]
         else arch["intermediate_size"]
     )
-    gated = arch["model_type"] in GATED_MLP_TYPES
+    gated = arch["model_type"] in _family("gated_mlp")
     attention = hidden * heads * head_dim * 2 + hidden * kv * head_dim * 2
     mlp = (3 if gated else 2) * hidden * inter * experts
     router = hidden * arch["num_experts"] if arch["num_experts"] else 0
     norms = 2 * hidden * (1 if gated else 2)
     total = arch["vocab_size"] * hidden * (1 if arch["tie_word_embeddings"] else 2)
     total += layers * (attention + mlp + router + norms) + hidden
-    if arch["model_type"] in LEARNED_POSITION_TYPES and arch["max_position_embeddings"]:
+    if arch["model_type"] in _family("learned_positions") and arch["max_position_embeddings"]:
         total += arch["max_position_embeddings"] * hidden
     return int(total)
 

@@ -27,9 +27,6 @@ from lmi_config.spec import AUTO, Spec, SpecError
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATES = {"properties": "serving.properties.j2", "env": "env.j2", "json": "environment.json.j2"}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-SAGEMAKER_KEY = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
-SAGEMAKER_MAX_ENTRIES = 100  # sagemaker-and-user-pain.md §2 (CreateModel Environment limits)
-SAGEMAKER_MAX_VALUE = 1024
 TP_KEY = "option.tensor_parallel_degree"
 BATCH_KEYS = ("option.max_rolling_batch_size", "batch_size")
 SEQUENCE_KEYS = ("option.n_positions", "option.max_model_len")
@@ -368,16 +365,17 @@ def format_output(
     if output_format == "env":
         quoted = [(name, _quote_env_value(value)) for name, value in env_items]
         return template.render(header=_header(header), items=quoted), problems
-    if len(env_items) > SAGEMAKER_MAX_ENTRIES:
+    limits = load_data("env_vars.json")["sagemaker_environment_limits"]
+    if len(env_items) > limits["max_entries"]:
         problems.append(
-            f"SageMaker allows at most {SAGEMAKER_MAX_ENTRIES} environment variables; this has {len(env_items)}"
+            f"SageMaker allows at most {limits['max_entries']} environment variables; this has {len(env_items)}"
         )
     for name, value in env_items:
-        if not SAGEMAKER_KEY.fullmatch(name):
+        if not re.fullmatch(limits["key_pattern"], name):
             problems.append(f"{name}: SageMaker environment keys must match [a-zA-Z_][a-zA-Z0-9_]*")
-        if len(value) > SAGEMAKER_MAX_VALUE:
+        if len(value) > limits["max_value_length"]:
             problems.append(
-                f"{name}: value is {len(value)} characters; SageMaker allows {SAGEMAKER_MAX_VALUE}"
+                f"{name}: value is {len(value)} characters; SageMaker allows {limits['max_value_length']}"
             )
     document = json.dumps(dict(env_items), indent=2, ensure_ascii=False)
     return template.render(document=document), problems
