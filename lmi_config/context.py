@@ -19,6 +19,7 @@ from lmi_config.knowledge import (
     backends,
     default_release,
     entry_points,
+    image_framework,
     parse_lmi_version,
     resolve_backend,
 )
@@ -82,6 +83,7 @@ class Context:
     instance_reason: str | None = None
     model: Any = None  # modelarch.ModelArch, when known
     model_reason: str | None = None
+    image_framework: str | None = None  # djl-lmi, djl-neuronx … when an image tag was named
 
     @property
     def accelerator(self) -> str:
@@ -318,4 +320,15 @@ def resolve_context(
         release, release_reason, release_assumed = parse_lmi_version(value), f"pragma on line {line}", False
     else:
         release, release_reason, release_assumed = infer_release(sources, chosen, config)
-    return Context(chosen, backend_reason, backend_assumed, release, release_reason, release_assumed)
+    context = Context(chosen, backend_reason, backend_assumed, release, release_reason, release_assumed)
+    named = lmi_version or (pragmas.values.get("lmi-version") or ("", 0))[0] or _image_in(sources)
+    context.image_framework = image_framework(named) if named else None
+    return context
+
+
+def _image_in(sources: list[SourceFile]) -> str:
+    for source in sources:
+        match = _IMAGE_IN_TEXT.search(source.text)
+        if match:
+            return match.group("tag")
+    return ""

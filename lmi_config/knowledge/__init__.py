@@ -97,6 +97,23 @@ _IMAGE_TAG = re.compile(
 )
 
 
+_IMAGE_FRAMEWORKS = (
+    (re.compile(r"-lmi\d"), "djl-lmi"),
+    (re.compile(r"-neuronx"), "djl-neuronx"),
+    (re.compile(r"-tensorrtllm"), "djl-tensorrtllm"),
+    (re.compile(r"-deepspeed"), "djl-deepspeed"),
+    (re.compile(r"-fastertransformer"), "djl-fastertransformer"),
+)
+
+
+def image_framework(text: str) -> str | None:
+    """Which image family a tag names (``0.30.0-neuronx-sdk2.20.1`` → ``djl-neuronx``), else None."""
+    for pattern, framework in _IMAGE_FRAMEWORKS:
+        if pattern.search(text):
+            return framework
+    return None
+
+
 def parse_lmi_version(text: str) -> Release:
     """Resolve ``0.30.0``, ``0.30``, ``v12``, ``lmi12``, ``12`` or an image tag/URI to a release.
 

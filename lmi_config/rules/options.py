@@ -280,6 +280,17 @@ def _backend_availability(unit: LintUnit) -> Iterator[Finding]:
         return
     shipped = any(feature in features for features in release.features.values())
     too_early = row.get("since") and release.djl_tuple < version_tuple(row["since"])
+    framework = unit.context.image_framework
+    if shipped and not too_early and framework and feature not in release.features.get(framework, [feature]):
+        homes = sorted(name for name, features in release.features.items() if feature in features)
+        yield unit.finding(
+            "LMI103",
+            f"backend {backend.id} ({unit.context.backend_reason}) is not in the {framework} image named "
+            f"({unit.context.release_reason}); in LMI {release.label()} it ships in {', '.join(homes)}",
+            line=None,
+            severity="error",
+        )
+        return
     if shipped and not too_early:
         return
     having = [
