@@ -28,8 +28,11 @@ def main() -> None:
 
     \b
     Examples:
-      lmi-config lint serving.properties
+      lmi-config lint serving.properties --instance ml.inf2.8xlarge
       lmi-config lint deploy/ --format github
+      lmi-config explain serving.properties --instance ml.inf2.24xlarge
+      lmi-config render spec.yaml -o serving.properties
+      lmi-config convert serving.properties --to json
       lmi-config rules unknown-option
     """
 
