@@ -229,10 +229,6 @@ def _catalog_index() -> dict[str, dict[str, Any]]:
     return index
 
 
-def catalog_ids() -> list[str]:
-    return [row["model_id"] for row in load_data("models.json")["models"]]
-
-
 def from_catalog(model_id: str) -> ModelArch | None:
     """The catalog entry for a Hub id (or its last path part), else None."""
     wanted = model_id.strip().rstrip("/").lower()

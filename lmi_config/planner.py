@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from lmi_config.knowledge import load_data
 from lmi_config.knowledge.instances import Instance, degree_allowed, rules_for
 from lmi_config.modelarch import ModelArch
-from lmi_config.sizing import NEURON_BACKENDS, MemoryBreakdown, Shape, estimate_memory
+from lmi_config.sizing import MemoryBreakdown, Shape, estimate_memory
 
 NEURON_BATCHES = (1, 2, 4, 8, 16, 32, 64)
 GPU_BATCH_CAP = 256
@@ -175,7 +175,3 @@ def describe_choice(candidate: Candidate, objective: str, instance: Instance) ->
         f"{shape.tensor_parallel_degree}, {shape.sequence_length} tokens; {candidate.memory.peak_bytes / 2**30:.1f} of "
         f"{candidate.memory.budget_bytes / 2**30:.1f} GiB per {candidate.memory.unit} on {instance.instance_type}"
     )
-
-
-def is_neuron(backend: str) -> bool:
-    return backend in NEURON_BACKENDS

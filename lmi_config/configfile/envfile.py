@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from lmi_config.configfile.text import split_lines
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-SAGEMAKER_ENV_KEY = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 @dataclass(frozen=True)

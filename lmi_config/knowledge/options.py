@@ -118,12 +118,6 @@ def engine_args_for(vllm_version: str | None) -> dict[str, dict[str, Any]]:
     return table[chosen]["fields"]
 
 
-def engine_arg_source(vllm_version: str) -> str:
-    return (
-        _engine_arg_table().get(vllm_version, {}).get("source", load_data("vllm_engine_args.json")["source"])
-    )
-
-
 @cache
 def all_engine_arg_names() -> frozenset[str]:
     """Every EngineArgs name of any known vLLM version."""

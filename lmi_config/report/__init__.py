@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from lmi_config import __version__
 from lmi_config.rules.base import Finding, Rule
 
-FORMATS = ("text", "json", "sarif", "github")
 MAX_TEXT_NOTES = 10
 
 

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     from lmi_config.context import Context, Pragmas
     from lmi_config.fit import FitAnalysis
 
-SEVERITIES = ("error", "warning", "info")
-
 
 @dataclass(frozen=True)
 class Example:
@@ -95,7 +93,6 @@ def rule(
             raise ValueError(f"duplicate rule {code} {slug}")
         category = function.__module__.rsplit(".", 1)[-1]
         REGISTRY[code] = Rule(code, slug, severity, summary, why, bad, good, source, function, category)
-        function.rule_code = code  # type: ignore[attr-defined]
         return function
 
     return register
