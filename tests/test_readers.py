@@ -122,3 +122,10 @@ def test_any_text_parses_without_exceptions(text: str) -> None:
     parse_properties(text)
     parse_env_text(text)
     parse_env_json(text)
+
+
+def test_environment_json_numbers_are_read_but_flagged() -> None:
+    document = parse_env_json('{\n  "OPTION_TENSOR_PARALLEL_DEGREE": 4,\n  "OPTION_ENABLE_LORA": true\n}')
+    assert document.as_dict() == {"OPTION_TENSOR_PARALLEL_DEGREE": "4", "OPTION_ENABLE_LORA": "true"}
+    assert [(error.line, error.severity) for error in document.errors] == [(2, "warning"), (3, "warning")]
+    assert 'write "4"' in document.errors[0].message

@@ -36,6 +36,7 @@ class EnvSyntaxError:
 
     message: str
     line: int | None
+    severity: str = "error"
 
 
 @dataclass
@@ -176,10 +177,17 @@ def parse_env_json(text: str) -> EnvDocument:
         return document
     for name, value in environment.items():
         line = _line_of_key(text, name)
-        if isinstance(value, bool):
-            value = "true" if value else "false"
-        elif isinstance(value, int | float):
-            value = json.dumps(value)
+        if isinstance(value, bool | int | float):
+            text = ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
+            document.errors.append(
+                EnvSyntaxError(
+                    f"value of {name!r} is a JSON {type(value).__name__}; SageMaker's Environment takes strings "
+                    f'only: write "{text}"',
+                    line,
+                    severity="warning",
+                )
+            )
+            value = text
         elif not isinstance(value, str):
             document.errors.append(
                 EnvSyntaxError(f"value of {name!r} must be a string, not {type(value).__name__}", line)

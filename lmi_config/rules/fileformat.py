@@ -42,8 +42,15 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
                 )
         if source.env is not None:
             for env_error in source.env.errors:
+                advice = (
+                    "" if env_error.severity != "error" or source.kind == "json" else "; write NAME=value"
+                )
                 yield unit.finding(
-                    "LMI001", f"{env_error.message}; write NAME=value", path=source.path, line=env_error.line
+                    "LMI001",
+                    f"{env_error.message}{advice}",
+                    path=source.path,
+                    line=env_error.line,
+                    severity=env_error.severity,
                 )
     for message, line in unit.pragmas.problems:
         yield unit.finding("LMI001", message, line=line or None, severity="warning")
