@@ -178,16 +178,16 @@ def parse_env_json(text: str) -> EnvDocument:
     for name, value in environment.items():
         line = _line_of_key(text, name)
         if isinstance(value, bool | int | float):
-            text = ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
+            as_string = ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
             document.errors.append(
                 EnvSyntaxError(
                     f"value of {name!r} is a JSON {type(value).__name__}; SageMaker's Environment takes strings "
-                    f'only: write "{text}"',
+                    f'only: write "{as_string}"',
                     line,
                     severity="warning",
                 )
             )
-            value = text
+            value = as_string
         elif not isinstance(value, str):
             document.errors.append(
                 EnvSyntaxError(f"value of {name!r} must be a string, not {type(value).__name__}", line)
