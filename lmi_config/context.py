@@ -102,16 +102,15 @@ class Context:
         return f"{backend}, {release}"
 
 
-_ENGINE_NAMES = {
-    "python": "Python",
-    "mpi": "MPI",
-    "deepspeed": "DeepSpeed",
-    "fastertransformer": "FasterTransformer",
-}
+def _engines() -> dict[str, dict[str, Any]]:
+    from lmi_config.knowledge import load_data
+
+    return {row["name"]: row for row in load_data("backends.json")["engines"]}
 
 
 def _canonical_engine(engine: str) -> str:
-    return _ENGINE_NAMES.get(engine.lower(), engine)
+    """The engine's own spelling (``deepspeed`` → ``DeepSpeed``) for the LLM engines DJL knows."""
+    return next((name for name in _engines() if name.lower() == engine.lower()), engine)
 
 
 def _value(config: CanonicalConfig, key: str) -> str:
@@ -144,14 +143,11 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
         return table["lmi-dist"], "option.rolling_batch=lmi-dist", False
     if rolling == "trtllm":
         return table["tensorrt-llm"], "option.rolling_batch=trtllm", False
-    if rolling == "deepspeed" or engine == "DeepSpeed":
-        return (
-            table["deepspeed"],
-            "engine=DeepSpeed" if engine == "DeepSpeed" else "option.rolling_batch=deepspeed",
-            False,
-        )
-    if engine == "FasterTransformer":
-        return table["fastertransformer"], "engine=FasterTransformer", False
+    engine_backend = _engines().get(engine, {}).get("backend")
+    if engine_backend:
+        return table[engine_backend], f"engine={engine}", False
+    if rolling == "deepspeed":
+        return table["deepspeed"], "option.rolling_batch=deepspeed", False
     if engine and engine not in ("Python", "MPI"):
         return table["djl-engine"], f"engine={engine}", False
     scores = _backend_key_scores(config)
