@@ -129,3 +129,12 @@ def test_environment_json_numbers_are_read_but_flagged() -> None:
     assert document.as_dict() == {"OPTION_TENSOR_PARALLEL_DEGREE": "4", "OPTION_ENABLE_LORA": "true"}
     assert [(error.line, error.severity) for error in document.errors] == [(2, "warning"), (3, "warning")]
     assert 'write "4"' in document.errors[0].message
+
+
+def test_templated_values_are_recognised_as_placeholders() -> None:
+    from lmi_config.knowledge.options import is_placeholder
+
+    for value in ("{{model_id}}", "<your model>", "${TP}", "json.dumps(num_gpu)", 'EXAMPLE_ENV[model_id]["tp"]', "'bf16'"):
+        assert is_placeholder(value), value
+    for value in ("4", "meta-llama/Llama-3.1-8B", "vllm", '["8"]'):
+        assert not is_placeholder(value), value

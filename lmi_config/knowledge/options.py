@@ -144,7 +144,7 @@ _NUMERIC_KINDS = ("int", "int_or_max", "float", "bool", "list_int")
 _VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _TRUE_FALSE = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
 _PLACEHOLDER = re.compile(
-    r"^\s*(\{\{.*\}\}|\$\{.*\}|\$[A-Za-z_]\w*|<[^<>]+>|\{[A-Za-z_][\w.]*\}|%\([\w]+\)s|[A-Za-z_][\w.]*\(.*\)|f?['\"].*['\"])\s*$"
+    r"^\s*(\{\{.*\}\}|\$\{.*\}|\$[A-Za-z_]\w*|<[^<>]+>|\{[A-Za-z_][\w.]*\}|%\([\w]+\)s|[A-Za-z_][\w.]*\(.*\)|[A-Za-z_][\w.]*\[.*\]|f?['\"].*['\"])\s*$"
 )
 
 
