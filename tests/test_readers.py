@@ -134,7 +134,14 @@ def test_environment_json_numbers_are_read_but_flagged() -> None:
 def test_templated_values_are_recognised_as_placeholders() -> None:
     from lmi_config.knowledge.options import is_placeholder
 
-    for value in ("{{model_id}}", "<your model>", "${TP}", "json.dumps(num_gpu)", 'EXAMPLE_ENV[model_id]["tp"]', "'bf16'"):
+    for value in (
+        "{{model_id}}",
+        "<your model>",
+        "${TP}",
+        "json.dumps(num_gpu)",
+        'EXAMPLE_ENV[model_id]["tp"]',
+        "'bf16'",
+    ):
         assert is_placeholder(value), value
     for value in ("4", "meta-llama/Llama-3.1-8B", "vllm", '["8"]'):
         assert not is_placeholder(value), value
