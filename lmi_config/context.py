@@ -35,8 +35,7 @@ _IMAGE_IN_TEXT = re.compile(r"djl-inference:(?P<tag>[0-9][\w.\-]+)")
 class Pragmas:
     """Settings written in the file itself (``# lmi-config: disable=LMI101 backend=vllm``)."""
 
-    disabled: set[str] = field(default_factory=set)
-    disabled_lines: dict[str, int] = field(default_factory=dict)
+    disabled: dict[str, int] = field(default_factory=dict)  # rule name -> line of the pragma
     values: dict[str, tuple[str, int]] = field(default_factory=dict)
     problems: list[tuple[str, int]] = field(default_factory=list)
 
@@ -62,8 +61,7 @@ def read_pragmas(comments: list[tuple[str, int]]) -> Pragmas:
             if name == "disable":
                 for part in (item.strip() for item in value.split(",")):
                     if part:
-                        pragmas.disabled.add(part)
-                        pragmas.disabled_lines[part] = line
+                        pragmas.disabled[part] = line
             else:
                 pragmas.values[name] = (value, line)
     return pragmas

@@ -208,13 +208,11 @@ def lint_unit(unit: LintUnit, options: LintOptions) -> list[Finding]:
     select = normalize_rule_names(options.select)
     ignore = normalize_rule_names(options.ignore)
     disabled: set[str] = set()
-    for name in unit.pragmas.disabled:
+    for name, line in unit.pragmas.disabled.items():
         try:
             disabled |= normalize_rule_names([name])
         except ValueError as error:
-            unit.pragmas.problems.append(
-                (f"pragma disable={name}: {error}", unit.pragmas.disabled_lines.get(name) or 0)
-            )
+            unit.pragmas.problems.append((f"pragma disable={name}: {error}", line))
     findings: list[Finding] = []
     for registered in rules:
         findings.extend(registered.check(unit))
