@@ -39,6 +39,14 @@ class SourceFile:
     properties: PropertiesDocument | None = None
     env: EnvDocument | None = None
 
+    def assignments(self) -> list[tuple[str, str, int | None]]:
+        """Every ``(key or variable name, value, line)`` as written, in file order."""
+        if self.properties is not None:
+            return [(entry.key, entry.value, entry.line) for entry in self.properties.entries]
+        if self.env is not None:
+            return [(entry.name, entry.value, entry.line) for entry in self.env.entries]
+        return []
+
     @property
     def comments(self) -> list[tuple[str, int]]:
         if self.properties is not None:

@@ -141,7 +141,8 @@ def known_keys() -> tuple[str, ...]:
 # --- value checking -----------------------------------------------------------------------
 
 _NUMERIC_KINDS = ("int", "int_or_max", "float", "bool", "list_int")
-_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+# an upper-case identifier: an environment variable's name (or, as a value, a templating leftover)
+VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _TRUE_FALSE = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
 _PLACEHOLDER = re.compile(
     r"^\s*(\{\{.*\}\}|\$\{.*\}|\$[A-Za-z_]\w*|<[^<>]+>|\{[A-Za-z_][\w.]*\}|%\([\w]+\)s|[A-Za-z_][\w.]*\(.*\)|[A-Za-z_][\w.]*\[.*\]|f?['\"].*['\"])\s*$"
@@ -162,7 +163,7 @@ def check_value(spec: OptionSpec, value: str) -> str | None:
     kind = spec.type
     if kind in ("str", "path", "module") and spec.allowed is None:
         return None
-    if kind in _NUMERIC_KINDS and _VARIABLE_NAME.fullmatch(value):
+    if kind in _NUMERIC_KINDS and VARIABLE_NAME.fullmatch(value):
         return None  # a variable's name left by a templating step, not a value
     if value != value.strip():
         return "has blanks around it that the container keeps"

@@ -128,9 +128,11 @@ class LintUnit:
             names = secret_variable_names()
             values: set[str] = set()
             for source in self.sources:
-                pairs = [(e.key, e.value) for e in source.properties.entries] if source.properties else []
-                pairs += [(e.name, e.value) for e in source.env.entries] if source.env else []
-                values.update(value.strip() for key, value in pairs if key.upper() in names and value.strip())
+                values.update(
+                    value.strip()
+                    for key, value, _ in source.assignments()
+                    if key.upper() in names and value.strip()
+                )
             cached = frozenset(values)
             self._secret_values = cached
         return cached

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from lmi_config.configfile.canonical import classify_env, env_name_for_key
+from lmi_config.knowledge.options import VARIABLE_NAME
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
 _FORMAT_SOURCE = "djl-serving.md §7 (java.util.Properties.load semantics; serving/docker/partition/utils.py::load_properties)"
@@ -69,13 +70,7 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
 def duplicate_key(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
         seen: dict[str, int | None] = {}
-        pairs: list[tuple[str, int | None]]
-        if source.properties is not None:
-            pairs = [(entry.key, entry.line) for entry in source.properties.entries]
-        elif source.env is not None:
-            pairs = [(entry.name, entry.line) for entry in source.env.entries]
-        else:
-            continue
+        pairs = [(key, line) for key, _, line in source.assignments()]
         last_line = {key: line for key, line in pairs}
         for key, line in pairs:
             if key in seen:
@@ -194,9 +189,6 @@ def separator_style(unit: LintUnit) -> Iterator[Finding]:
                 )
 
 
-_ENV_STYLE = re.compile(r"[A-Z][A-Z0-9_]*")
-
-
 @rule(
     code="LMI006",
     slug="env-style-key",
@@ -215,7 +207,7 @@ def env_style_key(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
         if source.properties is not None:
             for entry in source.properties.entries:
-                if not _ENV_STYLE.fullmatch(entry.key):
+                if not VARIABLE_NAME.fullmatch(entry.key):
                     continue
                 mapping = classify_env(entry.key)
                 if mapping.kind == "config" and mapping.key:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-from lmi_config.knowledge.options import is_placeholder
+from lmi_config.knowledge.options import VARIABLE_NAME, is_placeholder
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.secrets import looks_like_secret, secret_variable_names
-
-_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")  # another variable's name, left by a templating step
 
 
 @rule(
@@ -55,12 +52,7 @@ def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
 def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
     names = secret_variable_names()
     for source in unit.sources:
-        pairs: list[tuple[str, str, int | None]] = []
-        if source.properties is not None:
-            pairs = [(entry.key, entry.value, entry.line) for entry in source.properties.entries]
-        elif source.env is not None:
-            pairs = [(entry.name, entry.value, entry.line) for entry in source.env.entries]
-        for name, value, line in pairs:
+        for name, value, line in source.assignments():
             stripped = value.strip()
             if looks_like_secret(value, name):
                 yield unit.finding(
@@ -75,7 +67,7 @@ def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
                 name.upper() in names
                 and stripped
                 and not is_placeholder(stripped)
-                and not _VARIABLE.fullmatch(stripped)
+                and not VARIABLE_NAME.fullmatch(stripped)
             ):
                 yield unit.finding(
                     "LMI502",
