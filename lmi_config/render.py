@@ -17,8 +17,8 @@ from typing import Any
 
 from lmi_config import __version__
 from lmi_config.configfile.canonical import classify_env, env_name_for_key
-from lmi_config.configfile.envfile import _quote_env_value
-from lmi_config.configfile.properties import _escape
+from lmi_config.configfile.envfile import quote_env_value
+from lmi_config.configfile.properties import escape_properties_text
 from lmi_config.knowledge import Release, default_release, load_data, parse_lmi_version, resolve_backend
 from lmi_config.knowledge.options import catalogue
 from lmi_config.rules.base import Finding
@@ -354,7 +354,7 @@ def format_output(
     template = environment.get_template(TEMPLATES[output_format])
     problems: list[str] = []
     if output_format == "properties":
-        escaped = [(_escape(key, is_key=True), _escape(value, is_key=False)) for key, value in items]
+        escaped = [(escape_properties_text(key, is_key=True), escape_properties_text(value, is_key=False)) for key, value in items]
         for name in sorted(extra_env or {}):
             problems.append(
                 f"{name} is an environment variable; serving.properties cannot set it (use the env or json format)"
@@ -363,7 +363,7 @@ def format_output(
     env_items, lost = _env_items(items, extra_env or {})
     problems.extend(lost)
     if output_format == "env":
-        quoted = [(name, _quote_env_value(value)) for name, value in env_items]
+        quoted = [(name, quote_env_value(value)) for name, value in env_items]
         return template.render(header=_header(header), items=quoted), problems
     limits = load_data("env_vars.json")["sagemaker_environment_limits"]
     if len(env_items) > limits["max_entries"]:

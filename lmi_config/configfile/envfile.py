@@ -197,7 +197,8 @@ def parse_env_json(text: str) -> EnvDocument:
     return document
 
 
-def _quote_env_value(value: str) -> str:
+def quote_env_value(value: str) -> str:
+    """The value as written after ``NAME=``: bare when safe, else double-quoted with escapes."""
     if value and re.fullmatch(r"[A-Za-z0-9_./:@%+,=\-]+", value):
         return value
     escaped = (
@@ -214,7 +215,7 @@ def _quote_env_value(value: str) -> str:
 def dump_env(items: list[tuple[str, str]], header: list[str] | None = None) -> str:
     """Write ``KEY=VALUE`` lines that :func:`parse_env_text` reads back to the same pairs."""
     lines = [f"# {comment}" if comment else "#" for comment in header or []]
-    lines.extend(f"{name}={_quote_env_value(value)}" for name, value in items)
+    lines.extend(f"{name}={quote_env_value(value)}" for name, value in items)
     return "\n".join(lines) + "\n"
 
 

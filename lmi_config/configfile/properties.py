@@ -185,7 +185,8 @@ def parse_properties(text: str) -> PropertiesDocument:
     return document
 
 
-def _escape(text: str, *, is_key: bool) -> str:
+def escape_properties_text(text: str, *, is_key: bool) -> str:
+    """Escape a key or value as ``Properties.store`` does, so ``Properties.load`` reads it back."""
     out: list[str] = []
     for position, char in enumerate(text):
         code = ord(char)
@@ -220,5 +221,5 @@ def dump_properties(items: list[tuple[str, str]], header: list[str] | None = Non
     """
     lines = [f"# {comment}" if comment else "#" for comment in header or []]
     for key, value in items:
-        lines.append(f"{_escape(key, is_key=True)}={_escape(value, is_key=False)}")
+        lines.append(f"{escape_properties_text(key, is_key=True)}={escape_properties_text(value, is_key=False)}")
     return "\n".join(lines) + "\n"
