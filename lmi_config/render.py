@@ -354,7 +354,10 @@ def format_output(
     template = environment.get_template(TEMPLATES[output_format])
     problems: list[str] = []
     if output_format == "properties":
-        escaped = [(escape_properties_text(key, is_key=True), escape_properties_text(value, is_key=False)) for key, value in items]
+        escaped = [
+            (escape_properties_text(key, is_key=True), escape_properties_text(value, is_key=False))
+            for key, value in items
+        ]
         for name in sorted(extra_env or {}):
             problems.append(
                 f"{name} is an environment variable; serving.properties cannot set it (use the env or json format)"

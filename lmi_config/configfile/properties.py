@@ -221,5 +221,7 @@ def dump_properties(items: list[tuple[str, str]], header: list[str] | None = Non
     """
     lines = [f"# {comment}" if comment else "#" for comment in header or []]
     for key, value in items:
-        lines.append(f"{escape_properties_text(key, is_key=True)}={escape_properties_text(value, is_key=False)}")
+        lines.append(
+            f"{escape_properties_text(key, is_key=True)}={escape_properties_text(value, is_key=False)}"
+        )
     return "\n".join(lines) + "\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from lmi_config.configfile.canonical import CanonicalConfig, classify_env
@@ -136,6 +138,16 @@ _ARTIFACT = re.compile(
 )
 
 
+@lru_cache(maxsize=256)
+def _has_model_files(directory: Path) -> bool:
+    """Model files beside the configuration (listed once per directory: a run over one folder of
+    many configurations would otherwise list it once per file)."""
+    try:
+        return any(_ARTIFACT.match(path.name) for path in directory.iterdir())
+    except OSError:
+        return False
+
+
 @rule(
     code="LMI202",
     slug="missing-model",
@@ -157,14 +169,8 @@ def missing_model(unit: LintUnit) -> Iterator[Finding]:
         return
     if any(unit.config.has(key) and unit.config.get(key) for key in _MODEL_KEYS):
         return
-    for source in unit.sources:
-        if source.directory is not None:
-            try:
-                names = [path.name for path in source.directory.iterdir()]
-            except OSError:
-                names = []
-            if any(_ARTIFACT.match(name) for name in names):
-                return
+    if any(source.directory is not None and _has_model_files(source.directory) for source in unit.sources):
+        return
     kinds = {source.kind for source in unit.sources}
     advice = (
         "set HF_MODEL_ID (or OPTION_MODEL_ID)"
