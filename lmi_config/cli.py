@@ -393,7 +393,7 @@ def render(
         _fail_input(str(error))
         return
     except PlanningError as error:
-        click.echo(f"lmi-config: error: {error}", err=True)
+        click.echo(f"lmi-config: error: {name}: {error}", err=True)
         sys.exit(1)
     for note in rendered.notes:
         click.echo(f"note: {note}", err=True)

@@ -132,18 +132,13 @@ def _accelerator_mismatch(unit: LintUnit) -> Iterator[Finding]:
     )
 
 
-_MODEL_KEYS = ("option.model_id", "option.s3url", "option.model_dir", "option.model_name", "option.modelName")
-_ARTIFACT = re.compile(
-    r"(config\.json|.*\.safetensors|.*\.bin|.*\.pt|.*\.neff|model\.py|.*\.onnx|.*\.gguf|model_index\.json|params\.json)$"
-)
-
-
 @lru_cache(maxsize=256)
 def _has_model_files(directory: Path) -> bool:
     """Model files beside the configuration (listed once per directory: a run over one folder of
     many configurations would otherwise list it once per file)."""
+    pattern = re.compile(load_data("backends.json")["model_location"]["artifact_pattern"])
     try:
-        return any(_ARTIFACT.match(path.name) for path in directory.iterdir())
+        return any(pattern.match(path.name) for path in directory.iterdir())
     except OSError:
         return False
 
@@ -167,7 +162,7 @@ def _has_model_files(directory: Path) -> bool:
 def missing_model(unit: LintUnit) -> Iterator[Finding]:
     if unit.context.backend.id in ("djl-engine", "custom"):
         return
-    if any(unit.config.has(key) and unit.config.get(key) for key in _MODEL_KEYS):
+    if any(unit.config.get(key) for key in load_data("backends.json")["model_location"]["keys"]):
         return
     if any(source.directory is not None and _has_model_files(source.directory) for source in unit.sources):
         return
