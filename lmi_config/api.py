@@ -1,57 +1,43 @@
-"""The public Python API: what the CLI calls, usable from other tools."""
+"""The public Python API: what the CLI calls, usable from other tools (and ``plan`` / ``deploy``).
+
+Every function returns a result object and raises only documented errors:
+:class:`InputError` (unusable input files), :class:`SpecError` (an unusable spec),
+:class:`PlanningError` (nothing fits), :class:`TemplateProblem` (a template that cannot be rendered).
+Nothing here prints or writes files; :func:`lmi_config.io.write_output` does that.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from lmi_config.configfile.loader import InputError, LintTarget, collect_targets, parse_source
-from lmi_config.lint import LintOptions, build_unit, lint_unit
-from lmi_config.rules.base import Finding, LintUnit
+from lmi_config.configfile.loader import LintTarget, collect_targets, parse_source
+from lmi_config.errors import InputError, OutputError, PlanningError, SpecError, TemplateProblem
+from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
 
+if TYPE_CHECKING:
+    from lmi_config.render import Rendered
+    from lmi_config.spec import Spec
 
-@dataclass
-class LintResult:
-    """Findings of one run plus what was assumed about each target."""
-
-    findings: list[Finding] = field(default_factory=list)
-    units: list[LintUnit] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    files: int = 0
-
-    @property
-    def errors(self) -> int:
-        return sum(1 for finding in self.findings if finding.severity == "error")
-
-    @property
-    def warnings(self) -> int:
-        return sum(1 for finding in self.findings if finding.severity == "warning")
-
-
-def _note(unit: LintUnit) -> str | None:
-    context = unit.context
-    if not (context.backend_assumed or context.release_assumed):
-        return None
-    return f"{unit.primary_path}: {context.describe()}; set --backend / --lmi-version (or a `# lmi-config:` pragma) to be explicit"
-
-
-def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) -> LintResult:
-    """Lint prepared targets. ``ValueError`` for a bad --backend/--lmi-version/--instance."""
-    options = options or LintOptions()
-    result = LintResult()
-    for target in targets:
-        try:
-            unit = build_unit(target, options)
-        except ValueError as error:
-            raise InputError(f"{target.primary.path}: {error}") from None
-        result.units.append(unit)
-        result.findings.extend(lint_unit(unit, options))
-        result.files += len(target.sources)
-        note = _note(unit)
-        if note:
-            result.notes.append(note)
-        result.notes.extend(f"{unit.primary_path}: {text}" for text in unit.notes)
-    return result
+__all__ = [
+    "ConvertResult",
+    "ExplainResult",
+    "InputError",
+    "LintOptions",
+    "LintResult",
+    "OutputError",
+    "PlanningError",
+    "Rendered",
+    "SpecError",
+    "TemplateProblem",
+    "convert_path",
+    "explain_paths",
+    "lint_paths",
+    "lint_targets",
+    "lint_text",
+    "render",
+]
 
 
 def lint_paths(
@@ -61,24 +47,84 @@ def lint_paths(
     env_files: list[str] | None = None,
     stdin_bytes: bytes | None = None,
     stdin_kind: str | None = None,
+    exclude: bool = True,
 ) -> LintResult:
-    """Lint files and directories (``-`` reads ``stdin_bytes``). Raises :class:`InputError`."""
-    targets = collect_targets([path for path in paths if path != "-"], env_files)
+    """Lint files and directories (``-`` reads ``stdin_bytes``). Raises :class:`InputError`.
+
+    With ``exclude``, paths the project settings or ``options.exclude`` exclude are skipped.
+    """
+    options = options or LintOptions()
+    excluded = options.excluded if exclude else None
+    targets = collect_targets([path for path in paths if path != "-"], env_files, excluded)
     if "-" in paths:
         raw = stdin_bytes if stdin_bytes is not None else b""
         targets.insert(paths.index("-"), LintTarget([parse_source("<stdin>", raw, None, stdin_kind)]))
     return lint_targets(targets, options)
 
 
-def lint_text(
-    text: str,
-    kind: str = "properties",
+@dataclass
+class ExplainResult:
+    """One document per configuration unit (what the JSON output prints) and the lint run behind it."""
+
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    lint: LintResult = field(default_factory=LintResult)
+
+    @property
+    def errors(self) -> int:
+        return self.lint.errors
+
+
+def explain_paths(
+    paths: list[str],
     options: LintOptions | None = None,
     *,
-    name: str = "<text>",
-    directory: Path | None = None,
-) -> LintResult:
-    """Lint configuration text held in memory (used by render and the tests)."""
-    raw = text.encode("utf-8", errors="surrogatepass")
-    target = LintTarget([parse_source(name, raw, directory, kind)])
-    return lint_targets([target], options)
+    env_files: list[str] | None = None,
+    stdin_bytes: bytes | None = None,
+) -> ExplainResult:
+    """How the container reads each configuration: effective values, shape, memory, verdict."""
+    from lmi_config.explain import explain_unit
+
+    result = lint_paths(paths, options, env_files=env_files, stdin_bytes=stdin_bytes, exclude=False)
+    documents = [explain_unit(unit, result.findings_of(unit)) for unit in result.units]
+    return ExplainResult(documents, result)
+
+
+def render(
+    spec: Spec,
+    *,
+    name: str = "spec",
+    output_format: str | None = None,
+    template_dir: Path | None = None,
+    hub: bool = False,
+) -> Rendered:
+    """Resolve ``auto``, render and lint a spec; nothing is written."""
+    from lmi_config.render import render_spec
+
+    return render_spec(spec, name=name, output_format=output_format, template_dir=template_dir, hub=hub)
+
+
+@dataclass
+class ConvertResult:
+    """The converted text and what could not be carried over (each a sentence)."""
+
+    text: str
+    format: str
+    lost: list[str] = field(default_factory=list)
+
+
+def convert_path(
+    path: str, to: str, *, env_files: list[str] | None = None, stdin_bytes: bytes | None = None
+) -> ConvertResult:
+    """The effective configuration of ``path`` (after precedence) in another form."""
+    from lmi_config import __version__
+    from lmi_config.convert import convert_items, effective_settings
+    from lmi_config.formats import format_output
+
+    result = lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes)
+    unit = result.units[0]
+    effective, process_env = effective_settings(unit)
+    items, extra_env, lost = convert_items(effective, process_env, to)
+    text, problems = format_output(
+        items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
+    )
+    return ConvertResult(text, to, lost + problems)

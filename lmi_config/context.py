@@ -18,6 +18,7 @@ from lmi_config.knowledge import (
     Release,
     backends,
     default_release,
+    engines,
     entry_points,
     image_framework,
     parse_lmi_version,
@@ -100,15 +101,9 @@ class Context:
         return f"{backend}, {release}"
 
 
-def _engines() -> dict[str, dict[str, Any]]:
-    from lmi_config.knowledge import load_data
-
-    return {row["name"]: row for row in load_data("backends.json")["engines"]}
-
-
 def _canonical_engine(engine: str) -> str:
     """The engine's own spelling (``deepspeed`` → ``DeepSpeed``) for the LLM engines DJL knows."""
-    return next((name for name in _engines() if name.lower() == engine.lower()), engine)
+    return next((name for name in engines() if name.lower() == engine.lower()), engine)
 
 
 def _value(config: CanonicalConfig, key: str) -> str:
@@ -141,7 +136,7 @@ def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> 
         return table["lmi-dist"], "option.rolling_batch=lmi-dist", False
     if rolling == "trtllm":
         return table["tensorrt-llm"], "option.rolling_batch=trtllm", False
-    engine_backend = _engines().get(engine, {}).get("backend")
+    engine_backend = engines().get(engine, {}).get("backend")
     if engine_backend:
         return table[engine_backend], f"engine={engine}", False
     if rolling == "deepspeed":
@@ -246,11 +241,10 @@ def infer_release(
 
 
 def _releases_shipping(backend: Backend) -> list[Release]:
-    from lmi_config.knowledge import load_data, releases, version_tuple
+    from lmi_config.knowledge import releases, version_tuple
 
-    row = next(item for item in load_data("backends.json")["backends"] if item["id"] == backend.id)
-    feature = row.get("feature")
-    since = version_tuple(row.get("since")) if row.get("since") else ()
+    feature = backend.feature
+    since = version_tuple(backend.since) if backend.since else ()
     found = []
     for release in releases():
         if feature and not any(feature in values for values in release.features.values()):

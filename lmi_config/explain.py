@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmi_config.fit import alternatives, describe_shape
 from lmi_config.knowledge.options import catalogue
 from lmi_config.rules.base import Finding, LintUnit
 from lmi_config.secrets import redact
+from lmi_config.shape import Assessment, Resolved
 from lmi_config.sizing import GIB, MemoryBreakdown
 
 
@@ -63,21 +63,18 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         "resolved": None,
         "memory": None,
         "alternatives": [],
+        "loading": None,
         "findings": [finding.as_dict() for finding in findings],
         "notes": list(unit.notes),
     }
-    if unit.fit is not None:
-        fit = unit.fit
-        shape = fit.shape
-        document["resolved"] = {
-            "tensor_parallel_degree": shape.tensor_parallel_degree,
-            "batch_size": shape.batch_size,
-            "sequence_length": shape.sequence_length,
-            "dtype": shape.weight_dtype,
-            "quantize": shape.quantize,
-            "sources": fit.resolved.sources,
-        }
-        document["memory"] = memory_dict(fit.memory)
+    assessment = unit.assessment
+    if assessment is not None:
+        document["resolved"] = resolved_dict(assessment)
+    if assessment is not None and assessment.memory is not None:
+        from lmi_config.planner import alternatives
+        from lmi_config.shape import describe_shape
+
+        document["memory"] = memory_dict(assessment.memory)
         document["alternatives"] = [
             {
                 "tensor_parallel_degree": s.tensor_parallel_degree,
@@ -85,9 +82,41 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
                 "sequence_length": s.sequence_length,
                 "summary": describe_shape(s, m),
             }
-            for s, m in alternatives(fit, limit=3)
+            for s, m in alternatives(assessment, context.backend.accelerator, limit=3)
         ]
+    if assessment is not None and assessment.loading is not None:
+        loading = assessment.loading
+        document["loading"] = {
+            "estimated_seconds": loading.needed_seconds,
+            "compiles": loading.compiles,
+            "timeout_seconds": loading.timeout_seconds,
+            "timeout_from": loading.timeout_source,
+            "recommended_timeout_seconds": loading.recommended_seconds,
+        }
     return document
+
+
+def resolved_dict(assessment: Assessment) -> dict[str, Any]:
+    """The shape the container builds: each dimension's value (null when unknown) and its source."""
+    shape = assessment.shape
+
+    def value(item: Resolved[Any] | None) -> Any:
+        return item.value if item is not None else None
+
+    return {
+        "tensor_parallel_degree": value(shape.tensor_parallel_degree),
+        "pipeline_parallel_degree": shape.pipeline_parallel_degree.value,
+        "nodes": shape.nodes.value,
+        "batch_size": value(shape.batch_size),
+        "sequence_length": value(shape.sequence_length),
+        "dtype": value(shape.dtype),
+        "quantize": value(shape.quantize),
+        "rolling_batch": shape.batching.rolling_batch.value,
+        "batching": shape.batching.mode,
+        "copies": value(shape.copies),
+        "kv_strategy": assessment.memory.kv_strategy if assessment.memory is not None else None,
+        "sources": shape.sources(),
+    }
 
 
 def memory_dict(memory: MemoryBreakdown) -> dict[str, Any]:
@@ -120,66 +149,3 @@ def memory_dict(memory: MemoryBreakdown) -> dict[str, Any]:
         "headroom_fraction": round(memory.headroom_fraction, 4),
         "notes": list(memory.notes),
     }
-
-
-def format_explain_text(document: dict[str, Any]) -> str:
-    """A readable report: target, effective settings, memory table, verdict, alternatives."""
-    lines = [f"files: {', '.join(document['files'])}"]
-    backend = document["backend"]
-    version = document["lmi_version"]
-    lines.append(f"backend: {backend['id']} ({'assumed: ' if backend['assumed'] else ''}{backend['reason']})")
-    lmi = f" (LMI v{version['lmi']})" if version["lmi"] else ""
-    lines.append(
-        f"LMI: {version['djl']}{lmi} ({'assumed: ' if version['assumed'] else ''}{version['reason']})"
-    )
-    lines.append(f"instance: {document['instance'] or 'not given (--instance enables memory checks)'}")
-    lines.append(f"model: {document['model'] or 'unknown'}")
-    lines.append("")
-    lines.append("effective configuration (as the container reads it):")
-    width = max((len(item["key"]) for item in document["settings"]), default=10)
-    for item in document["settings"]:
-        flag = " (default)" if item["is_default"] else ""
-        lines.append(f"  {item['key']:<{width}} = {item['value']!s}{flag}    ← {item['from']}")
-        for other in item["shadowed"]:
-            lines.append(f"  {'':<{width}}   not used: {other['value']!r} from {other['from']}")
-    resolved = document.get("resolved")
-    if resolved:
-        lines.append("")
-        lines.append("what the container builds:")
-        for name in ("tensor_parallel_degree", "batch_size", "sequence_length", "dtype"):
-            source = resolved["sources"].get(name, "")
-            lines.append(f"  {name:<24} {resolved[name]!s:<8} {source}")
-    memory = document.get("memory")
-    if memory:
-        lines.append("")
-        lines.append(
-            f"memory per {memory['unit']} (budget {memory['budget_bytes'] / GIB:.2f} GiB: {memory['budget']}; KV: {memory['kv_strategy']}):"
-        )
-        for rank in memory["ranks"]:
-            lines.append(f"  {rank['label']}:")
-            for item in rank["items"]:
-                note = f"  {item['note']}" if item["note"] else ""
-                lines.append(f"    {item['name']:<32} {item['bytes'] / GIB:8.2f} GiB{note}")
-            lines.append(f"    {'total':<32} {rank['total_bytes'] / GIB:8.2f} GiB")
-        verdict = "fits" if memory["fits"] else "DOES NOT FIT"
-        lines.append(
-            f"  verdict: {verdict} — peak {memory['peak_bytes'] / GIB:.2f} of {memory['budget_bytes'] / GIB:.2f} GiB ({memory['headroom_fraction']:.0%} headroom)"
-        )
-        for note in memory["notes"]:
-            lines.append(f"  note: {note}")
-    if document.get("alternatives"):
-        lines.append("")
-        lines.append("nearest configurations that fit:")
-        for alternative in document["alternatives"]:
-            lines.append(f"  {alternative['summary']}")
-    if document["findings"]:
-        lines.append("")
-        lines.append("findings:")
-        for finding in document["findings"]:
-            place = f":{finding['line']}" if finding["line"] else ""
-            lines.append(
-                f"  {finding['path']}{place}: {finding['code']} {finding['severity']} [{finding['rule']}] {finding['message']}"
-            )
-    for note in document["notes"]:
-        lines.append(f"note: {note}")
-    return "\n".join(lines) + "\n"

@@ -5,14 +5,17 @@ It knows no rule by name: rules register themselves in :mod:`lmi_config.rules`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting, classify_env
-from lmi_config.configfile.loader import LintTarget
+from lmi_config.configfile.loader import InputError, LintTarget, parse_source
 from lmi_config.context import Context, read_pragmas, resolve_context
-from lmi_config.knowledge import load_data, version_tuple
+from lmi_config.knowledge import version_tuple
+from lmi_config.knowledge.environment import runtime_settings, tgi_translations
 from lmi_config.rules import load_rules
 from lmi_config.rules.base import REGISTRY, Finding, LintUnit, find_rule
+from lmi_config.settings import ProjectSettings
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -29,6 +32,28 @@ class LintOptions:
     ignore: list[str] = field(default_factory=list)
     hub: bool = False  # allow Hugging Face Hub look-ups for models outside the catalog
     lnc: int | None = None  # Trainium2 logical NeuronCore setting (default: NEURON_LOGICAL_NC_CONFIG or 2)
+    settings: ProjectSettings | None = None  # project settings: per-path defaults and exclusions
+    exclude: list[str] = field(default_factory=list)  # --exclude patterns, added to the settings'
+
+    def excluded(self, path: str) -> bool:
+        """Whether a path is excluded by the project settings or ``--exclude``."""
+        settings = self.settings or ProjectSettings()
+        return settings.excluded(path, tuple(self.exclude))
+
+    def for_path(self, path: str) -> LintOptions:
+        """These options with the project's per-path defaults filled in where no flag was given."""
+        defaults = self.settings.defaults_for(path) if self.settings is not None else {}
+        if not defaults:
+            return self
+        return replace(
+            self,
+            backend=self.backend or defaults.get("backend"),
+            lmi_version=self.lmi_version or defaults.get("lmi-version"),
+            instance=self.instance or defaults.get("instance"),
+            model=self.model or defaults.get("model"),
+            select=self.select or list(defaults.get("select", [])),
+            ignore=self.ignore + list(defaults.get("ignore", [])),
+        )
 
 
 def build_config(target: LintTarget) -> CanonicalConfig:
@@ -63,7 +88,7 @@ def apply_tgi_translations(
     """
     if context.accelerator == "neuron":
         return []
-    translations = {row["name"]: row for row in load_data("env_vars.json")["tgi_translations"]}
+    translations = tgi_translations()
     present = {entry.name for source in target.sources if source.env for entry in source.env.entries}
     applied = []
     for source in target.sources:
@@ -93,7 +118,7 @@ def apply_tgi_translations(
 
 def _lnc_from_env(target: LintTarget) -> int | None:
     """NEURON_LOGICAL_NC_CONFIG from the env files, when it is a number."""
-    for row in load_data("env_vars.json").get("runtime_settings", []):
+    for row in runtime_settings():
         if row["effect"] != "lnc":
             continue
         for source in target.sources:
@@ -135,6 +160,7 @@ def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
     unit = LintUnit(target, config, context, pragmas)
     unit.applied_translations = apply_tgi_translations(target, config, context)
     _attach_model(unit, options)
+    _assess(unit)
     return unit
 
 
@@ -163,12 +189,17 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         return
     unit.context.model = arch
     unit.context.model_reason = "--model" if options.model else ("pragma" if pragma else "option.model_id")
-    if unit.context.instance is not None and unit.context.instance.accelerator in ("neuron", "gpu"):
-        from lmi_config.fit import analyze
 
-        unit.fit = analyze(
-            unit.config, arch, unit.context.instance, unit.context.backend.id, unit.context.release
-        )
+
+def _assess(unit: LintUnit) -> None:
+    """Ask the one judge for the shape and its verdict, with whatever is known of the target."""
+    from lmi_config.shape import assess, make_target
+
+    context = unit.context
+    target = make_target(
+        context.backend.id, context.backend.accelerator, context.release, context.instance, context.model
+    )
+    unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
 
 
 def _matches(finding: Finding, names: set[str]) -> bool:
@@ -227,3 +258,70 @@ def lint_unit(unit: LintUnit, options: LintOptions) -> list[Finding]:
         kept.append(finding)
     kept.sort(key=lambda f: (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.code))
     return kept
+
+
+@dataclass
+class LintResult:
+    """Findings of one run plus what was assumed about each target."""
+
+    findings: list[Finding] = field(default_factory=list)
+    units: list[LintUnit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: int = 0
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for finding in self.findings if finding.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for finding in self.findings if finding.severity == "warning")
+
+    def findings_of(self, unit: LintUnit) -> list[Finding]:
+        """The findings in the files of one unit."""
+        paths = {source.path for source in unit.sources}
+        return [finding for finding in self.findings if finding.path in paths]
+
+
+def _assumption_note(unit: LintUnit) -> str | None:
+    context = unit.context
+    if not (context.backend_assumed or context.release_assumed):
+        return None
+    return (
+        f"{unit.primary_path}: {context.describe()}; set --backend / --lmi-version (or a `# lmi-config:` pragma) "
+        "to be explicit"
+    )
+
+
+def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) -> LintResult:
+    """Lint prepared targets. :class:`InputError` for a bad --backend/--lmi-version/--instance."""
+    options = options or LintOptions()
+    result = LintResult()
+    for target in targets:
+        unit_options = options.for_path(target.primary.path)
+        try:
+            unit = build_unit(target, unit_options)
+        except ValueError as error:
+            raise InputError(f"{target.primary.path}: {error}") from None
+        result.units.append(unit)
+        result.findings.extend(lint_unit(unit, unit_options))
+        result.files += len(target.sources)
+        note = _assumption_note(unit)
+        if note:
+            result.notes.append(note)
+        result.notes.extend(f"{unit.primary_path}: {text}" for text in unit.notes)
+    return result
+
+
+def lint_text(
+    text: str,
+    kind: str = "properties",
+    options: LintOptions | None = None,
+    *,
+    name: str = "<text>",
+    directory: Path | None = None,
+) -> LintResult:
+    """Lint configuration text held in memory (render lints what it wrote this way)."""
+    raw = text.encode("utf-8", errors="surrogatepass")
+    target = LintTarget([parse_source(name, raw, directory, kind)])
+    return lint_targets([target], options)

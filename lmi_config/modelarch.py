@@ -15,12 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lmi_config.knowledge import load_data
-
-
-def _family(name: str) -> frozenset[str]:
-    """Model types of an architecture family (data/models.json, architecture_families)."""
-    return frozenset(load_data("models.json")["architecture_families"][name]["values"])
+from lmi_config.knowledge.models import architecture_family as _family
+from lmi_config.knowledge.models import catalog_rows, type_defaults
 
 
 class ModelResolutionError(ValueError):
@@ -128,7 +124,7 @@ def normalize_config(
     """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`."""
     config = _flatten(raw)
     model_type = str(config.get("model_type") or "unknown")
-    defaults = load_data("models.json").get("type_defaults", {}).get(model_type)
+    defaults = type_defaults(model_type)
     if defaults:
         config = {**defaults["values"], **{key: value for key, value in config.items() if value is not None}}
     heads = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads", "num_head")
@@ -222,7 +218,7 @@ def normalize_config(
 @cache
 def _catalog_index() -> dict[str, dict[str, Any]]:
     index: dict[str, dict[str, Any]] = {}
-    for row in load_data("models.json")["models"]:
+    for row in catalog_rows():
         for name in [row["model_id"], *row.get("aliases", [])]:
             index[name.lower()] = row
             index[name.lower().split("/")[-1]] = index.get(name.lower().split("/")[-1], row)
@@ -307,7 +303,7 @@ def from_hub(model_id: str) -> ModelArch:
         total_params=total_params,
     )
     try:
-        from lmi_config.render import write_atomically
+        from lmi_config.io import write_atomically
 
         cache.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(

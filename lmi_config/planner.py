@@ -1,142 +1,204 @@
-"""Candidate enumeration and ranking: resolves ``auto`` for TP, batch and sequence length.
+"""Candidate enumeration and ranking over the one judge: resolves ``auto`` for TP, batch and
+sequence length, and finds the nearest configurations that fit.
 
-The default objective is the container's own (its Neuron smart defaults aim for it): the most
-concurrent sequences per instance, copies x batch. ``latency`` prefers the largest TP that
-fits. Every candidate is judged by the one memory model (:func:`sizing.estimate_memory`) and
-the same TP rules the linter uses.
+A candidate is a configuration as it will be written (the spec's keys plus the TP, batch and
+sequence-length keys the container reads for this backend, from ``data/container_shape.json``);
+the judge resolves and judges exactly that configuration, so what render says ``auto`` became is
+what lint and explain read back. The default objective is the container's own (its Neuron smart
+defaults aim for it): the most concurrent sequences per instance, copies x batch. ``latency``
+prefers the largest TP that fits.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
-from lmi_config.knowledge import load_data
-from lmi_config.knowledge.instances import Instance, degree_allowed, rules_for
-from lmi_config.modelarch import ModelArch
+from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting
+from lmi_config.errors import PlanningError as PlanningError
+from lmi_config.knowledge.container import batch_keys, sequence_keys
+from lmi_config.shape import (
+    Assessment,
+    ParallelTarget,
+    Target,
+    assess,
+    judge_tensor_parallel,
+    memory_acceptable,
+    resolve_shape,
+    sizing_backend,
+)
 from lmi_config.sizing import MemoryBreakdown, Shape, estimate_memory
 
 NEURON_BATCHES = (1, 2, 4, 8, 16, 32, 64)
 GPU_BATCH_CAP = 256
-
-
-class PlanningError(ValueError):
-    """No candidate fits; the message says what came closest."""
+TP_KEY = "option.tensor_parallel_degree"
+DIMENSIONS = ("tensor_parallel_degree", "batch_size", "sequence_length")
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One (TP, batch, sequence length) with its memory and what it serves."""
+    """One configuration as written, and the judge's assessment of it."""
 
-    shape: Shape
-    memory: MemoryBreakdown
-    copies: int
+    items: tuple[tuple[str, str], ...]
+    assessment: Assessment
+
+    @property
+    def shape(self) -> Shape:
+        shape = self.assessment.shape.sizing_shape()
+        assert shape is not None
+        return shape
+
+    @property
+    def memory(self) -> MemoryBreakdown:
+        assert self.assessment.memory is not None
+        return self.assessment.memory
+
+    @property
+    def copies(self) -> int:
+        copies = self.assessment.shape.copies
+        return copies.value if copies else 1
 
     @property
     def concurrency(self) -> int:
         return self.copies * self.shape.batch_size
 
 
-def valid_degrees(arch: ModelArch, instance: Instance, backend: str) -> list[int]:
-    """TP degrees the runtime accepts, that are documented or known to run, and that the heads allow."""
-    cores = instance.num_cores
-    degrees = [d for d in range(1, cores + 1) if cores % d == 0 or instance.accelerator == "neuron"]
-    result = []
-    for degree in degrees:
-        if instance.accelerator == "neuron":
-            runtime = rules_for(instance.platform, backend, "runtime")
-            if runtime and not all(degree_allowed(row, degree) for row in runtime):
-                continue
-            listed = rules_for(instance.platform, backend, "documented") + rules_for(
-                instance.platform, backend, "observed"
-            )
-            if listed and not any(degree_allowed(row, degree) for row in listed):
-                continue
-        elif degree & (degree - 1):
-            continue  # GPUs: powers of two
-        heads = [
-            row
-            for row in rules_for(instance.platform, backend, "heads")
-            if not row.get("model_types") or arch.model_type in row["model_types"]
-        ]
-        heads.sort(key=lambda row: 0 if row.get("model_types") else 1)
-        if heads and heads[0].get("policy") == "error" and arch.num_attention_heads % degree:
-            continue
-        kv = arch.num_key_value_heads
-        if instance.accelerator == "gpu" and (
-            (kv >= degree and kv % degree) or (kv < degree and degree % kv)
+def configuration(items: dict[str, str], name: str = "spec") -> CanonicalConfig:
+    """A canonical configuration holding ``items`` as if written in a file."""
+    config = CanonicalConfig()
+    for key, value in items.items():
+        config.offer(Setting(key, value, Origin(name, None, "spec"), "file"))
+    return config
+
+
+def parallel_target(target: Target, backend_accelerator: str) -> ParallelTarget:
+    return ParallelTarget(target.backend, backend_accelerator, target.instance, target.arch)
+
+
+def valid_degrees(target: Target, backend_accelerator: str) -> list[int]:
+    """TP degrees the judge does not block on this instance (runtime, documented, heads, KV heads)."""
+    instance = target.instance
+    if instance is None:
+        return []
+    judged = parallel_target(target, backend_accelerator)
+    return [
+        degree
+        for degree in range(1, instance.num_cores + 1)
+        if not any(problem.blocking for problem in judge_tensor_parallel(judged, degree))
+    ]
+
+
+def auto_sequence_lengths(target: Target) -> list[int]:
+    """Neuron: the container's min(max_position_embeddings, 4096); GPU: the longest that fits first."""
+    assert target.arch is not None
+    maximum = target.arch.max_position_embeddings or 2048
+    if target.accelerator != "gpu":
+        return [min(maximum, 4096)]
+    return [maximum] + [
+        length for length in (65536, 32768, 16384, 8192, 4096, 2048, 1024) if length < maximum
+    ]
+
+
+@dataclass(frozen=True)
+class AutoRequest:
+    """Which dimensions are ``auto`` and what stays fixed."""
+
+    tensor_parallel_degree: bool
+    batch_size: bool
+    sequence_length: bool
+
+
+class _Search:
+    """Writes candidate configurations and asks the judge about each."""
+
+    def __init__(self, items: dict[str, str], request: AutoRequest, target: Target, backend_accelerator: str):
+        self.items = items
+        self.request = request
+        self.target = target
+        self.backend_accelerator = backend_accelerator
+        base = resolve_shape(configuration(items), target)
+        self.batch_render_keys = batch_keys(target.backend, base.batching.mode).render_keys
+        self.sequence_key = sequence_keys(target.backend).render_key
+        self.base = base
+
+    def written(self, degree: int | None, batch: int | None, sequence: int | None) -> dict[str, str]:
+        items = dict(self.items)
+        if degree is not None:
+            items[TP_KEY] = str(degree)
+        if batch is not None:
+            for key in self.batch_render_keys:
+                items[key] = str(batch)
+        if sequence is not None and self.sequence_key:
+            items[self.sequence_key] = str(sequence)
+        return items
+
+    def judge(self, degree: int | None, batch: int | None, sequence: int | None) -> Candidate:
+        items = self.written(degree, batch, sequence)
+        assessment = assess(configuration(items), self.target, backend_accelerator=self.backend_accelerator)
+        return Candidate(tuple(sorted(items.items())), assessment)
+
+    def fits(self, candidate: Candidate, lenient: bool) -> bool:
+        assessment = candidate.assessment
+        if assessment.memory is None or not assessment.shape.complete:
+            return False
+        if any(
+            problem.blocking
+            for problem in assessment.problems
+            if not problem.check.startswith(("memory", "vllm"))
         ):
-            continue
-        result.append(degree)
-    return result
+            return False
+        return memory_acceptable(assessment.memory, lenient)
 
+    def degrees(self) -> list[int]:
+        if not self.request.tensor_parallel_degree:
+            return [None]  # type: ignore[list-item]
+        return valid_degrees(self.target, self.backend_accelerator)
 
-def acceptable(memory: MemoryBreakdown, lenient: bool = False) -> bool:
-    """Fits with headroom; ``lenient`` ignores the items the sources do not settle."""
-    if memory.fits_certainly_not or (not lenient and not memory.fits):
-        return False
-    if memory.kv_cache_capacity_bytes is not None:
-        return (
-            memory.kv_bytes_per_sequence is not None
-            and memory.kv_cache_capacity_bytes >= memory.kv_bytes_per_sequence
-        )
-    threshold = load_data("memory.json")["headroom_warning_fraction"]["value"]
-    peak = memory.certain_peak_bytes if lenient else memory.peak_bytes
-    return (memory.budget_bytes - peak) / memory.budget_bytes >= threshold
+    def sequences(self) -> list[int | None]:
+        if not self.request.sequence_length:
+            return [None]
+        return list(auto_sequence_lengths(self.target))
 
+    def gpu_batch(self, candidate: Candidate) -> int:
+        memory = candidate.memory
+        if not memory.kv_cache_capacity_bytes or not memory.kv_bytes_per_sequence:
+            return 1
+        fitting = memory.kv_cache_capacity_bytes // memory.kv_bytes_per_sequence
+        return max(1, min(GPU_BATCH_CAP, 2 ** int(math.log2(max(fitting, 1)))))
 
-def _gpu_batch(memory: MemoryBreakdown) -> int:
-    # every sequence may reach max_model_len at once without preemption
-    if not memory.kv_cache_capacity_bytes or not memory.kv_bytes_per_sequence:
-        return 1
-    fitting = memory.kv_cache_capacity_bytes // memory.kv_bytes_per_sequence
-    return max(1, min(GPU_BATCH_CAP, 2 ** int(math.log2(max(fitting, 1)))))
+    def candidates_at(self, degree: int | None, sequence: int | None, lenient: bool) -> Iterable[Candidate]:
+        if not self.request.batch_size:
+            candidate = self.judge(degree, None, sequence)
+            if self.fits(candidate, lenient):
+                yield candidate
+            return
+        if self.target.accelerator == "gpu":
+            probe = self.judge(degree, 1, sequence)
+            if not self.fits(probe, lenient):
+                return
+            batch = self.gpu_batch(probe)
+            while batch >= 1:
+                candidate = self.judge(degree, batch, sequence)
+                if self.fits(candidate, lenient):
+                    yield candidate
+                    return
+                batch //= 2
+            return
+        for batch in NEURON_BATCHES:
+            candidate = self.judge(degree, batch, sequence)
+            if not self.fits(candidate, lenient):
+                break  # memory grows with the batch
+            yield candidate
 
-
-def enumerate_candidates(
-    arch: ModelArch,
-    instance: Instance,
-    backend: str,
-    base: Shape,
-    *,
-    tensor_parallel_degree: int | None,
-    batch: int | None,
-    sequence_lengths: list[int],
-    lenient: bool = False,
-) -> list[Candidate]:
-    """Every fitting candidate for the free dimensions (fixed ones stay as given)."""
-    from dataclasses import replace
-
-    degrees = [tensor_parallel_degree] if tensor_parallel_degree else valid_degrees(arch, instance, backend)
-    found: list[Candidate] = []
-    for sequence in sequence_lengths:
-        for degree in degrees:
-            if degree > instance.num_cores:
-                continue
-            copies = instance.num_cores // degree
-            if instance.accelerator == "gpu":
-                shape = replace(
-                    base, tensor_parallel_degree=degree, batch_size=batch or 1, sequence_length=sequence
-                )
-                memory = estimate_memory(arch, instance, backend, shape)
-                if not acceptable(memory, lenient):
-                    continue
-                if batch is None:
-                    shape = replace(shape, batch_size=_gpu_batch(memory))
-                    memory = estimate_memory(arch, instance, backend, shape)
-                found.append(Candidate(shape, memory, copies))
-                continue
-            batches = [batch] if batch else list(NEURON_BATCHES)
-            for size in batches:
-                shape = replace(
-                    base, tensor_parallel_degree=degree, batch_size=size, sequence_length=sequence
-                )
-                memory = estimate_memory(arch, instance, backend, shape)
-                if acceptable(memory, lenient):
-                    found.append(Candidate(shape, memory, copies))
-        if found:
-            break  # the longest sequence length that fits wins
-    return found
+    def search(self, lenient: bool) -> list[Candidate]:
+        found: list[Candidate] = []
+        for sequence in self.sequences():
+            for degree in self.degrees():
+                found.extend(self.candidates_at(degree, sequence, lenient))
+            if found:
+                break  # the longest sequence length that fits wins
+        return found
 
 
 def choose(candidates: list[Candidate], objective: str) -> Candidate:
@@ -151,27 +213,98 @@ def choose(candidates: list[Candidate], objective: str) -> Candidate:
     )
 
 
-def auto_sequence_lengths(arch: ModelArch, instance: Instance) -> list[int]:
-    """Neuron: the container's min(max_position_embeddings, 4096); GPU: longest first."""
-    maximum = arch.max_position_embeddings or 2048
-    if instance.accelerator == "neuron" or instance.accelerator != "gpu":
-        return [min(maximum, 4096)]
-    lengths = [maximum] + [
-        length for length in (65536, 32768, 16384, 8192, 4096, 2048, 1024) if length < maximum
-    ]
-    return lengths
+def plan_auto(
+    items: dict[str, str],
+    request: AutoRequest,
+    target: Target,
+    *,
+    backend_accelerator: str,
+    objective: str = "throughput",
+) -> Candidate:
+    """The best configuration for the ``auto`` dimensions; raises :class:`PlanningError`."""
+    if target.arch is None or target.instance is None:
+        raise PlanningError("auto needs the instance and the model's architecture")
+    search = _Search(items, request, target, backend_accelerator)
+    if request.sequence_length and search.sequence_key is None:
+        raise PlanningError(
+            f"`auto` sequence length is not supported for {target.backend}; set it explicitly"
+        )
+    candidates = search.search(lenient=False)
+    if not candidates:
+        # only rank 0's whole embeddings (measured once) stand in the way: accept, and say so
+        candidates = search.search(lenient=True)
+    if not candidates:
+        raise PlanningError(_nothing_fits(search))
+    return choose(candidates, objective)
 
 
-def describe_choice(candidate: Candidate, objective: str, instance: Instance) -> str:
+def _nothing_fits(search: _Search) -> str:
+    target = search.target
+    assert target.arch is not None and target.instance is not None
+    reasons: set[str] = set()
+    for degree in search.degrees():
+        probe = search.judge(
+            degree, 1, None if not search.request.sequence_length else search.sequences()[-1]
+        )
+        reasons.update(problem.check for problem in probe.assessment.problems if problem.blocking)
+    because = f" ({', '.join(sorted(reasons))})" if reasons else ""
+    return (
+        f"no tensor-parallel degree, batch and sequence length of {target.arch.model_id} fits "
+        f"{target.instance.instance_type} with {target.backend}{because}; choose a larger instance "
+        "(see `lmi-config explain`)"
+    )
+
+
+def describe_choice(candidate: Candidate, objective: str) -> str:
     """One line for the rendered file's comment."""
     shape = candidate.shape
+    instance = candidate.assessment.target.instance
     goal = (
         "largest TP that fits (objective latency)"
         if objective == "latency"
         else "most concurrent sequences per instance"
     )
+    where = f" on {instance.instance_type}" if instance is not None else ""
     return (
         f"{goal}: {candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'} x batch {shape.batch_size} at TP "
         f"{shape.tensor_parallel_degree}, {shape.sequence_length} tokens; {candidate.memory.peak_bytes / 2**30:.1f} of "
-        f"{candidate.memory.budget_bytes / 2**30:.1f} GiB per {candidate.memory.unit} on {instance.instance_type}"
+        f"{candidate.memory.budget_bytes / 2**30:.1f} GiB per {candidate.memory.unit}{where}"
     )
+
+
+def alternatives(
+    assessment: Assessment, backend_accelerator: str, limit: int = 3
+) -> list[tuple[Shape, MemoryBreakdown]]:
+    """Nearby shapes that fit: another TP degree first, then a smaller batch, then shorter sequences."""
+    target = assessment.target
+    shape = assessment.shape.sizing_shape()
+    if shape is None or target.arch is None or target.instance is None or assessment.memory is None:
+        return []
+    backend = sizing_backend(target)
+    degrees = [d for d in valid_degrees(target, backend_accelerator) if d != shape.tensor_parallel_degree]
+    batches = []
+    batch = shape.batch_size
+    while batch > 1:
+        batch //= 2
+        batches.append(batch)
+    sequences = []
+    sequence = shape.sequence_length
+    while sequence > 256:
+        sequence //= 2
+        sequences.append(sequence)
+    searches = [
+        [
+            replace(shape, tensor_parallel_degree=d)
+            for d in sorted(degrees, key=lambda d: (d < shape.tensor_parallel_degree, d))
+        ],
+        [replace(shape, batch_size=b) for b in batches],
+        [replace(shape, sequence_length=s) for s in sequences],
+    ]
+    found: list[tuple[Shape, MemoryBreakdown]] = []
+    for candidates in searches:
+        for candidate in candidates:
+            memory = estimate_memory(target.arch, target.instance, backend, candidate)
+            if memory_acceptable(memory):
+                found.append((candidate, memory))
+                break
+    return found[:limit]

@@ -5,19 +5,19 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from lmi_config.knowledge import load_data
+from lmi_config.knowledge.environment import secret_patterns, secret_variables
 
 
 @cache
 def secret_pattern() -> re.Pattern[str]:
     """One regex matching every known credential format (data/env_vars.json)."""
-    patterns = [row["regex"] for row in load_data("env_vars.json")["secret_patterns"]]
+    patterns = [row["regex"] for row in secret_patterns()]
     return re.compile("|".join(f"(?:{pattern})" for pattern in patterns))
 
 
 @cache
 def secret_variable_names() -> frozenset[str]:
-    return frozenset(row["name"] for row in load_data("env_vars.json")["secrets"])
+    return frozenset(secret_variables())
 
 
 def looks_like_secret(value: str, name: str | None = None) -> bool:
@@ -25,13 +25,9 @@ def looks_like_secret(value: str, name: str | None = None) -> bool:
     if secret_pattern().search(value):
         return True
     if name is not None:
-        for row in load_data("env_vars.json")["secrets"]:
-            if (
-                row["name"] == name.upper()
-                and row.get("value_regex")
-                and re.fullmatch(row["value_regex"], value.strip())
-            ):
-                return True
+        row = secret_variables().get(name.upper())
+        if row and row.get("value_regex") and re.fullmatch(row["value_regex"], value.strip()):
+            return True
     return False
 
 

@@ -10,14 +10,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lmi_config.errors import SpecError as SpecError
+
 AUTO = "auto"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 OptionValue = str | int | float | bool | dict[str, Any] | list[Any] | None
-
-
-class SpecError(ValueError):
-    """An unusable spec: the message names the file, the line and what to do instead."""
 
 
 class Spec(BaseModel):
@@ -155,3 +153,41 @@ def validate_spec(data: dict[str, Any], name: str, document: Any = None) -> Spec
                 message = "required field is missing"
             problems.append(f"{name}{f':{line}' if line else ''}: {field}: {message}")
         raise SpecError("\n".join(problems)) from None
+
+
+def build_spec(
+    spec_file: str | None,
+    *,
+    overrides: dict[str, str | None] | None = None,
+    settings: list[str] | tuple[str, ...] = (),
+    env_settings: list[str] | tuple[str, ...] = (),
+) -> tuple[Spec, str]:
+    """A spec from a file and/or command-line values; returns (spec, the name errors use).
+
+    ``overrides`` holds fields (model, instance, backend …; None = not given); ``settings`` are
+    ``KEY=VALUE`` options and ``env_settings`` ``NAME=VALUE`` variables. Raises :class:`SpecError`.
+    """
+    given = {field: value for field, value in (overrides or {}).items() if value is not None}
+    if spec_file:
+        spec, name = load_spec(Path(spec_file)), spec_file
+    elif given.get("model"):
+        spec, name = validate_spec({"model": given["model"]}, "command line"), "command line"
+    else:
+        raise SpecError("give a SPEC.yaml or at least --model (see `lmi-config render --help`)")
+    options = dict(spec.options)
+    for item in settings:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise SpecError(f"--set {item!r}: write KEY=VALUE")
+        options[key.strip()] = value
+    env = dict(spec.env)
+    for item in env_settings:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise SpecError(f"--env {item!r}: write NAME=VALUE")
+        env[key.strip()] = value
+    merged = spec.model_dump()
+    merged.update(given)
+    merged["options"] = options
+    merged["env"] = env
+    return validate_spec(merged, name), name

@@ -40,7 +40,7 @@ def test_ci_config_has_no_error(entry: dict) -> None:
 )
 def test_ci_config_written_as_environment_variables_has_no_error(entry: dict) -> None:
     """The same configuration as OPTION_* variables, the way SageMaker users pass it."""
-    from lmi_config.render import format_output
+    from lmi_config.formats import format_output
 
     items = [(key, _value(value)) for key, value in entry["serving_properties"].items()]
     text, _ = format_output(items, "env", header=[f"{entry['name']} as environment variables"])

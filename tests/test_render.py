@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from lmi_config.configfile.envfile import parse_env_json, parse_env_text
 from lmi_config.configfile.properties import parse_properties
-from lmi_config.render import format_output, render_spec
+from lmi_config.formats import format_output
+from lmi_config.render import render_spec
 from lmi_config.spec import SpecError, load_spec, validate_spec
 
 SPECS = sorted((ROOT / "samples" / "specs").glob("*.yaml"))
@@ -207,7 +208,7 @@ def test_properties_env_json_round_trip_is_the_identity(entry: dict) -> None:
     """properties -> env -> properties and properties -> json -> properties keep the canonical configuration."""
     from lmi_config.api import lint_text
     from lmi_config.configfile.properties import dump_properties
-    from lmi_config.render import convert_items, effective_settings
+    from lmi_config.convert import convert_items, effective_settings
 
     original = lint_text(
         dump_properties([(k, str(v)) for k, v in entry["serving_properties"].items()]), "properties"
@@ -223,7 +224,7 @@ def test_properties_env_json_round_trip_is_the_identity(entry: dict) -> None:
 
 
 def items_from(result) -> list[tuple[str, str]]:
-    from lmi_config.render import effective_settings
+    from lmi_config.convert import effective_settings
 
     return effective_settings(result.units[0])[0]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import load_shared_json
 
-from lmi_config.fit import smart_defaults
+from lmi_config.shape import smart_defaults
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import from_catalog, normalize_config
 from lmi_config.sizing import GIB, Shape, estimate_memory, kv_layout

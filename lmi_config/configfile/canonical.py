@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
-
-from lmi_config.knowledge import load_data
 
 # How strongly a source holds a key; a higher rank wins. "fill" and "default" only apply
 # when nothing of a higher rank set the key (putIfAbsent); "override" always wins.
@@ -57,21 +54,16 @@ class EnvMapping:
     detail: dict | None = None
 
 
-@cache
-def _env_tables() -> tuple[dict, list, dict, dict, re.Pattern[str], set[str]]:
-    data = load_data("env_vars.json")
-    variables = {row["name"]: row for row in data["variables"]}
-    prefixes = data["prefix_rules"]
-    tgi = {row["name"]: row for row in data["tgi_translations"]}
-    foreign = {row["name"]: row for row in data["foreign_variables"]}
-    process = re.compile("|".join(row["pattern"] for row in data["process_env"]))
-    secrets = {row["name"] for row in data["secrets"]}
-    return variables, prefixes, tgi, foreign, process, secrets
-
-
 def classify_env(name: str) -> EnvMapping:
     """Map one variable name the way the container does (djl-serving.md §2)."""
-    variables, prefixes, tgi, foreign, process, secrets = _env_tables()
+    from lmi_config.knowledge import environment
+
+    variables = environment.named_variables()
+    prefixes = environment.prefix_rules()
+    tgi = environment.tgi_translations()
+    foreign = environment.foreign_variables()
+    process = environment.process_env_pattern()
+    secrets = environment.secret_variables()
     if name in variables:
         row = variables[name]
         return EnvMapping("config", row["key"], row["role"], tuple(row.get("also", [])))
@@ -98,15 +90,21 @@ def classify_env(name: str) -> EnvMapping:
 
 
 def env_name_for_key(key: str) -> str | None:
-    """The ``OPTION_*`` (or special) variable that sets a canonical key, if any.
+    """The environment variable that sets a canonical key, if any (the one mapping, used by render,
+    convert and deploy).
 
-    Capitalised option keys other than ``entryPoint`` and model-level keys other than
-    ``engine`` have no per-model env form (djl-serving.md §2).
+    A variable marked ``written_for_key`` in the data wins (``option.model_id`` → ``HF_MODEL_ID``);
+    ``option.entryPoint`` → ``OPTION_ENTRYPOINT``; other ``option.*`` keys → ``OPTION_*`` (mixed
+    case kept, djl-serving.md §2); a model-level key → the server-wide variable the catalogue names
+    for it (``batch_size`` → ``SERVING_BATCH_SIZE``), else None: only serving.properties can set it.
     """
+    from lmi_config.knowledge import environment
+
+    for name, row in environment.named_variables().items():
+        if row.get("written_for_key") and row.get("key") == key:
+            return name
     if key == "option.entryPoint":
         return "OPTION_ENTRYPOINT"
-    if key == "engine":
-        return "OPTION_ENGINE"
     if key.startswith("option."):
         rest = key[len("option.") :]
         if re.fullmatch(r"[a-z0-9_]+", rest):
@@ -114,6 +112,11 @@ def env_name_for_key(key: str) -> str | None:
         if re.fullmatch(r"[A-Za-z0-9_]+", rest):
             return "OPTION_" + rest  # mixed case is kept as is by the container
         return None
+    from lmi_config.knowledge.options import catalogue
+
+    for spec in catalogue().get(key, ()):
+        if spec.env:
+            return spec.env
     return None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,13 +19,10 @@ from lmi_config.configfile.properties import (
     decode_properties_bytes,
     parse_properties,
 )
+from lmi_config.errors import InputError as InputError
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
-
-
-class InputError(Exception):
-    """Unusable input (missing, unreadable, binary, nothing to lint): exit code 2."""
 
 
 @dataclass
@@ -131,26 +129,42 @@ def _is_config_name(name: str) -> bool:
     return lower.endswith(".properties") or lower == ".env" or lower.endswith(".env")
 
 
-def _walk(root: Path) -> list[Path]:
+def _walk(root: Path, excluded: Callable[[str], bool]) -> list[Path]:
     found: list[Path] = []
     for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = sorted(d for d in subdirectories if d not in _SKIP_DIRS)
-        found.extend(Path(directory) / name for name in sorted(files) if _is_config_name(name))
+        subdirectories[:] = sorted(
+            d for d in subdirectories if d not in _SKIP_DIRS and not excluded(os.path.join(directory, d))
+        )
+        found.extend(
+            Path(directory) / name
+            for name in sorted(files)
+            if _is_config_name(name) and not excluded(os.path.join(directory, name))
+        )
     return found
 
 
-def collect_targets(paths: list[str], env_files: list[str] | None = None) -> list[LintTarget]:
+def _never(_: str) -> bool:
+    return False
+
+
+def collect_targets(
+    paths: list[str], env_files: list[str] | None = None, excluded: Callable[[str], bool] | None = None
+) -> list[LintTarget]:
     """Turn command-line paths into lint targets (``-`` is stdin, read by the caller).
 
     Files named explicitly are linted alone (plus any ``env_files``); in a directory,
-    ``serving.properties`` is paired with the env files beside it.
+    ``serving.properties`` is paired with the env files beside it. Paths for which
+    ``excluded`` is true (project settings, ``--exclude``) are skipped.
     """
+    excluded = excluded or _never
     targets: list[LintTarget] = []
     extra = [read_file(Path(item), item) for item in env_files or []]
     for item in paths:
         path = Path(item)
+        if excluded(item):
+            continue
         if path.is_dir():
-            files = _walk(path)
+            files = _walk(path, excluded)
             if not files:
                 raise InputError(
                     f"{item}: no serving.properties, *.properties, .env or *.env file in this directory"

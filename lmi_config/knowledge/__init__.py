@@ -147,6 +147,15 @@ def parse_lmi_version(text: str) -> Release:
 
 
 @dataclass(frozen=True)
+class RenderBase:
+    """The options render writes for a backend in a range of releases."""
+
+    since: str | None
+    until: str | None
+    options: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Backend:
     """A serving backend: which option groups it reads and how it passes the rest through."""
 
@@ -160,6 +169,16 @@ class Backend:
     extra_allowed: bool
     summary: str
     source: str
+    feature: str | None = None  # the SERVING_FEATURES entry of the image that ships it
+    since: str | None = None  # first DJL release that ships it
+    render_base: tuple[RenderBase, ...] = ()  # empty: render does not write this backend
+
+    def render_options(self, release: Release) -> dict[str, str]:
+        """The options render writes for this backend at a release (the newest range otherwise)."""
+        for base in self.render_base:
+            if release.in_range(base.since, base.until):
+                return dict(base.options)
+        return dict(self.render_base[-1].options) if self.render_base else {}
 
 
 @cache
@@ -167,6 +186,7 @@ def backends() -> dict[str, Backend]:
     """Backends by id."""
     result = {}
     for row in load_data("backends.json")["backends"]:
+        render = row.get("render") or {}
         result[row["id"]] = Backend(
             id=row["id"],
             aliases=tuple(row.get("aliases", [])),
@@ -178,6 +198,12 @@ def backends() -> dict[str, Backend]:
             extra_allowed=bool(row.get("extra_allowed")),
             summary=row["summary"],
             source=row["source"],
+            feature=row.get("feature"),
+            since=row.get("since"),
+            render_base=tuple(
+                RenderBase(base.get("since"), base.get("until"), tuple(base["options"].items()))
+                for base in render.get("base", [])
+            ),
         )
     return result
 
@@ -196,3 +222,25 @@ def resolve_backend(name: str) -> Backend:
 def entry_points() -> dict[str, dict[str, Any]]:
     """Known ``option.entryPoint`` modules by name."""
     return {row["module"]: row for row in load_data("backends.json")["entry_points"]}
+
+
+@cache
+def engines() -> dict[str, dict[str, Any]]:
+    """The model-level ``engine`` names DJL knows, with the backend each implies."""
+    return {row["name"]: row for row in load_data("backends.json")["engines"]}
+
+
+@dataclass(frozen=True)
+class ModelLocation:
+    """The keys that name where the model is, and the files that make a directory a model."""
+
+    keys: tuple[str, ...]
+    artifact_pattern: str
+    source: str
+
+
+@cache
+def model_location() -> ModelLocation:
+    """What names a model (``option.model_id`` …) and which artifact files mark a model directory."""
+    row = load_data("backends.json")["model_location"]
+    return ModelLocation(tuple(row["keys"]), row["artifact_pattern"], row["source"])

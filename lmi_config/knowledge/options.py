@@ -40,6 +40,7 @@ class OptionSpec:
     source: str
     note: str | None
     case_insensitive: bool = False
+    env: str | None = None  # the environment variable that sets it, when it is not OPTION_<KEY>
 
     def applies_to(self, backend: Backend) -> bool:
         """Whether this backend reads the option (server keys and "common" are read by all)."""
@@ -89,6 +90,7 @@ def catalogue() -> dict[str, tuple[OptionSpec, ...]]:
             source=row["source"],
             note=row.get("note"),
             case_insensitive=bool(row.get("case_insensitive")),
+            env=row.get("env"),
         )
         result.setdefault(spec.key, []).append(spec)
     return {key: tuple(specs) for key, specs in result.items()}
@@ -222,3 +224,15 @@ def _range_problem(spec: OptionSpec, number: float) -> str | None:
 
 def _plain(number: float) -> str:
     return str(int(number)) if number == int(number) else str(number)
+
+
+@cache
+def value_synonyms() -> dict[str, str]:
+    """Spellings some backends accept for another value (``float16`` → ``fp16``)."""
+    return dict(load_data("options.json").get("value_synonyms", {}).get("values", {}))
+
+
+@cache
+def conflict_rules() -> tuple[dict[str, Any], ...]:
+    """Combinations of options the container refuses or silently overrides (``data/conflicts.json``)."""
+    return tuple(load_data("conflicts.json")["conflicts"])

@@ -6,7 +6,7 @@ from functools import cache
 
 from lmi_config.rules.base import REGISTRY, Rule, iter_rules
 
-RULE_MODULES = ("fileformat", "options", "consistency", "fit", "security")
+RULE_MODULES = ("fileformat", "options", "consistency", "parallelism", "memory", "sequence", "security")
 
 
 @cache

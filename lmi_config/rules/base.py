@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from lmi_config.configfile.canonical import CanonicalConfig, Setting
     from lmi_config.configfile.loader import LintTarget, SourceFile
     from lmi_config.context import Context, Pragmas
-    from lmi_config.fit import FitAnalysis
+    from lmi_config.shape import Assessment, Problem
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,9 @@ class LintUnit:
     context: Context
     pragmas: Pragmas
     applied_translations: list[tuple[str, str, Setting]] = field(default_factory=list)
-    fit: FitAnalysis | None = None  # set when both the model and the instance are known
+    assessment: Assessment | None = (
+        None  # the judge's shape and verdict (memory when model and instance are known)
+    )
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -163,6 +165,33 @@ class LintUnit:
             message=redact(message, self.secret_values),
             key=key,
         )
+
+    def problems(self, check: str) -> list[Problem]:
+        """The judge's problems that one rule reports."""
+        return self.assessment.of(check) if self.assessment is not None else []
+
+    def report(self, code: str, problem: Problem, *, suffix: str = "") -> Finding:
+        """A finding of rule ``code`` for a problem of the verdict, on the line of the key it concerns."""
+        setting = None
+        if problem.key is not None:
+            setting = self.config.settings.get(problem.key) or self.config.settings.get(
+                "option.tensor_parallel_degree"
+            )
+        return self.finding(code, problem.message + suffix, severity=problem.severity, setting=setting)
+
+
+def fix_hint(unit: LintUnit) -> str:
+    """``; TP 2, batch 1, 4096 tokens: … fits instead`` — the nearest configuration that fits."""
+    from lmi_config.planner import alternatives
+    from lmi_config.shape import describe_shape
+
+    if unit.assessment is None or unit.assessment.memory is None:
+        return ""
+    options = alternatives(unit.assessment, unit.context.backend.accelerator)
+    if not options:
+        return "; nothing close fits on this instance — choose a larger instance"
+    shape, memory = options[0]
+    return "; " + describe_shape(shape, memory) + " fits instead"
 
 
 def find_rule(name: str) -> Rule | None:

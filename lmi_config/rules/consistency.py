@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from lmi_config.configfile.canonical import CanonicalConfig, classify_env
-from lmi_config.knowledge import load_data, version_tuple
-from lmi_config.knowledge.options import is_placeholder
+from lmi_config.knowledge import model_location, version_tuple
+from lmi_config.knowledge.options import conflict_rules, is_placeholder
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
 _TRUE = {"true", "1", "yes", "on"}
@@ -68,7 +68,7 @@ def _holds(config: CanonicalConfig, condition: dict[str, Any]) -> tuple[bool, st
 def conflicting_options(unit: LintUnit) -> Iterator[Finding]:
     config = unit.config
     context = unit.context
-    for conflict in load_data("conflicts.json")["conflicts"]:
+    for conflict in conflict_rules():
         if "backends" in conflict and context.backend.id not in conflict["backends"]:
             continue
         if conflict.get("since") and context.release.djl_tuple < version_tuple(conflict["since"]):
@@ -136,7 +136,7 @@ def _accelerator_mismatch(unit: LintUnit) -> Iterator[Finding]:
 def _has_model_files(directory: Path) -> bool:
     """Model files beside the configuration (listed once per directory: a run over one folder of
     many configurations would otherwise list it once per file)."""
-    pattern = re.compile(load_data("backends.json")["model_location"]["artifact_pattern"])
+    pattern = re.compile(model_location().artifact_pattern)
     try:
         return any(pattern.match(path.name) for path in directory.iterdir())
     except OSError:
@@ -162,7 +162,7 @@ def _has_model_files(directory: Path) -> bool:
 def missing_model(unit: LintUnit) -> Iterator[Finding]:
     if unit.context.backend.id in ("djl-engine", "custom"):
         return
-    if any(unit.config.get(key) for key in load_data("backends.json")["model_location"]["keys"]):
+    if any(unit.config.get(key) for key in model_location().keys):
         return
     if any(source.directory is not None and _has_model_files(source.directory) for source in unit.sources):
         return

@@ -11,7 +11,7 @@ import difflib
 from collections.abc import Iterator
 
 from lmi_config.configfile.canonical import Setting
-from lmi_config.knowledge import Backend, Release, backends, entry_points, load_data, version_tuple
+from lmi_config.knowledge import Backend, Release, backends, entry_points, version_tuple
 from lmi_config.knowledge.options import (
     OptionSpec,
     catalogue,
@@ -20,6 +20,7 @@ from lmi_config.knowledge.options import (
     engine_args_for,
     is_placeholder,
     known_keys,
+    value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
@@ -188,9 +189,7 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             for other in _applicable_specs(specs, backend):
                 for item in other.allowed or ():
                     every_version.setdefault(item, []).append(other)
-            synonym = (
-                load_data("options.json").get("value_synonyms", {}).get("values", {}).get(stripped.lower())
-            )
+            synonym = value_synonyms().get(stripped.lower())
             close = [synonym] if synonym in every_version else []
             close = close or [item for item in every_version if item.lower() == stripped.lower()]
             close = close or difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
@@ -274,12 +273,11 @@ def option_version(unit: LintUnit) -> Iterator[Finding]:
 def _backend_availability(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
     release = unit.context.release
-    row = next(item for item in load_data("backends.json")["backends"] if item["id"] == backend.id)
-    feature = row.get("feature")
+    feature = backend.feature
     if feature is None:
         return
     shipped = any(feature in features for features in release.features.values())
-    too_early = row.get("since") and release.djl_tuple < version_tuple(row["since"])
+    too_early = backend.since and release.djl_tuple < version_tuple(backend.since)
     framework = unit.context.image_framework
     if shipped and not too_early and framework and feature not in release.features.get(framework, [feature]):
         homes = sorted(name for name, features in release.features.items() if feature in features)
@@ -296,7 +294,7 @@ def _backend_availability(unit: LintUnit) -> Iterator[Finding]:
     having = [
         item.label()
         for item in _releases_with(feature)
-        if not row.get("since") or item.djl_tuple >= version_tuple(row["since"])
+        if not backend.since or item.djl_tuple >= version_tuple(backend.since)
     ]
     span = f"{having[0]} to {having[-1]}" if having else "no known release"
     yield unit.finding(

@@ -1,0 +1,124 @@
+"""Writing canonical key/value pairs as serving.properties, an env file or SageMaker Environment JSON.
+
+Templates live in ``templates/`` and are rendered by jinja2's sandbox with ``StrictUndefined``;
+keys and values are passed as data, already escaped for the target format, never as template
+source. The key → environment-variable mapping is the container's
+(:func:`lmi_config.configfile.canonical.env_name_for_key`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from lmi_config.configfile.canonical import env_name_for_key
+from lmi_config.configfile.envfile import quote_env_value
+from lmi_config.configfile.properties import escape_properties_text
+from lmi_config.errors import TemplateProblem as TemplateProblem
+from lmi_config.knowledge.environment import sagemaker_environment_limits
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+TEMPLATES = {"properties": "serving.properties.j2", "env": "env.j2", "json": "environment.json.j2"}
+FORMATS = tuple(TEMPLATES)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def environment_items(
+    items: list[tuple[str, str]], extra_env: dict[str, str]
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Map canonical keys to environment variables; report what has no env form."""
+    result: list[tuple[str, str]] = []
+    lost: list[str] = []
+    for key, value in items:
+        name = env_name_for_key(key)
+        if name is None:
+            lost.append(f"{key} has no environment-variable form (only serving.properties can set it)")
+            continue
+        result.append((name, value))
+    result.extend(sorted(extra_env.items()))
+    return result, lost
+
+
+def _template_environment(template_dir: Path | None) -> Any:
+    import jinja2  # only on the render path
+    from jinja2.sandbox import SandboxedEnvironment
+
+    loaders: list[Any] = []
+    if template_dir is not None:
+        loaders.append(jinja2.FileSystemLoader(str(template_dir)))
+    loaders.append(jinja2.FileSystemLoader(str(TEMPLATE_DIR)))
+    return SandboxedEnvironment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+    )
+
+
+def _render(template_dir: Path | None, output_format: str, **values: Any) -> str:
+    import jinja2
+
+    name = TEMPLATES[output_format]
+    where = f"{template_dir}/{name}" if template_dir is not None else name
+    try:
+        template = _template_environment(template_dir).get_template(name)
+        return str(template.render(**values))
+    except jinja2.TemplateSyntaxError as error:
+        raise TemplateProblem(
+            f"{error.filename or where}:{error.lineno}: template error: {error.message}"
+        ) from None
+    except jinja2.exceptions.SecurityError as error:
+        raise TemplateProblem(f"{where}: template refused by the sandbox: {error}") from None
+    except jinja2.TemplateError as error:
+        raise TemplateProblem(f"{where}: template error: {error}") from None
+
+
+def header_lines(lines: list[str]) -> list[str]:
+    """Header comments on one line each (control characters become blanks)."""
+    return [_CONTROL.sub(" ", line) for line in lines]
+
+
+def format_output(
+    items: list[tuple[str, str]],
+    output_format: str,
+    *,
+    header: list[str],
+    extra_env: dict[str, str] | None = None,
+    template_dir: Path | None = None,
+) -> tuple[str, list[str]]:
+    """Render canonical items in a format; returns (text, problems that make it unusable or lossy).
+
+    Raises :class:`TemplateProblem` for a template that cannot be rendered.
+    """
+    problems: list[str] = []
+    if output_format == "properties":
+        escaped = [
+            (escape_properties_text(key, is_key=True), escape_properties_text(value, is_key=False))
+            for key, value in items
+        ]
+        for name in sorted(extra_env or {}):
+            problems.append(
+                f"{name} is an environment variable; serving.properties cannot set it (use the env or json format)"
+            )
+        return _render(template_dir, output_format, header=header_lines(header), items=escaped), problems
+    env_items, lost = environment_items(items, extra_env or {})
+    problems.extend(lost)
+    if output_format == "env":
+        quoted = [(name, quote_env_value(value)) for name, value in env_items]
+        return _render(template_dir, output_format, header=header_lines(header), items=quoted), problems
+    limits = sagemaker_environment_limits()
+    if len(env_items) > limits.max_entries:
+        problems.append(
+            f"SageMaker allows at most {limits.max_entries} environment variables; this has {len(env_items)}"
+        )
+    for name, value in env_items:
+        if not re.fullmatch(limits.key_pattern, name):
+            problems.append(f"{name}: SageMaker environment keys must match {limits.key_pattern}")
+        if len(value) > limits.max_value_length:
+            problems.append(
+                f"{name}: value is {len(value)} characters; SageMaker allows {limits.max_value_length}"
+            )
+    document = json.dumps(dict(env_items), indent=2, ensure_ascii=False)
+    return _render(template_dir, output_format, document=document), problems

@@ -1,0 +1,27 @@
+"""The offline model catalog (``data/models.json``): configs, aliases, per-type defaults and the
+architecture families the parameter count needs."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from lmi_config.knowledge import load_data
+
+
+@cache
+def catalog_rows() -> tuple[dict[str, Any], ...]:
+    """Every catalog entry (model id, aliases, config, parameter count, source)."""
+    return tuple(load_data("models.json")["models"])
+
+
+@cache
+def architecture_family(name: str) -> frozenset[str]:
+    """Model types of an architecture family (``gated_mlp``, ``learned_positions``)."""
+    return frozenset(load_data("models.json")["architecture_families"][name]["values"])
+
+
+def type_defaults(model_type: str) -> dict[str, Any] | None:
+    """Config defaults of a model type whose config.json omits them (Gemma 3 text), or None."""
+    row = load_data("models.json").get("type_defaults", {}).get(model_type)
+    return dict(row) if row else None

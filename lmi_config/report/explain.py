@@ -1,0 +1,92 @@
+"""explain's text report: target, effective settings, the shape and the memory table, verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+GIB = 1024**3
+SHAPE_LINES = (
+    "tensor_parallel_degree",
+    "pipeline_parallel_degree",
+    "batch_size",
+    "sequence_length",
+    "dtype",
+    "quantize",
+    "rolling_batch",
+    "copies",
+)
+
+
+def format_explain_text(document: dict[str, Any]) -> str:
+    """A readable report: target, effective settings, memory table, verdict, alternatives."""
+    lines = [f"files: {', '.join(document['files'])}"]
+    backend = document["backend"]
+    version = document["lmi_version"]
+    lines.append(f"backend: {backend['id']} ({'assumed: ' if backend['assumed'] else ''}{backend['reason']})")
+    lmi = f" (LMI v{version['lmi']})" if version["lmi"] else ""
+    lines.append(
+        f"LMI: {version['djl']}{lmi} ({'assumed: ' if version['assumed'] else ''}{version['reason']})"
+    )
+    lines.append(f"instance: {document['instance'] or 'not given (--instance enables memory checks)'}")
+    lines.append(f"model: {document['model'] or 'unknown'}")
+    lines.append("")
+    lines.append("effective configuration (as the container reads it):")
+    width = max((len(item["key"]) for item in document["settings"]), default=10)
+    for item in document["settings"]:
+        flag = " (default)" if item["is_default"] else ""
+        lines.append(f"  {item['key']:<{width}} = {item['value']!s}{flag}    ← {item['from']}")
+        for other in item["shadowed"]:
+            lines.append(f"  {'':<{width}}   not used: {other['value']!r} from {other['from']}")
+    resolved = document.get("resolved")
+    if resolved:
+        lines.append("")
+        lines.append("what the container builds:")
+        for name in SHAPE_LINES:
+            if resolved.get(name) is None:
+                continue
+            source = resolved["sources"].get(name, "")
+            lines.append(f"  {name:<24} {resolved[name]!s:<8} {source}")
+        lines.append(f"  {'batching':<24} {resolved['batching']}")
+    memory = document.get("memory")
+    if memory:
+        lines.append("")
+        lines.append(
+            f"memory per {memory['unit']} (budget {memory['budget_bytes'] / GIB:.2f} GiB: {memory['budget']}; KV: {memory['kv_strategy']}):"
+        )
+        for rank in memory["ranks"]:
+            lines.append(f"  {rank['label']}:")
+            for item in rank["items"]:
+                note = f"  {item['note']}" if item["note"] else ""
+                lines.append(f"    {item['name']:<32} {item['bytes'] / GIB:8.2f} GiB{note}")
+            lines.append(f"    {'total':<32} {rank['total_bytes'] / GIB:8.2f} GiB")
+        verdict = "fits" if memory["fits"] else "DOES NOT FIT"
+        lines.append(
+            f"  verdict: {verdict} — peak {memory['peak_bytes'] / GIB:.2f} of {memory['budget_bytes'] / GIB:.2f} GiB ({memory['headroom_fraction']:.0%} headroom)"
+        )
+        for note in memory["notes"]:
+            lines.append(f"  note: {note}")
+    loading = document.get("loading")
+    if loading:
+        what = "download and compile" if loading["compiles"] else "download and load"
+        lines.append("")
+        lines.append(
+            f"loading: about {loading['estimated_seconds'] // 60} min to {what} (an estimate); timeout "
+            f"{loading['timeout_seconds']} s from {loading['timeout_from']}; recommended "
+            f"{loading['recommended_timeout_seconds']} s"
+        )
+    if document.get("alternatives"):
+        lines.append("")
+        lines.append("nearest configurations that fit:")
+        for alternative in document["alternatives"]:
+            lines.append(f"  {alternative['summary']}")
+    if document["findings"]:
+        lines.append("")
+        lines.append("findings:")
+        for finding in document["findings"]:
+            place = f":{finding['line']}" if finding["line"] else ""
+            lines.append(
+                f"  {finding['path']}{place}: {finding['code']} {finding['severity']} [{finding['rule']}] {finding['message']}"
+            )
+    for note in document["notes"]:
+        lines.append(f"note: {note}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,141 @@
+"""Memory and time: weights + KV cache + overheads against the budget per NeuronCore or GPU, the KV
+cache vLLM is left with, host RAM, and loading time against the timeouts.
+
+The rules report the verdict of the one judge (:mod:`lmi_config.shape`), which uses the one
+memory model (:mod:`lmi_config.sizing`); they run when both the model and the instance are known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lmi_config.rules.base import Example, Finding, LintUnit, fix_hint, rule
+
+_SIZING_SOURCE = "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown)"
+
+
+@rule(
+    code="LMI301",
+    slug="memory-exceeds-budget",
+    severity="error",
+    summary="Weights + KV cache + fixed overheads exceed the memory of one NeuronCore (or GPU).",
+    why=(
+        "The model is sharded over TP cores and every core must hold its share of the weights, its KV "
+        "cache and the runtime's buffers; past 16 GiB per inf2/trn1 core the load fails with "
+        "RESOURCE_EXHAUSTED after the endpoint has downloaded and compiled for many minutes."
+    ),
+    bad=Example(
+        "option.model_id=mistralai/Mistral-7B-v0.1\noption.entryPoint=djl_python.transformers_neuronx\n"
+        "option.tensor_parallel_degree=1\noption.n_positions=4096\noption.max_rolling_batch_size=1\n",
+        args={"instance": "inf2.8xlarge"},
+    ),
+    good=Example(
+        "option.model_id=mistralai/Mistral-7B-v0.1\noption.entryPoint=djl_python.transformers_neuronx\n"
+        "option.tensor_parallel_degree=2\noption.n_positions=4096\noption.max_rolling_batch_size=1\n",
+        args={"instance": "inf2.8xlarge"},
+    ),
+    source=_SIZING_SOURCE + "; seeds/001 (Mistral-7B, 15.9 GB on one core)",
+)
+def memory_exceeds_budget(unit: LintUnit) -> Iterator[Finding]:
+    for problem in unit.problems("memory-exceeds-budget"):
+        yield unit.report("LMI301", problem, suffix=fix_hint(unit))
+
+
+@rule(
+    code="LMI302",
+    slug="memory-headroom-low",
+    severity="warning",
+    summary="It fits, but with less than 5% of a NeuronCore's memory left.",
+    why=(
+        "The estimate carries error and DMA rings grow with batch and bucket count; the OOM logs show the "
+        "allocator failing at 15.97 of 16 GiB. A configuration at the edge may fail to load."
+    ),
+    bad=Example(
+        "option.model_id=facebook/opt-13b\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\n"
+        "option.n_positions=2048\noption.max_rolling_batch_size=2\noption.dtype=fp16\n",
+        args={"instance": "inf2.8xlarge"},
+    ),
+    good=Example(
+        "option.model_id=facebook/opt-13b\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=8\n"
+        "option.n_positions=2048\noption.max_rolling_batch_size=2\noption.dtype=fp16\n",
+        args={"instance": "inf2.24xlarge"},
+    ),
+    source=_SIZING_SOURCE,
+)
+def memory_headroom_low(unit: LintUnit) -> Iterator[Finding]:
+    for problem in unit.problems("memory-headroom-low"):
+        yield unit.report("LMI302", problem, suffix=fix_hint(unit))
+
+
+@rule(
+    code="LMI309",
+    slug="host-memory-insufficient",
+    severity="error",
+    summary="The model does not fit in host RAM (error), or compiling it likely does not (warning).",
+    why=(
+        "On Neuron the weights are loaded, converted and compiled on the host; the weights must fit once, and "
+        "compiling has needed about twice as much — the kernel kills the process when the host runs out "
+        "(Llama-3.1-8B on trn1.2xlarge), although a 276 GB fp32 model did run on a 512 GiB trn1.32xlarge."
+    ),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n",
+        args={"instance": "trn1.2xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n",
+        args={"instance": "inf2.8xlarge"},
+    ),
+    source="lmi_config/data/memory.json (host); NxDI#26, neuronx-distributed#53, aws-neuron-sdk#1222",
+)
+def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
+    for problem in unit.problems("host-memory-insufficient"):
+        yield unit.report("LMI309", problem)
+
+
+@rule(
+    code="LMI311",
+    slug="loading-timeout-too-short",
+    severity="warning",
+    summary="option.model_loading_timeout is shorter than downloading and compiling this model takes.",
+    why=(
+        "Neuron compiles at start-up; a 70B model on inf2 can take over an hour. When the timeout is shorter the "
+        "worker is killed with a TimeoutException and the endpoint fails after all that time."
+    ),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=1200\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
+        args={"instance": "inf2.48xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=3600\noption.compiled_graph_path=s3://my-bucket/llama-3.1-70b-tp24/\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
+        args={"instance": "inf2.48xlarge"},
+    ),
+    source="lmi_config/data/memory.json (loading); sagemaker-and-user-pain.md §4 #19 (fmbench-orchestrator#28), #20",
+)
+def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
+    for problem in unit.problems("loading-timeout-too-short"):
+        yield unit.report("LMI311", problem)
+
+
+@rule(
+    code="LMI312",
+    slug="vllm-kv-capacity",
+    severity="error",
+    summary="vLLM cannot hold one max_model_len sequence in the KV cache left after the weights.",
+    why=(
+        "vLLM sizes the KV cache from gpu_memory_utilization x memory minus weights and activations, and refuses to "
+        "start when one sequence of max_model_len tokens does not fit ('The model's max seq len is larger than the "
+        "maximum number of tokens that can be stored in KV cache')."
+    ),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n",
+        args={"instance": "g5.2xlarge"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\noption.max_model_len=8192\n",
+        args={"instance": "g5.2xlarge"},
+    ),
+    source="vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu)",
+)
+def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
+    for problem in unit.problems("vllm-kv-capacity"):
+        yield unit.report("LMI312", problem)

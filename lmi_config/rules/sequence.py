@@ -1,0 +1,110 @@
+"""Sequence length: against the model's maximum, and transformers-neuronx's bucket layout."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lmi_config.rules.base import Example, Finding, LintUnit, rule
+
+
+@rule(
+    code="LMI307",
+    slug="sequence-exceeds-model-max",
+    severity="error",
+    summary="max_model_len / n_positions is longer than the model's max_position_embeddings.",
+    why=(
+        "vLLM refuses a max_model_len above the model's derived maximum; on Neuron the model compiles but "
+        "positions past the trained length produce garbage."
+    ),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=8192\n"
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
+    ),
+    source="vLLM ModelConfig (max_model_len > derived max raises unless VLLM_ALLOW_LONG_MAX_MODEL_LEN); djl-serving.md §3 (n_positions)",
+)
+def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
+    arch = unit.context.model
+    if arch is None or not arch.max_position_embeddings:
+        return
+    for key in ("option.max_model_len", "option.n_positions"):
+        setting = unit.config.settings.get(key)
+        if setting is None or not setting.value.strip().isdigit():
+            continue
+        length = int(setting.value.strip())
+        limit = arch.max_position_embeddings
+        if (
+            arch.rope_scaling
+            and arch.rope_scaling.get("factor")
+            and arch.rope_scaling.get("rope_type", arch.rope_scaling.get("type"))
+            not in ("llama3", "longrope", "yarn")
+        ):
+            limit = int(limit * float(arch.rope_scaling["factor"]))
+        if length <= limit:
+            continue
+        gpu = unit.context.backend.accelerator == "gpu"
+        yield unit.finding(
+            "LMI307",
+            f"{key}={length} is longer than {arch.model_id}'s max_position_embeddings {limit}; "
+            + ("vLLM refuses it" if gpu else "positions past the trained length give wrong output")
+            + f" — use {limit} or less",
+            setting=setting,
+            severity=None if gpu else "warning",
+        )
+
+
+@rule(
+    code="LMI308",
+    slug="bucket-invalid",
+    severity="error",
+    summary="context_length_estimate buckets that exceed n_positions or break the cache layout.",
+    why=(
+        "transformers-neuronx compiles one context-encoding graph per bucket; a bucket longer than n_positions "
+        "cannot be used, and with cache_layout=BSH the only bucket must be n_positions (else a RuntimeError)."
+    ),
+    bad=Example(
+        "option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=512\noption.context_length_estimate=256,1024\n"
+    ),
+    good=Example(
+        "option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=1024\noption.context_length_estimate=256,1024\n"
+    ),
+    source="djl-serving.md §5.6 (context_length_estimate, cache_layout); seeds/002 (bucketing)",
+)
+def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
+    setting = unit.config.settings.get("option.context_length_estimate")
+    if setting is None or unit.context.backend.accelerator != "neuron":
+        return
+    parts = [part.strip() for part in setting.value.strip().strip("[]").split(",") if part.strip()]
+    if not parts or not all(part.isdigit() for part in parts):
+        return  # invalid-value reports the type
+    buckets = [int(part) for part in parts]
+    n_positions = None
+    assessment = unit.assessment
+    if assessment is not None and assessment.memory is not None and assessment.shape.sequence_length:
+        n_positions = assessment.shape.sequence_length.value
+    elif (unit.config.get("option.n_positions") or "").strip().isdigit():
+        n_positions = int((unit.config.get("option.n_positions") or "0").strip())
+    if n_positions is not None:
+        too_long = [bucket for bucket in buckets if bucket > n_positions]
+        if too_long:
+            yield unit.finding(
+                "LMI308",
+                f"context_length_estimate bucket(s) {', '.join(map(str, too_long))} exceed n_positions {n_positions}; "
+                f"keep buckets at or below {n_positions}",
+                setting=setting,
+            )
+    if buckets != sorted(set(buckets)):
+        yield unit.finding(
+            "LMI308",
+            "context_length_estimate buckets should be ascending and distinct",
+            setting=setting,
+            severity="warning",
+        )
+    layout = (unit.config.get("option.cache_layout") or "").strip()
+    if layout == "BSH" and n_positions is not None and buckets[0] != n_positions:
+        yield unit.finding(
+            "LMI308",
+            f"cache_layout=BSH needs the first bucket to equal n_positions ({n_positions}), not {buckets[0]}",
+            setting=setting,
+        )

@@ -1,0 +1,138 @@
+"""Project settings, as ruff and yamllint users expect them: ``.lmi-config.toml`` or a
+``[tool.lmi-config]`` table in ``pyproject.toml``, found from the current directory upwards.
+
+```toml
+[tool.lmi-config]
+select = ["LMI1", "LMI3"]          # rule codes, slugs or prefixes
+ignore = ["trailing-whitespace"]
+exclude = ["tests/fixtures/*"]     # fnmatch patterns, relative to the settings file
+
+[tool.lmi-config.per-path."deploy/inf2/*"]
+instance = "ml.inf2.24xlarge"
+backend = "tnx"
+lmi-version = "0.30.0"
+model = "meta-llama/Llama-3.1-8B-Instruct"
+ignore = ["LMI005"]
+```
+
+Command-line flags win over the file: ``--select`` replaces ``select``, ``--ignore`` and
+``--exclude`` add to theirs, ``--instance`` / ``--backend`` … override the per-path defaults.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lmi_config.errors import InputError
+
+SETTINGS_FILES = (".lmi-config.toml", "pyproject.toml")
+_LIST_KEYS = ("select", "ignore", "exclude")
+_PATH_KEYS = ("instance", "backend", "lmi-version", "model", "ignore", "select")
+
+
+@dataclass(frozen=True)
+class PathDefaults:
+    """Defaults for the files a pattern matches (relative to the settings file)."""
+
+    pattern: str
+    values: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    """What a settings file says; empty when there is none."""
+
+    path: Path | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_path: tuple[PathDefaults, ...] = field(default_factory=tuple)
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    def relative(self, path: str) -> str:
+        """``path`` relative to the settings file's directory, with forward slashes."""
+        try:
+            return Path(os.path.abspath(path)).relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+    def excluded(self, path: str, extra: tuple[str, ...] = ()) -> bool:
+        """Whether a file or directory matches an ``exclude`` pattern (or one of ``extra``)."""
+        relative = self.relative(path)
+        patterns = self.exclude + extra
+        return any(
+            fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, pattern.rstrip("/") + "/*")
+            for pattern in patterns
+        )
+
+    def defaults_for(self, path: str) -> dict[str, Any]:
+        """The per-path defaults that apply to a file (later patterns win)."""
+        relative = self.relative(path)
+        merged: dict[str, Any] = {}
+        for entry in self.per_path:
+            if fnmatch.fnmatch(relative, entry.pattern):
+                merged.update(entry.values)
+        return merged
+
+
+def find_settings(start: Path | None = None) -> ProjectSettings:
+    """The nearest settings file from ``start`` (default: the current directory) upwards."""
+    directory = (start or Path.cwd()).resolve()
+    for folder in (directory, *directory.parents):
+        for name in SETTINGS_FILES:
+            candidate = folder / name
+            if candidate.is_file():
+                settings = load_settings(candidate)
+                if settings is not None:
+                    return settings
+    return ProjectSettings()
+
+
+def load_settings(path: Path) -> ProjectSettings | None:
+    """Read a settings file; None for a pyproject.toml without ``[tool.lmi-config]``.
+
+    Raises :class:`InputError` (exit code 2) for a file that is not valid TOML or has unknown keys.
+    """
+    import tomllib
+
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read the settings file ({error})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"{path}: not valid TOML ({error})") from None
+    table = document.get("tool", {}).get("lmi-config") if path.name == "pyproject.toml" else document
+    if table is None:
+        return None
+    where = f"{path} [tool.lmi-config]" if path.name == "pyproject.toml" else str(path)
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: expected a table")
+    unknown = sorted(set(table) - {*_LIST_KEYS, "per-path"})
+    if unknown:
+        raise InputError(
+            f"{where}: unknown setting {', '.join(unknown)}; the settings are select, ignore, exclude and per-path"
+        )
+    lists = {key: _string_list(table.get(key, []), f"{where}: {key}") for key in _LIST_KEYS}
+    per_path = []
+    for pattern, values in (table.get("per-path") or {}).items():
+        if not isinstance(values, dict) or set(values) - set(_PATH_KEYS):
+            raise InputError(f"{where}: per-path {pattern!r}: use a table of {', '.join(_PATH_KEYS)}")
+        per_path.append(PathDefaults(pattern, dict(values)))
+    return ProjectSettings(
+        path, tuple(lists["select"]), tuple(lists["ignore"]), tuple(lists["exclude"]), tuple(per_path)
+    )
+
+
+def _string_list(value: Any, where: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InputError(f"{where}: expected a list of strings")
+    return list(value)

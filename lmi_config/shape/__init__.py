@@ -1,0 +1,200 @@
+"""The one judge of a configuration's shape.
+
+From a canonical configuration (and the backend, release, instance and model, as far as they are
+known) to the shape the container builds — TP, PP, nodes, batch, sequence length, dtype, copies,
+each with its provenance — and one verdict on it: TP against devices, topology and heads, memory
+against the budget and its headroom, host RAM, loading time against the timeouts. lint rules
+report the verdict, explain prints it, and render's ``auto`` and the planner search over it; no
+other module judges TP, headroom or timeouts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lmi_config.configfile.canonical import CanonicalConfig
+from lmi_config.knowledge import Release
+from lmi_config.knowledge.instances import Instance
+from lmi_config.modelarch import ModelArch
+from lmi_config.shape.dimensions import (
+    NEURON_BACKENDS,
+    Target,
+    resolve_copies,
+    resolve_dtype,
+    resolve_engine_settings,
+    resolve_nodes,
+    resolve_pipeline,
+    resolve_quantize,
+    resolve_sequence_length,
+    resolve_tensor_parallel_and_batch,
+)
+from lmi_config.shape.frontend import flag, resolve_batching
+from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
+from lmi_config.shape.problems import Problem
+from lmi_config.shape.resources import (
+    PRECOMPILED_KEYS,
+    Loading,
+    describe_shape,
+    estimate_loading,
+    judge_host_memory,
+    judge_loading,
+    judge_memory,
+    memory_acceptable,
+    recommended_loading_timeout,
+)
+from lmi_config.shape.smart_defaults import smart_defaults
+from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
+from lmi_config.sizing import MemoryBreakdown, estimate_memory
+
+__all__ = [
+    "Assessment",
+    "Batching",
+    "ContainerShape",
+    "EngineSettings",
+    "Loading",
+    "ParallelTarget",
+    "Problem",
+    "Resolved",
+    "Target",
+    "assess",
+    "describe_shape",
+    "judge_tensor_parallel",
+    "memory_acceptable",
+    "recommended_loading_timeout",
+    "resolve_shape",
+    "smart_defaults",
+    "sizing_backend",
+]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The shape, its memory (when model and instance are known) and the verdict."""
+
+    target: Target
+    shape: ContainerShape
+    memory: MemoryBreakdown | None = None
+    loading: Loading | None = None
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+    def of(self, check: str) -> list[Problem]:
+        """The problems one lint rule reports."""
+        return [problem for problem in self.problems if problem.check == check]
+
+    @property
+    def acceptable(self) -> bool:
+        """No blocking problem and memory that fits with headroom (what the planner requires)."""
+        if any(problem.blocking for problem in self.problems if problem.check != "memory-exceeds-budget"):
+            return False
+        return self.memory is None or memory_acceptable(self.memory)
+
+
+def make_target(
+    backend: str,
+    backend_accelerator: str,
+    release: Release,
+    instance: Instance | None,
+    arch: ModelArch | None,
+) -> Target:
+    """The target of a judgement; the instance's accelerator wins over the backend's."""
+    accelerator = instance.accelerator if instance is not None else backend_accelerator
+    return Target(backend, accelerator, release, instance, arch)
+
+
+def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:
+    """The shape the container builds for this configuration, dimension by dimension."""
+    batching = resolve_batching(config, target.backend, target.release, target.arch)
+    pipeline = resolve_pipeline(config)
+    nodes = resolve_nodes(config)
+    sequence = resolve_sequence_length(config, target)
+    tp, batch = resolve_tensor_parallel_and_batch(config, target, batching, sequence, pipeline.value)
+    engine = resolve_engine_settings(config)
+    return ContainerShape(
+        backend=target.backend,
+        batching=batching,
+        tensor_parallel_degree=tp,
+        pipeline_parallel_degree=pipeline,
+        nodes=nodes,
+        batch_size=batch,
+        sequence_length=sequence,
+        dtype=resolve_dtype(config, target),
+        quantize=resolve_quantize(config),
+        copies=resolve_copies(target, tp, pipeline.value, nodes.value, engine),
+        engine=engine,
+    )
+
+
+def sizing_backend(target: Target) -> str:
+    """The memory model to use: the backend's, or transformers-neuronx for a GPU backend on Neuron."""
+    if target.backend in NEURON_BACKENDS or target.accelerator == "gpu":
+        return target.backend
+    return "transformers-neuronx"
+
+
+def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str | None = None) -> Assessment:
+    """Resolve the shape and judge it with everything the target makes known."""
+    shape = resolve_shape(config, target)
+    parallel = ParallelTarget(
+        backend=target.backend,
+        backend_accelerator=backend_accelerator or target.accelerator,
+        instance=target.instance,
+        arch=target.arch,
+        multi_node=flag(config, "option.multi_node"),
+        nodes=shape.nodes.value,
+    )
+    problems: list[Problem] = []
+    if shape.tensor_parallel is not None:
+        problems.extend(
+            judge_tensor_parallel(
+                parallel,
+                shape.tensor_parallel,
+                shape.pipeline_parallel_degree.value,
+                gqa_strategy=shape.engine.gqa_strategy,
+                batch=shape.batch_size.value if shape.batch_size else None,
+            )
+        )
+    memory = loading = None
+    sizing_shape = shape.sizing_shape()
+    instance, arch = target.instance, target.arch
+    if (
+        sizing_shape is not None
+        and instance is not None
+        and arch is not None
+        and target.accelerator in ("neuron", "gpu")
+    ):
+        memory = estimate_memory(arch, instance, sizing_backend(target), sizing_shape)
+        problems.extend(judge_memory(arch, sizing_shape, memory, sizing_backend(target)))
+        problems.extend(judge_host_memory(arch, instance, sizing_shape))
+        loading = estimate_loading(
+            arch,
+            sizing_shape,
+            neuron=target.accelerator == "neuron",
+            precompiled=any(config.has(key) for key in PRECOMPILED_KEYS),
+            timeout_text=config.get("option.model_loading_timeout"),
+        )
+        problems.extend(judge_loading(arch, loading))
+    problems.extend(_copies(shape, target))
+    return Assessment(target, shape, memory, loading, tuple(problems))
+
+
+def _copies(shape: ContainerShape, target: Target) -> list[Problem]:
+    instance = target.instance
+    tp = shape.tensor_parallel
+    if instance is None or tp is None or shape.copies is None or tp > instance.num_cores * shape.nodes.value:
+        return []
+    copies = shape.copies.value
+    idle = instance.num_cores * shape.nodes.value - copies * tp * shape.pipeline_parallel_degree.value
+    if copies <= 1 and not idle:
+        return []
+    batch = shape.batch_size.value if shape.batch_size else None
+    concurrency = f", up to {copies * batch} sequences at once" if batch else ""
+    idle_text = f"; {idle} {instance.core_word}(s) stay idle" if idle else ""
+    why = " (LoRA / stateful sessions: one worker)" if shape.engine.single_worker else ""
+    return [
+        Problem(
+            "model-copies",
+            "info",
+            f"the container loads {copies} cop{'ies' if copies != 1 else 'y'} of the model ({instance.num_cores} "
+            f"{instance.core_word}s / TP {tp}){why}{concurrency}{idle_text}",
+        )
+    ]

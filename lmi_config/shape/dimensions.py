@@ -1,0 +1,239 @@
+"""One resolver per dimension of the shape: sequence length, tensor parallelism, batch, precision,
+engine settings and copies, each filling what the configuration leaves out the way the container
+does (its defaults and, on Neuron from 0.30, its smart defaults)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+
+from lmi_config.configfile.canonical import CanonicalConfig
+from lmi_config.knowledge import Release, version_tuple
+from lmi_config.knowledge.container import batch_keys, recommended_max_rolling_batch_size, sequence_keys
+from lmi_config.knowledge.instances import Instance
+from lmi_config.knowledge.memory import container_default
+from lmi_config.modelarch import ModelArch
+from lmi_config.shape.frontend import flag, integer
+from lmi_config.shape.smart_defaults import smart_defaults
+from lmi_config.shape.types import Batching, EngineSettings, Resolved
+
+TP_KEY = "option.tensor_parallel_degree"
+NEURON_BACKENDS = ("transformers-neuronx", "nxdi")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the configuration is judged for: backend, release and, when known, instance and model."""
+
+    backend: str
+    accelerator: str  # neuron | gpu | cpu: the instance's, else the backend's
+    release: Release
+    instance: Instance | None = None
+    arch: ModelArch | None = None
+
+    @property
+    def smart_defaults_apply(self) -> bool:
+        """The container's Neuron smart defaults run: Neuron, DJL 0.30+, a text-generation model."""
+        return (
+            self.accelerator == "neuron"
+            and self.arch is not None
+            and self.arch.is_text_generation
+            and self.release.djl_tuple >= version_tuple(container_default("smart_defaults_since"))
+        )
+
+
+def override_neuron_config(config: CanonicalConfig) -> dict[str, object]:
+    """``option.override_neuron_config`` as a dict (JSON or a Python literal), else empty."""
+    text = config.get("option.override_neuron_config")
+    if not text:
+        return {}
+    for parser in (json.loads, ast.literal_eval):
+        try:
+            value = parser(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def resolve_sequence_length(config: CanonicalConfig, target: Target) -> Resolved[int] | None:
+    """The sequence length the container compiles or allocates for."""
+    table = sequence_keys(target.backend)
+    value, key = integer(config, *table.keys)
+    if value is not None:
+        return Resolved(value, key or "", key)
+    overrides = override_neuron_config(config)
+    if target.backend == "nxdi" and isinstance(overrides.get("seq_len"), int):
+        return Resolved(int(str(overrides["seq_len"])), "option.override_neuron_config seq_len")
+    arch = target.arch
+    if table.default == "neuron":
+        if target.smart_defaults_apply and arch is not None and arch.max_position_embeddings:
+            cap = container_default("smart_defaults_max_n_positions")
+            return Resolved(
+                min(arch.max_position_embeddings, cap),
+                f"container smart default min(max_position_embeddings, {cap})",
+            )
+        if arch is None and target.release.djl_tuple >= version_tuple(
+            container_default("smart_defaults_since")
+        ):
+            return None  # the smart default needs the model
+        fixed = container_default("n_positions_before_smart_defaults")
+        return Resolved(fixed, f"container default n_positions={fixed} (before the smart defaults)")
+    if arch is None:
+        return None
+    return Resolved(
+        arch.max_position_embeddings or 2048,
+        f"{target.backend} default: the model's max_position_embeddings",
+    )
+
+
+def resolve_pipeline(config: CanonicalConfig) -> Resolved[int]:
+    value, key = integer(config, "option.pipeline_parallel_degree")
+    if value:
+        return Resolved(value, key or "", key)
+    return Resolved(1, "container default pipeline_parallel_degree=1")
+
+
+def resolve_nodes(config: CanonicalConfig) -> Resolved[int]:
+    value, key = integer(config, "option.cluster_size")
+    if value:
+        return Resolved(value, key or "", key)
+    return Resolved(1, "one node")
+
+
+def explicit_tensor_parallel(config: CanonicalConfig, target: Target, pipeline: int) -> Resolved[int] | None:
+    """An integer TP, or ``max`` on a known instance; None when the container will choose."""
+    raw = (config.get(TP_KEY) or "").strip()
+    if raw.isdigit():
+        return Resolved(int(raw), TP_KEY, TP_KEY)
+    instance = target.instance
+    if raw == "max" and instance is not None:
+        if target.accelerator == "gpu":
+            return Resolved(
+                max(instance.num_cores // max(pipeline, 1), 1),
+                f"max = {instance.num_cores} GPUs / PP {pipeline}",
+                TP_KEY,
+            )
+        return Resolved(instance.num_cores, f"max = {instance.num_cores} {instance.core_word}s", TP_KEY)
+    return None
+
+
+def explicit_batch(config: CanonicalConfig, target: Target, batching: Batching) -> Resolved[int] | None:
+    """The batch the configuration sets with the key this backend reads in this batching mode."""
+    table = batch_keys(target.backend, batching.mode)
+    value, key = integer(config, *table.keys)
+    return Resolved(value, key or "", key) if value is not None else None
+
+
+def resolve_tensor_parallel_and_batch(
+    config: CanonicalConfig,
+    target: Target,
+    batching: Batching,
+    sequence: Resolved[int] | None,
+    pipeline: int,
+) -> tuple[Resolved[int] | None, Resolved[int] | None]:
+    """TP and batch: what the configuration sets, else the smart defaults, else the container defaults."""
+    tp = explicit_tensor_parallel(config, target, pipeline)
+    batch = explicit_batch(config, target, batching)
+    table = batch_keys(target.backend, batching.mode)
+    rolling_batch_key = "option.max_rolling_batch_size" in table.keys
+    instance = target.instance
+    if (
+        target.smart_defaults_apply
+        and instance is not None
+        and sequence is not None
+        and target.arch is not None
+        and (tp is None or (batch is None and rolling_batch_key))
+    ):
+        chosen_tp, chosen_batch = smart_defaults(
+            target.arch,
+            instance.num_cores,
+            tensor_parallel_degree=tp.value if tp else None,
+            batch=batch.value if batch else None,
+            quantized=_quantized(config),
+            n_positions=sequence.value,
+        )
+        if tp is None:
+            tp = Resolved(chosen_tp, "container smart default (most sequences per instance)")
+        if batch is None and rolling_batch_key:
+            batch = Resolved(
+                chosen_batch, "container smart default (largest power of two that fits, at most 32)"
+            )
+    if tp is None and instance is not None and target.accelerator in ("neuron", "gpu"):
+        cores = instance.num_cores // max(pipeline, 1) if target.accelerator == "gpu" else instance.num_cores
+        tp = Resolved(max(cores, 1), f"container default max = {cores} {instance.core_word}s")
+    if batch is None:
+        if table.default is not None:
+            batch = Resolved(table.default, f"container default {table.keys[0]}={table.default}")
+        else:
+            size = recommended_max_rolling_batch_size(batching.rolling_batch.value)
+            batch = Resolved(
+                size,
+                f"container default max_rolling_batch_size={size} (rolling_batch={batching.rolling_batch.value})",
+            )
+    return tp, batch
+
+
+def _quantized(config: CanonicalConfig) -> bool:
+    return bool((config.get("option.quantize") or "").strip()) or flag(config, "option.load_in_8bit")
+
+
+def resolve_quantize(config: CanonicalConfig) -> Resolved[str] | None:
+    value = (config.get("option.quantize") or "").strip()
+    if value:
+        return Resolved(value, "option.quantize", "option.quantize")
+    if flag(config, "option.load_in_8bit"):
+        return Resolved("int8", "option.load_in_8bit=true", "option.load_in_8bit")
+    return None
+
+
+def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | None:
+    """The weights' dtype: the option, else the backend's default, else the model's torch_dtype."""
+    value = (config.get("option.dtype") or "").strip().lower()
+    if value and value != "auto":
+        return Resolved(value, "option.dtype", "option.dtype")
+    if target.backend in NEURON_BACKENDS:
+        return Resolved("fp16", "container default (transformers-neuronx dtype fp16)")
+    if target.arch is None:
+        return None
+    model_dtype = (target.arch.torch_dtype or "bfloat16").lower()
+    if model_dtype in ("float32", "fp32"):
+        return Resolved("fp16", "dtype auto: vLLM loads float32 checkpoints as float16")
+    return Resolved(model_dtype, f"dtype auto: the model's torch_dtype ({model_dtype})")
+
+
+def resolve_engine_settings(config: CanonicalConfig) -> EngineSettings:
+    """The memory-relevant engine settings the configuration gives."""
+    overrides = override_neuron_config(config)
+    try:
+        utilization = float((config.get("option.gpu_memory_utilization") or "0.9").strip())
+    except ValueError:
+        utilization = 0.9
+    tokens, _ = integer(config, "option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
+    return EngineSettings(
+        gqa_strategy=(config.get("option.group_query_attention") or "").strip() or None,
+        shard_over_sequence=flag(config, "option.shard_over_sequence"),
+        chunked_prefill=flag(config, "option.enable_chunked_prefill")
+        or bool(overrides.get("chunked_prefill_config") or overrides.get("is_chunked_prefill")),
+        gpu_memory_utilization=utilization,
+        max_num_batched_tokens=tokens,
+        enforce_eager=flag(config, "option.enforce_eager"),
+        single_worker=flag(config, "option.enable_lora") or flag(config, "option.enable_stateful_sessions"),
+    )
+
+
+def resolve_copies(
+    target: Target, tp: Resolved[int] | None, pipeline: int, nodes: int, engine: EngineSettings
+) -> Resolved[int] | None:
+    """How many copies of the model the container loads (one worker per TP x PP group)."""
+    instance = target.instance
+    if instance is None or tp is None or target.accelerator not in ("neuron", "gpu"):
+        return None
+    if engine.single_worker:
+        return Resolved(1, "LoRA / stateful sessions: one worker")
+    devices = instance.num_cores * nodes
+    copies = devices // max(tp.value * pipeline, 1)
+    per = f"TP {tp.value}" + (f" x PP {pipeline}" if pipeline > 1 else "")
+    return Resolved(copies, f"{devices} {instance.core_word}s / {per}")

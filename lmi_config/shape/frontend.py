@@ -1,0 +1,82 @@
+"""The Java front end's part of the shape: what ``option.rolling_batch`` becomes and whether the
+request batching is rolling, async or dynamic (``LmiConfigRecommender.setRollingBatch``)."""
+
+from __future__ import annotations
+
+from lmi_config.configfile.canonical import CanonicalConfig
+from lmi_config.knowledge import Release
+from lmi_config.knowledge.container import async_entry_points, dynamic_batch_keys, rolling_batch_rule
+from lmi_config.modelarch import ModelArch
+from lmi_config.shape.types import Batching, Resolved
+
+
+def integer(config: CanonicalConfig, *keys: str) -> tuple[int | None, str | None]:
+    """The first of ``keys`` whose value is a non-negative integer, and that key."""
+    for key in keys:
+        value = config.get(key)
+        if value is not None and value.strip().isdigit():
+            return int(value.strip()), key
+    return None, None
+
+
+def flag(config: CanonicalConfig, key: str) -> bool:
+    """A boolean option as the container's pydantic classes read ``true``."""
+    return (config.get(key) or "").strip().lower() == "true"
+
+
+def resolve_batching(
+    config: CanonicalConfig, backend: str, release: Release, arch: ModelArch | None
+) -> Batching:
+    """The effective rolling batch and batching mode, as the recommender decides them."""
+    rule = rolling_batch_rule(backend, release)
+    dynamic, dynamic_key = integer(config, *dynamic_batch_keys())
+    written = (config.get("option.rolling_batch") or "").strip().lower()
+    via_auto = False
+    if dynamic is not None and dynamic > 1:
+        rolling = Resolved(
+            "disable", f"{dynamic_key}={dynamic} > 1: the recommender disables rolling batch", dynamic_key
+        )
+    elif written and written != "auto":
+        rolling = Resolved(written, "option.rolling_batch", "option.rolling_batch")
+    else:
+        rolling, via_auto = _resolve_auto(config, written, rule, arch)
+    entry_point = (config.get("option.entryPoint") or "").strip()
+    async_mode = (
+        flag(config, "option.async_mode")
+        or entry_point in async_entry_points()
+        or (via_auto and rule.async_mode and rolling.value == "disable")
+    )
+    if async_mode:
+        mode = "async"
+    elif rolling.value == "disable":
+        mode = "dynamic"
+    else:
+        mode = "rolling"
+    return Batching(rolling, mode, async_mode)
+
+
+def _resolve_auto(
+    config: CanonicalConfig, written: str, rule, arch: ModelArch | None
+) -> tuple[Resolved[str], bool]:
+    """``auto`` (written or the absent default) → the value for this backend and release."""
+    if not written and rule.absent != "auto":
+        return Resolved(rule.absent, f"container default option.rolling_batch={rule.absent}"), False
+    if arch is not None and not arch.is_text_generation:
+        return Resolved("disable", "rolling_batch auto: not a text-generation model"), True
+    user_batch, _ = integer(config, "option.max_rolling_batch_size")
+    if (
+        rule.large_batch_threshold is not None
+        and user_batch is not None
+        and user_batch >= rule.large_batch_threshold
+        and rule.large_batch_becomes
+    ):
+        return (
+            Resolved(
+                rule.large_batch_becomes,
+                f"rolling_batch auto with max_rolling_batch_size >= {rule.large_batch_threshold}: "
+                f"{rule.large_batch_becomes}",
+            ),
+            True,
+        )
+    where = "option.rolling_batch=auto" if written else "option.rolling_batch not set"
+    return Resolved(rule.auto, f"{where}: the recommender chooses {rule.auto}"), True

@@ -1,0 +1,240 @@
+"""The judge of a tensor-parallel degree: devices, the Neuron topology, attention and KV heads.
+
+Every rule comes from ``data/tp_rules.json``: ``runtime`` (the Neuron runtime refuses other
+degrees: error), ``documented`` / ``observed`` (outside them: a warning the planner avoids),
+``heads`` (error, pad or warn per backend and model type), ``kv_heads`` (error or warn),
+``unsupported`` (the platform is not served).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from lmi_config.knowledge.instances import Instance, degree_allowed, rules_for, tp_rules
+from lmi_config.modelarch import ModelArch
+from lmi_config.shape.problems import Problem
+
+
+@dataclass(frozen=True)
+class ParallelTarget:
+    """What a TP degree is judged against."""
+
+    backend: str
+    backend_accelerator: str
+    instance: Instance | None
+    arch: ModelArch | None
+    multi_node: bool = False
+    nodes: int = 1
+
+    @property
+    def platform(self) -> str:
+        if self.instance is not None:
+            return str(self.instance.platform)
+        return "neuron" if self.backend_accelerator == "neuron" else "gpu"
+
+
+def judge_tensor_parallel(
+    target: ParallelTarget,
+    degree: int,
+    pipeline: int = 1,
+    *,
+    gqa_strategy: str | None = None,
+    batch: int | None = None,
+) -> list[Problem]:
+    """Everything wrong with this TP degree on this target, worst first."""
+    problems: list[Problem] = []
+    problems.extend(_devices(target, degree, pipeline))
+    problems.extend(_topology(target, degree))
+    problems.extend(_heads(target, degree))
+    problems.extend(_kv_heads(target, degree, gqa_strategy, batch))
+    return problems
+
+
+def _devices(target: ParallelTarget, degree: int, pipeline: int) -> list[Problem]:
+    instance = target.instance
+    if instance is None or instance.accelerator == "cpu" or target.multi_node:
+        return []
+    devices = instance.num_cores * target.nodes
+    if degree * pipeline <= devices:
+        return []
+    product = f"TP {degree} x PP {pipeline}" if pipeline > 1 else f"TP {degree}"
+    nodes = f" ({target.nodes} nodes)" if target.nodes > 1 else ""
+    return [
+        Problem(
+            "tp-exceeds-devices",
+            "error",
+            f"{product} needs {degree * pipeline} {instance.core_word}s but {instance.instance_type}{nodes} has "
+            f"{devices}; use option.tensor_parallel_degree={devices // max(pipeline, 1)} or fewer, or a larger instance",
+        )
+    ]
+
+
+def _topology(target: ParallelTarget, degree: int) -> list[Problem]:
+    instance = target.instance
+    if instance is None or instance.accelerator != "neuron" or target.backend_accelerator != "neuron":
+        return []
+    if degree > instance.num_cores * target.nodes:
+        return []  # tp-exceeds-devices says what is wrong
+    backend = target.backend
+    for unsupported in rules_for(instance.platform, backend, "unsupported"):
+        return [
+            Problem("tp-unsupported-degree", "error", f"{instance.instance_type}: {unsupported['message']}")
+        ]
+    for runtime in rules_for(instance.platform, backend, "runtime"):
+        if not degree_allowed(runtime, degree):
+            allowed = ", ".join(str(d) for d in runtime.get("degrees", [])) + (
+                f" or a multiple of {runtime['multiple_of']}" if runtime.get("multiple_of") else ""
+            )
+            return [
+                Problem(
+                    "tp-unsupported-degree",
+                    "error",
+                    f"TP {degree} on {instance.instance_type}: the Neuron runtime supports {allowed} cores "
+                    f"('{runtime['message'].split('.')[0]}'); choose one of those",
+                )
+            ]
+    listed = rules_for(instance.platform, backend, "documented") + rules_for(
+        instance.platform, backend, "observed"
+    )
+    if listed and not any(degree_allowed(row, degree) for row in listed):
+        known = sorted({d for row in listed for d in row.get("degrees") or []})
+        return [
+            Problem(
+                "tp-unsupported-degree",
+                "warning",
+                f"TP {degree} is not a degree the {instance.platform} guides list or that is known to have run "
+                f"({', '.join(map(str, known))}); it may fail to compile or load — prefer one of those",
+                blocks_planning=True,
+            )
+        ]
+    return []
+
+
+def _policy(target: ParallelTarget, kind: str) -> dict[str, Any] | None:
+    """The model-specific rule of this kind first, then the general one."""
+    arch = target.arch
+    assert arch is not None
+    rows = [
+        row
+        for row in rules_for(target.platform, target.backend, kind)
+        if not row.get("model_types") or arch.model_type in row["model_types"]
+    ]
+    rows.sort(key=lambda row: 0 if row.get("model_types") else 1)
+    return rows[0] if rows else None
+
+
+def _heads(target: ParallelTarget, degree: int) -> list[Problem]:
+    arch = target.arch
+    if arch is None or degree <= 1:
+        return []
+    heads = arch.num_attention_heads
+    if heads % degree == 0:
+        return []
+    policy = _policy(target, "heads")
+    if policy is None:
+        return []
+    if policy.get("policy") == "error":
+        return [
+            Problem(
+                "tp-heads-divisibility",
+                "error",
+                f"{arch.model_id} has {heads} attention heads, which TP {degree} does not divide: {target.backend} "
+                f"fails ({policy.get('message', '').split(':')[0]}); use TP {_valid_divisors(target, heads)}",
+            )
+        ]
+    if policy.get("policy") in ("pad", "warn"):
+        padded = math.ceil(heads / degree) * degree
+        return [
+            Problem(
+                "tp-heads-divisibility",
+                "warning",
+                f"{arch.model_id} has {heads} attention heads, which TP {degree} does not divide: {target.backend} pads "
+                f"them to {padded} ({(padded - heads) / heads:.0%} more attention compute and weights); TPs that divide: "
+                f"{_valid_divisors(target, heads)}",
+            )
+        ]
+    return []
+
+
+def _valid_divisors(target: ParallelTarget, heads: int) -> str:
+    divisors = [d for d in range(1, heads + 1) if heads % d == 0]
+    if target.instance is not None:
+        divisors = [d for d in divisors if d <= target.instance.num_cores * target.nodes]
+    if target.backend_accelerator == "neuron":
+        listed = {
+            d
+            for row in tp_rules()
+            if row.get("kind") in ("documented", "observed")
+            for d in row.get("degrees") or []
+        }
+        divisors = [d for d in divisors if d in listed] or divisors
+    return ", ".join(map(str, divisors))
+
+
+def _kv_heads(
+    target: ParallelTarget, degree: int, gqa_strategy: str | None, batch: int | None
+) -> list[Problem]:
+    arch = target.arch
+    if arch is None or degree <= 1:
+        return []
+    kv = arch.num_key_value_heads
+    heads = arch.num_attention_heads
+    shards = (kv >= degree and kv % degree == 0) or (kv < degree and degree % kv == 0)
+    if target.backend_accelerator == "gpu":
+        policy = _policy(target, "kv_heads")
+        if shards or policy is None:
+            return []
+        choices = sorted(
+            {
+                d
+                for d in range(1, 2 * max(kv, degree) + 1)
+                if (kv >= d and kv % d == 0) or (kv < d and d % kv == 0 and heads % d == 0)
+            }
+        )
+        error = policy.get("policy") == "error"
+        engine = "vLLM" if target.backend in ("vllm", "lmi-dist") else target.backend
+        return [
+            Problem(
+                "kv-heads-sharding",
+                "error" if error else "warning",
+                f"{arch.model_id} has {kv} KV heads; {engine} needs them divisible by TP {degree} (or TP divisible by "
+                f"them): use TP {', '.join(map(str, choices[:8]))}",
+                blocks_planning=True,
+            )
+        ]
+    if target.backend_accelerator != "neuron" or kv == heads:
+        return []
+    problems = []
+    if not shards:
+        replicated = math.ceil(heads / degree)
+        problems.append(
+            Problem(
+                "kv-heads-sharding",
+                "warning",
+                f"{kv} KV heads do not shard over TP {degree}: the cache is converted to {replicated} KV head(s) per core "
+                f"instead of {kv / degree:.2g} ({replicated * degree / kv:.1f}x the KV memory); TP that divides or is "
+                f"divided by {kv} avoids it",
+            )
+        )
+    if gqa_strategy == "shard-over-batch" and batch is not None and batch % degree:
+        problems.append(
+            Problem(
+                "kv-heads-sharding",
+                "warning",
+                f"group_query_attention=shard-over-batch needs the batch ({batch}) divisible by TP {degree}",
+                key="option.group_query_attention",
+            )
+        )
+    if gqa_strategy == "shard-over-heads" and kv % degree:
+        problems.append(
+            Problem(
+                "kv-heads-sharding",
+                "warning",
+                f"group_query_attention=shard-over-heads needs {kv} KV heads divisible by TP {degree}; "
+                "transformers-neuronx falls back to replicated heads",
+                key="option.group_query_attention",
+            )
+        )
+    return problems
