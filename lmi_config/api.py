@@ -33,11 +33,56 @@ __all__ = [
     "TemplateProblem",
     "convert_path",
     "explain_paths",
+    "lint_options",
     "lint_paths",
     "lint_targets",
     "lint_text",
     "render",
 ]
+
+
+def lint_options(
+    *,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    exclude: list[str] | None = None,
+    settings_file: str | None = None,
+    isolated: bool = False,
+    **target: Any,
+) -> LintOptions:
+    """Options for a run: the flags (``target`` holds backend, lmi_version, instance, model, hub,
+    lnc) over the project settings found from the current directory (or ``settings_file``;
+    none with ``isolated``). ``select`` replaces the settings' list; ``ignore`` and ``exclude``
+    add to theirs. Raises :class:`InputError` for a bad settings file or an unknown rule name.
+    """
+    from lmi_config.lint import normalize_rule_names
+    from lmi_config.rules import load_rules
+    from lmi_config.settings import ProjectSettings, find_settings, load_settings
+
+    if isolated:
+        settings = ProjectSettings()
+    elif settings_file:
+        settings = load_settings(Path(settings_file)) or ProjectSettings(Path(settings_file))
+    else:
+        settings = find_settings()
+    options = LintOptions(
+        select=list(select or ()) or list(settings.select),
+        ignore=list(settings.ignore) + list(ignore or ()),
+        settings=settings,
+        exclude=list(exclude or ()),
+        **target,
+    )
+    load_rules()
+    try:
+        normalize_rule_names(options.select + options.ignore)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    for entry in settings.per_path:
+        try:
+            normalize_rule_names(list(entry.values.get("select", [])) + list(entry.values.get("ignore", [])))
+        except ValueError as error:
+            raise InputError(f"{settings.path}: per-path {entry.pattern!r}: {error}") from None
+    return options
 
 
 def lint_paths(

@@ -99,55 +99,27 @@ def target_options(*, env: bool = True) -> Callable[[Callable[..., Any]], Callab
 
 def _lint_options(
     *,
-    backend: str | None,
-    lmi_version: str | None,
-    instance: str | None,
-    model: str | None,
-    hub: bool,
-    lnc: int | None,
     select: tuple[str, ...] = (),
     ignore: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     settings_file: str | None = None,
     isolated: bool = False,
+    **target: Any,
 ) -> Any:
-    """LintOptions from flags and the project settings; exit 2 for unknown rule names."""
-    from pathlib import Path
-
-    from lmi_config.lint import LintOptions, normalize_rule_names
-    from lmi_config.rules import load_rules
-    from lmi_config.settings import ProjectSettings, find_settings, load_settings
+    """LintOptions from the flags and the project settings; exit 2 for a bad settings file or rule name."""
+    from lmi_config import api
 
     try:
-        if isolated:
-            settings = ProjectSettings()
-        elif settings_file:
-            settings = load_settings(Path(settings_file)) or ProjectSettings(Path(settings_file))
-        else:
-            settings = find_settings()
+        return api.lint_options(
+            select=_split(select),
+            ignore=_split(ignore),
+            exclude=_split(exclude),
+            settings_file=settings_file,
+            isolated=isolated,
+            **target,
+        )
     except InputError as error:
         _fail_input(str(error))
-    options = LintOptions(
-        backend=backend,
-        lmi_version=lmi_version,
-        instance=instance,
-        model=model,
-        select=_split(select) or list(settings.select),
-        ignore=list(settings.ignore) + _split(ignore),
-        hub=hub,
-        lnc=lnc,
-        settings=settings,
-        exclude=_split(exclude),
-    )
-    load_rules()
-    try:
-        normalize_rule_names(options.select + options.ignore)
-        for entry in settings.per_path:
-            normalize_rule_names(list(entry.values.get("select", [])) + list(entry.values.get("ignore", [])))
-    except ValueError as error:
-        where = f"{settings.path}: " if settings.path and not (_split(select) or _split(ignore)) else ""
-        _fail_input(f"{where}{error}")
-    return options
 
 
 @click.group(context_settings=CONTEXT_SETTINGS)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from lmi_config.knowledge import load_data
 from lmi_config.knowledge.instances import Instance
+from lmi_config.knowledge.memory import memory_constants
 from lmi_config.modelarch import ModelArch
 
 MIB = 1024**2
@@ -113,7 +113,7 @@ class MemoryBreakdown:
 
 @cache
 def _constants() -> dict[str, Any]:
-    return load_data("memory.json")
+    return memory_constants()
 
 
 def dtype_bytes(name: str | None, default: float = 2) -> float:
