@@ -15,7 +15,12 @@ from lmi_config.knowledge.instances import degree_allowed, rules_for, tp_rules
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.sizing import GIB, host_memory_needed_bytes, loading_seconds
 
-_SIZING_SOURCE = "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown)"
+_SIZING_SOURCE = (
+    "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown) — "
+    "https://github.com/aws-neuron/transformers-neuronx/issues/92 "
+    "https://github.com/aws-neuron/transformers-neuronx/issues/49 "
+    "https://github.com/huggingface/optimum-neuron/blob/6373c379dd9f55be2a77e94f287364349724298a/benchmark/vllm/memory_capacity_analysis.md"
+)
 
 
 def _tp_setting(unit: LintUnit):
@@ -154,7 +159,12 @@ def memory_headroom_low(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=12\noption.rolling_batch=auto\noption.entryPoint=djl_python.transformers_neuronx\n",
         args={"instance": "inf2.24xlarge"},
     ),
-    source="djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #3, #4 (aws-neuron-sdk#749, vllm-neuron#7)",
+    source=(
+        "djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #3, #4 (aws-neuron-sdk#749, vllm-neuron#7) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java "
+        "https://github.com/aws-neuron/aws-neuron-sdk/issues/749 "
+        "https://github.com/vllm-project/vllm-neuron/issues/7"
+    ),
 )
 def tp_exceeds_devices(unit: LintUnit) -> Iterator[Finding]:
     instance = unit.context.instance
@@ -194,7 +204,14 @@ def tp_exceeds_devices(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=32\noption.entryPoint=djl_python.transformers_neuronx\n",
         args={"instance": "trn1.32xlarge"},
     ),
-    source="lmi_config/data/tp_rules.json (optimum-neuron#619, #424; transformers-neuronx and NxDI guides; Neuron Calculator)",
+    source=(
+        "lmi_config/data/tp_rules.json (optimum-neuron#619, #424; transformers-neuronx and NxDI guides; Neuron Calculator) — "
+        "https://github.com/huggingface/optimum-neuron/issues/619 "
+        "https://github.com/huggingface/optimum-neuron/issues/424 "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/libraries/nxd-inference/developer_guides/feature-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/about-neuron/calculator/neuron-calculator.rst"
+    ),
 )
 def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
     instance = unit.context.instance
@@ -253,7 +270,14 @@ def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n",
         args={"instance": "g5.12xlarge"},
     ),
-    source="lmi_config/data/tp_rules.json (kind heads); vllm#414, #2652; neuron-ground-truth.md §2",
+    source=(
+        "lmi_config/data/tp_rules.json (kind heads); vllm#414, #2652; neuron-ground-truth.md §2 — "
+        "https://github.com/vllm-project/vllm/issues/414 "
+        "https://github.com/vllm-project/vllm/issues/2652 "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/config.py "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/libraries/nxd-inference/developer_guides/feature-guide.rst"
+    ),
 )
 def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
     arch = unit.context.model
@@ -323,7 +347,13 @@ def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n",
         args={"backend": "vllm"},
     ),
-    source="djl-serving.md §9 (vLLM KV-head rule); neuron-ground-truth.md §5.2 (NxDI gqa.py, tnx GQA strategies); aws-neuron-sdk#1289",
+    source=(
+        "djl-serving.md §9 (vLLM KV-head rule); neuron-ground-truth.md §5.2 (NxDI gqa.py, tnx GQA strategies); aws-neuron-sdk#1289 — "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/model_executor/models/llama.py "
+        "https://github.com/aws-neuron/neuronx-distributed-inference/blob/4bcdc54bf3b6ccdad490e5cd0680a3dc95270b8e/src/neuronx_distributed_inference/modules/attention/gqa.py "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/issues/1289"
+    ),
 )
 def kv_heads_sharding(unit: LintUnit) -> Iterator[Finding]:
     arch = unit.context.model
@@ -394,7 +424,11 @@ def kv_heads_sharding(unit: LintUnit) -> Iterator[Finding]:
     good=Example(
         "option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
     ),
-    source="vLLM ModelConfig (max_model_len > derived max raises unless VLLM_ALLOW_LONG_MAX_MODEL_LEN); djl-serving.md §3 (n_positions)",
+    source=(
+        "vLLM ModelConfig (max_model_len > derived max raises unless VLLM_ALLOW_LONG_MAX_MODEL_LEN); djl-serving.md §3 (n_positions) — "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/config.py "
+        "https://github.com/deepjavalibrary/djl-serving/blob/afece25dd0cab637d771d061c284747bdb0f736c/wlm/src/main/java/ai/djl/serving/wlm/NeuronSmartDefaultUtils.java"
+    ),
 )
 def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
     arch = unit.context.model
@@ -441,7 +475,11 @@ def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
     good=Example(
         "option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=1024\noption.context_length_estimate=256,1024\n"
     ),
-    source="djl-serving.md §5.6 (context_length_estimate, cache_layout); seeds/002 (bucketing)",
+    source=(
+        "djl-serving.md §5.6 (context_length_estimate, cache_layout); seeds/002 (bucketing) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/afece25dd0cab637d771d061c284747bdb0f736c/engines/python/setup/djl_python/properties_manager/tnx_properties.py "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst"
+    ),
 )
 def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
     setting = unit.config.settings.get("option.context_length_estimate")
@@ -499,7 +537,12 @@ def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n",
         args={"instance": "inf2.8xlarge"},
     ),
-    source="lmi_config/data/memory.json (host); NxDI#26, neuronx-distributed#53, aws-neuron-sdk#1222",
+    source=(
+        "lmi_config/data/memory.json (host); NxDI#26, neuronx-distributed#53, aws-neuron-sdk#1222 — "
+        "https://github.com/aws-neuron/neuronx-distributed-inference/issues/26 "
+        "https://github.com/aws-neuron/neuronx-distributed/issues/53 "
+        "https://github.com/aws-neuron/aws-neuron-sdk/issues/1222"
+    ),
 )
 def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
     from lmi_config.knowledge.instances import instances
@@ -563,7 +606,11 @@ def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.max_rolling_batch_size=4\noption.n_positions=2048\n",
         args={"instance": "inf2.48xlarge"},
     ),
-    source="djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #12 (djl-serving#1092)",
+    source=(
+        "djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #12 (djl-serving#1092) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java "
+        "https://github.com/deepjavalibrary/djl-serving/issues/1092"
+    ),
 )
 def model_copies(unit: LintUnit) -> Iterator[Finding]:
     instance = unit.context.instance
@@ -607,7 +654,13 @@ def model_copies(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=3600\noption.compiled_graph_path=s3://my-bucket/llama-3.1-70b-tp24/\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
         args={"instance": "inf2.48xlarge"},
     ),
-    source="lmi_config/data/memory.json (loading); sagemaker-and-user-pain.md §4 #19 (fmbench-orchestrator#28), #20",
+    source=(
+        "lmi_config/data/memory.json (loading); sagemaker-and-user-pain.md §4 #19 (fmbench-orchestrator#28), #20 — "
+        "https://github.com/awslabs/fmbench-orchestrator/issues/28 "
+        "https://github.com/aws/amazon-sagemaker-examples/issues/3432 "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/src/main/java/ai/djl/python/engine/PyEnv.java"
+    ),
 )
 def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
     from lmi_config.knowledge import load_data
@@ -665,7 +718,10 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\noption.max_model_len=8192\n",
         args={"instance": "g5.2xlarge"},
     ),
-    source="vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu)",
+    source=(
+        "vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu) — "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/worker/worker.py"
+    ),
 )
 def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
     fit = unit.fit
