@@ -63,7 +63,11 @@ def _holds(config: CanonicalConfig, condition: dict[str, Any]) -> tuple[bool, st
     good=Example(
         "option.model_id=gpt2\nbatch_size=4\noption.rolling_batch=disable\n", args={"backend": "huggingface"}
     ),
-    source="lmi_config/data/conflicts.json (each combination names its source: djl-serving.md §3, §5)",
+    source=(
+        "lmi_config/data/conflicts.json (each combination names its source: djl-serving.md §3, §5) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/LmiConfigRecommender.java "
+        "https://github.com/deepjavalibrary/djl-serving/tree/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/setup/djl_python/properties_manager"
+    ),
 )
 def conflicting_options(unit: LintUnit) -> Iterator[Finding]:
     config = unit.config
@@ -157,7 +161,12 @@ def _has_model_files(directory: Path) -> bool:
     good=Example(
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.tensor_parallel_degree=2\noption.rolling_batch=vllm\n"
     ),
-    source="djl-serving.md §1.3-§1.5 (ModelStore, LmiUtils.configureLmiModel), §4 ('.py file not found')",
+    source=(
+        "djl-serving.md §1.3-§1.5 (ModelStore, LmiUtils.configureLmiModel), §4 ('.py file not found') — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/serving/src/main/java/ai/djl/serving/util/ModelStore.java "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/LmiUtils.java "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/src/main/java/ai/djl/python/engine/PyModel.java"
+    ),
 )
 def missing_model(unit: LintUnit) -> Iterator[Finding]:
     if unit.context.backend.id in ("djl-engine", "custom"):
@@ -199,7 +208,11 @@ def missing_model(unit: LintUnit) -> Iterator[Finding]:
         kind="env",
         args={"backend": "transformers-neuronx"},
     ),
-    source="djl-serving.md §1.1 (translateTGIToLMI runs only in the GPU entrypoint), §10.3",
+    source=(
+        "djl-serving.md §1.1 (translateTGIToLMI runs only in the GPU entrypoint), §10.3 — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/serving/docker/dockerd-entrypoint-with-cuda-compat.sh "
+        "https://github.com/deepjavalibrary/djl-serving/blob/afece25dd0cab637d771d061c284747bdb0f736c/serving/docker/dockerd-entrypoint.sh"
+    ),
 )
 def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
     context = unit.context
@@ -250,7 +263,11 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
         paired_env="OPTION_TENSOR_PARALLEL_DEGREE=8\n",
     ),
     good=Example("option.model_id=gpt2\noption.tensor_parallel_degree=4\n", paired_env="OPTION_DTYPE=bf16\n"),
-    source="djl-serving.md §1.4, §2 (ModelInfo.loadServingProperties putIfAbsent; SageMakerCompatibility overwrites)",
+    source=(
+        "djl-serving.md §1.4, §2 (ModelInfo.loadServingProperties putIfAbsent; SageMakerCompatibility overwrites) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/util/SageMakerCompatibility.java"
+    ),
 )
 def shadowed_setting(unit: LintUnit) -> Iterator[Finding]:
     for key, settings in unit.config.candidates.items():

@@ -14,7 +14,12 @@ from lmi_config.configfile.canonical import classify_env, env_name_for_key
 from lmi_config.knowledge.options import VARIABLE_NAME
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
-_FORMAT_SOURCE = "djl-serving.md §7 (java.util.Properties.load semantics; serving/docker/partition/utils.py::load_properties)"
+_FORMAT_SOURCE = (
+    "djl-serving.md §7 (java.util.Properties.load semantics; serving/docker/partition/utils.py::load_properties) — "
+    "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java "
+    "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/serving/docker/partition/utils.py "
+    "https://docs.oracle.com/javase/8/docs/api/java/util/Properties.html#load-java.io.Reader-"
+)
 
 
 @rule(
@@ -201,7 +206,11 @@ def separator_style(unit: LintUnit) -> Iterator[Finding]:
     ),
     bad=Example("option.model_id=gpt2\nOPTION_DTYPE=bf16\n"),
     good=Example("option.model_id=gpt2\noption.dtype=bf16\n"),
-    source="djl-serving.md §2 (env mapping) and sagemaker-and-user-pain.md §4 #28 (djl-serving#2784)",
+    source=(
+        "djl-serving.md §2 (env mapping) and sagemaker-and-user-pain.md §4 #28 (djl-serving#2784) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java "
+        "https://github.com/deepjavalibrary/djl-serving/issues/2784"
+    ),
 )
 def env_style_key(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:

@@ -11,7 +11,12 @@ from collections.abc import Iterator
 
 from lmi_config.rules.base import Example, Finding, LintUnit, fix_hint, rule
 
-_SIZING_SOURCE = "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown)"
+_SIZING_SOURCE = (
+    "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown) — "
+    "https://github.com/aws-neuron/transformers-neuronx/issues/92 "
+    "https://github.com/aws-neuron/transformers-neuronx/issues/49 "
+    "https://github.com/huggingface/optimum-neuron/blob/6373c379dd9f55be2a77e94f287364349724298a/benchmark/vllm/memory_capacity_analysis.md"
+)
 
 
 @rule(
@@ -85,7 +90,12 @@ def memory_headroom_low(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=2\noption.max_rolling_batch_size=2\noption.n_positions=1024\n",
         args={"instance": "inf2.8xlarge"},
     ),
-    source="lmi_config/data/memory.json (host); NxDI#26, neuronx-distributed#53, aws-neuron-sdk#1222",
+    source=(
+        "lmi_config/data/memory.json (host); NxDI#26, neuronx-distributed#53, aws-neuron-sdk#1222 — "
+        "https://github.com/aws-neuron/neuronx-distributed-inference/issues/26 "
+        "https://github.com/aws-neuron/neuronx-distributed/issues/53 "
+        "https://github.com/aws-neuron/aws-neuron-sdk/issues/1222"
+    ),
 )
 def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("host-memory-insufficient"):
@@ -109,7 +119,13 @@ def host_memory_insufficient(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.model_loading_timeout=3600\noption.compiled_graph_path=s3://my-bucket/llama-3.1-70b-tp24/\noption.max_rolling_batch_size=1\noption.n_positions=2048\n",
         args={"instance": "inf2.48xlarge"},
     ),
-    source="lmi_config/data/memory.json (loading); sagemaker-and-user-pain.md §4 #19 (fmbench-orchestrator#28), #20",
+    source=(
+        "lmi_config/data/memory.json (loading); sagemaker-and-user-pain.md §4 #19 (fmbench-orchestrator#28), #20 — "
+        "https://github.com/awslabs/fmbench-orchestrator/issues/28 "
+        "https://github.com/aws/amazon-sagemaker-examples/issues/3432 "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/src/main/java/ai/djl/python/engine/PyEnv.java"
+    ),
 )
 def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("loading-timeout-too-short"):
@@ -134,7 +150,10 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\noption.max_model_len=8192\n",
         args={"instance": "g5.2xlarge"},
     ),
-    source="vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu)",
+    source=(
+        "vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu) — "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/worker/worker.py"
+    ),
 )
 def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("vllm-kv-capacity"):

@@ -24,7 +24,11 @@ from lmi_config.knowledge.options import (
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
-_CATALOGUE_SOURCE = "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source)"
+_CATALOGUE_SOURCE = (
+    "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source) — "
+    "https://github.com/deepjavalibrary/djl-serving/tree/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/setup/djl_python/properties_manager "
+    "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/serving/docs/lmi/deployment_guide/configurations.md"
+)
 _LENIENT_BACKENDS = ("custom", "djl-engine")
 
 
@@ -75,7 +79,11 @@ def _display(setting: Setting) -> str:
     ),
     bad=Example("option.model_id=gpt2\noption.max_rolling_batch_szie=32\n"),
     good=Example("option.model_id=gpt2\noption.max_rolling_batch_size=32\n"),
-    source="djl-serving.md §5 (extra='ignore'), §5.3 (vLLM pass-through filter) and §10.4",
+    source=(
+        "djl-serving.md §5 (extra='ignore'), §5.3 (vLLM pass-through filter) and §10.4 — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/setup/djl_python/properties_manager/properties.py "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/setup/djl_python/properties_manager/vllm_rb_properties.py"
+    ),
 )
 def unknown_option(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
@@ -229,7 +237,11 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=gpt2\noption.rolling_batch=vllm\noption.enable_prefix_caching=true\n",
         args={"lmi_version": "0.30.0"},
     ),
-    source=_CATALOGUE_SOURCE + "; lmi_config/data/releases.json",
+    source=_CATALOGUE_SOURCE
+    + (
+        "; lmi_config/data/releases.json — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/serving/docs/lmi/release_notes.md"
+    ),
 )
 def option_version(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend

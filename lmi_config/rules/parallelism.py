@@ -29,7 +29,12 @@ from lmi_config.rules.base import Example, Finding, LintUnit, rule
         "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=12\noption.rolling_batch=auto\noption.entryPoint=djl_python.transformers_neuronx\n",
         args={"instance": "inf2.24xlarge"},
     ),
-    source="djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #3, #4 (aws-neuron-sdk#749, vllm-neuron#7)",
+    source=(
+        "djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #3, #4 (aws-neuron-sdk#749, vllm-neuron#7) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java "
+        "https://github.com/aws-neuron/aws-neuron-sdk/issues/749 "
+        "https://github.com/vllm-project/vllm-neuron/issues/7"
+    ),
 )
 def tp_exceeds_devices(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("tp-exceeds-devices"):
@@ -54,7 +59,14 @@ def tp_exceeds_devices(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-2-13b-hf\noption.tensor_parallel_degree=32\noption.entryPoint=djl_python.transformers_neuronx\n",
         args={"instance": "trn1.32xlarge"},
     ),
-    source="lmi_config/data/tp_rules.json (optimum-neuron#619, #424; transformers-neuronx and NxDI guides; Neuron Calculator)",
+    source=(
+        "lmi_config/data/tp_rules.json (optimum-neuron#619, #424; transformers-neuronx and NxDI guides; Neuron Calculator) — "
+        "https://github.com/huggingface/optimum-neuron/issues/619 "
+        "https://github.com/huggingface/optimum-neuron/issues/424 "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/libraries/nxd-inference/developer_guides/feature-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/about-neuron/calculator/neuron-calculator.rst"
+    ),
 )
 def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("tp-unsupported-degree"):
@@ -79,7 +91,14 @@ def tp_unsupported_degree(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n",
         args={"instance": "g5.12xlarge"},
     ),
-    source="lmi_config/data/tp_rules.json (kind heads); vllm#414, #2652; neuron-ground-truth.md §2",
+    source=(
+        "lmi_config/data/tp_rules.json (kind heads); vllm#414, #2652; neuron-ground-truth.md §2 — "
+        "https://github.com/vllm-project/vllm/issues/414 "
+        "https://github.com/vllm-project/vllm/issues/2652 "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/config.py "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/libraries/nxd-inference/developer_guides/feature-guide.rst"
+    ),
 )
 def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("tp-heads-divisibility"):
@@ -104,7 +123,13 @@ def tp_heads_divisibility(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n",
         args={"backend": "vllm"},
     ),
-    source="djl-serving.md §9 (vLLM KV-head rule); neuron-ground-truth.md §5.2 (NxDI gqa.py, tnx GQA strategies); aws-neuron-sdk#1289",
+    source=(
+        "djl-serving.md §9 (vLLM KV-head rule); neuron-ground-truth.md §5.2 (NxDI gqa.py, tnx GQA strategies); aws-neuron-sdk#1289 — "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/model_executor/models/llama.py "
+        "https://github.com/aws-neuron/neuronx-distributed-inference/blob/4bcdc54bf3b6ccdad490e5cd0680a3dc95270b8e/src/neuronx_distributed_inference/modules/attention/gqa.py "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst "
+        "https://github.com/aws-neuron/aws-neuron-sdk/issues/1289"
+    ),
 )
 def kv_heads_sharding(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("kv-heads-sharding"):
@@ -128,7 +153,11 @@ def kv_heads_sharding(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\noption.tensor_parallel_degree=24\noption.max_rolling_batch_size=4\noption.n_positions=2048\n",
         args={"instance": "inf2.48xlarge"},
     ),
-    source="djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #12 (djl-serving#1092)",
+    source=(
+        "djl-serving.md §3 (worker placement); sagemaker-and-user-pain.md §4 #12 (djl-serving#1092) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java "
+        "https://github.com/deepjavalibrary/djl-serving/issues/1092"
+    ),
 )
 def model_copies(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("model-copies"):

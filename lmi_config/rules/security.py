@@ -21,7 +21,11 @@ from lmi_config.secrets import looks_like_secret, secret_variable_names
     ),
     bad=Example("option.model_id=gpt2\noption.trust_remote_code=true\n"),
     good=Example("option.model_id=gpt2\noption.trust_remote_code=false\n"),
-    source="djl-serving.md §6.1 (option.trust_remote_code, default false); Hugging Face transformers docs on trust_remote_code",
+    source=(
+        "djl-serving.md §6.1 (option.trust_remote_code, default false); Hugging Face transformers docs on trust_remote_code — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/serving/docs/lmi/deployment_guide/configurations.md "
+        "https://huggingface.co/docs/transformers/custom_models"
+    ),
 )
 def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
     setting = unit.config.settings.get("option.trust_remote_code")
@@ -47,7 +51,11 @@ def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
     ),
     bad=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\nHF_TOKEN=hf_" + "x" * 34 + "\n", kind="env"),
     good=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\n", kind="env"),
-    source="lmi_config/data/env_vars.json (secrets, secret_patterns)",
+    source=(
+        "lmi_config/data/env_vars.json (secrets, secret_patterns) — "
+        "https://huggingface.co/docs/hub/security-tokens "
+        "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids"
+    ),
 )
 def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
     names = secret_variable_names()

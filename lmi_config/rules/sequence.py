@@ -22,7 +22,11 @@ from lmi_config.rules.base import Example, Finding, LintUnit, rule
     good=Example(
         "option.model_id=meta-llama/Llama-2-7b-hf\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
     ),
-    source="vLLM ModelConfig (max_model_len > derived max raises unless VLLM_ALLOW_LONG_MAX_MODEL_LEN); djl-serving.md §3 (n_positions)",
+    source=(
+        "vLLM ModelConfig (max_model_len > derived max raises unless VLLM_ALLOW_LONG_MAX_MODEL_LEN); djl-serving.md §3 (n_positions) — "
+        "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/config.py "
+        "https://github.com/deepjavalibrary/djl-serving/blob/afece25dd0cab637d771d061c284747bdb0f736c/wlm/src/main/java/ai/djl/serving/wlm/NeuronSmartDefaultUtils.java"
+    ),
 )
 def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
     arch = unit.context.model
@@ -69,7 +73,11 @@ def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
     good=Example(
         "option.model_id=gpt2\noption.entryPoint=djl_python.transformers_neuronx\noption.n_positions=1024\noption.context_length_estimate=256,1024\n"
     ),
-    source="djl-serving.md §5.6 (context_length_estimate, cache_layout); seeds/002 (bucketing)",
+    source=(
+        "djl-serving.md §5.6 (context_length_estimate, cache_layout); seeds/002 (bucketing) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/afece25dd0cab637d771d061c284747bdb0f736c/engines/python/setup/djl_python/properties_manager/tnx_properties.py "
+        "https://github.com/aws-neuron/aws-neuron-sdk/blob/81ce03ae261e12925e53437a0f690478e6366155/archive/transformers-neuronx/transformers-neuronx-developer-guide.rst"
+    ),
 )
 def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
     setting = unit.config.settings.get("option.context_length_estimate")
