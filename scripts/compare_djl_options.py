@@ -84,17 +84,24 @@ class Comparison:
         }
 
     def djl_range(self, entry: PropertyField) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+        """The DJL versions of the entry's first and last branch (None: still on master)."""
         first = self.catalogue.release(entry.first).djl or "0.0.0"
-        last = None if entry.last == self.catalogue.releases[-1].branch else self.catalogue.release(entry.last).djl
+        last = (
+            None
+            if entry.last == self.catalogue.releases[-1].branch
+            else self.catalogue.release(entry.last).djl
+        )
         return version_tuple(first), version_tuple(last) if last else None
 
     def candidates(self, entry: PropertyField, backends: list[str]) -> list[dict[str, Any]]:
+        """options.json rows for ``option.<field>`` (or its alias) of these backends, else of ``common``."""
         keys = {f"option.{entry.field}"} | ({f"option.{entry.alias}"} if entry.alias else set())
         rows = [row for row in self.options if row["key"] in keys]
         own = [row for row in rows if set(row["backends"]) & set(backends)]
         return own or [row for row in rows if "common" in row["backends"]]
 
     def overlapping(self, entry: PropertyField, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows whose since..until overlaps the entry's versions."""
         first, last = self.djl_range(entry)
         result = []
         for row in rows:
@@ -105,6 +112,7 @@ class Comparison:
         return result
 
     def compare_field(self, entry: PropertyField, backends: list[str]) -> None:
+        """Record what options.json lacks or says differently about one field entry."""
         label = f"{entry.class_name}.{entry.field} [{self.catalogue.range_text(entry)}]"
         rows = self.candidates(entry, backends)
         if not rows:
@@ -120,6 +128,7 @@ class Comparison:
             self.compare_values(entry, label, row)
 
     def compare_range(self, entry: PropertyField, label: str, rows: list[dict[str, Any]]) -> None:
+        """options.json starting later or ending earlier than the code has the field."""
         first, last = self.djl_range(entry)
         earliest = [version_tuple(row["since"]) if row.get("since") else () for row in rows]
         if min(earliest) > first:
@@ -129,11 +138,16 @@ class Comparison:
         latest = [version_tuple(row["until"]) if row.get("until") else None for row in rows]
         if None not in latest and (last is None or max(t for t in latest if t) < last):
             ends = ".".join(map(str, max(t for t in latest if t)))
-            self.findings["version_range"].append(f"option.{entry.field}: {label}; options.json ends at {ends}")
+            self.findings["version_range"].append(
+                f"option.{entry.field}: {label}; options.json ends at {ends}"
+            )
 
     def compare_values(self, entry: PropertyField, label: str, row: dict[str, Any]) -> None:
+        """Type, default and allowed values against one options.json row."""
         where = f"option.{entry.field}: {label} vs options.json [{row['backends']} {row.get('since') or '-'}..{row.get('until') or '-'}]"
-        accepted, case_insensitive = self.catalogue.accepted_values(entry.class_name, entry.field, entry.first)
+        accepted, case_insensitive = self.catalogue.accepted_values(
+            entry.class_name, entry.field, entry.first
+        )
         kind = field_kind(entry.annotation, list(accepted) if accepted else None)
         if kind and row["type"] not in COMPATIBLE_TYPES.get(kind, {kind}):
             self.findings["type"].append(f"{where}: {entry.annotation} vs {row['type']}")
@@ -141,15 +155,25 @@ class Comparison:
             self.findings["default"].append(f"{where}: {entry.default!r} vs {row.get('default')!r}")
         listed = {str(value) for value in row.get("allowed") or []}
         if accepted is None and listed and kind in ("str", None):
-            self.findings["allowed"].append(f"{where}: options.json allows only {sorted(listed)}, this class does not check")
+            self.findings["allowed"].append(
+                f"{where}: options.json allows only {sorted(listed)}, this class does not check"
+            )
         if accepted is not None:
-            fold = (lambda values: {v.lower() for v in values}) if case_insensitive or row.get("case_insensitive") else set
+            fold = (
+                (lambda values: {v.lower() for v in values})
+                if case_insensitive or row.get("case_insensitive")
+                else set
+            )
             if not listed:
-                self.findings["allowed"].append(f"{where}: container accepts {sorted(accepted)}, options.json lists none")
+                self.findings["allowed"].append(
+                    f"{where}: container accepts {sorted(accepted)}, options.json lists none"
+                )
             elif fold(accepted) != fold(listed):
                 only_code = sorted(fold(accepted) - fold(listed))
                 only_options = sorted(fold(listed) - fold(accepted))
-                self.findings["allowed"].append(f"{where}: only in code {only_code}, only in options.json {only_options}")
+                self.findings["allowed"].append(
+                    f"{where}: only in code {only_code}, only in options.json {only_options}"
+                )
 
     def run(self) -> None:
         """Fill the findings."""
@@ -164,9 +188,9 @@ class Comparison:
         read_keys |= {entry.key for entry in self.catalogue.extra_keys}
         for row in self.options:
             name = row["key"].removeprefix("option.")
-            if row["kind"] == "lmi" and row["key"].startswith("option.") and name not in read_keys:
-                if set(row["backends"]) & groups:
-                    self.findings["not_read_by_any_class"].append(f"{row['key']} [{', '.join(row['backends'])}]")
+            option_of_these_backends = row["kind"] == "lmi" and set(row["backends"]) & groups
+            if option_of_these_backends and row["key"].startswith("option.") and name not in read_keys:
+                self.findings["not_read_by_any_class"].append(f"{row['key']} [{', '.join(row['backends'])}]")
         for name in self.findings:
             self.findings[name] = sorted(set(self.findings[name]))
 
@@ -183,7 +207,9 @@ def counts(catalogue: DjlCatalogue) -> dict[str, int]:
         "extra keys read from __pydantic_extra__": len({(e.class_name, e.key) for e in catalogue.extra_keys}),
         "validators": len(validators),
         "validator entries (ranges)": len(catalogue.validators),
-        "container messages (outcomes)": len({(o.kind, o.message) for v in catalogue.validators for o in v.outcomes}),
+        "container messages (outcomes)": len(
+            {(o.kind, o.message) for v in catalogue.validators for o in v.outcomes}
+        ),
         "handler modules": len({m.module for m in catalogue.modules if m.handler}),
         "recommender methods": len({m.method for m in catalogue.recommender}),
     }
@@ -201,8 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     print("generated catalogue (lmi_config/data/djl_properties.json):")
     for name, value in counts(catalogue).items():
         print(f"  {name}: {value}")
-    print(f"hand-written catalogue (lmi_config/data/options.json): {len(options)} entries, "
-          f"{len({row['key'] for row in options})} keys, {Counter(row['kind'] for row in options)}")
+    print(
+        f"hand-written catalogue (lmi_config/data/options.json): {len(options)} entries, "
+        f"{len({row['key'] for row in options})} keys, {Counter(row['kind'] for row in options)}"
+    )
     print("differences:")
     for name, lines in comparison.findings.items():
         print(f"  {name}: {len(lines)}")

@@ -20,7 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge import load_data
 
-SOURCE_URL = re.compile(r"^https://github\.com/deepjavalibrary/djl-serving/blob/(?P<commit>[0-9a-f]{40})/\S+#L\d+$")
+SOURCE_URL = re.compile(
+    r"^https://github\.com/deepjavalibrary/djl-serving/blob/(?P<commit>[0-9a-f]{40})/\S+#L\d+$"
+)
 
 
 class _Strict(BaseModel):
@@ -206,7 +208,11 @@ class DjlCatalogue(_Strict):
 
     def branch_for(self, djl: str, lmi: str | None = None) -> str:
         """The branch of a DJL version (and LMI number): ``("0.33.0", None)`` -> ``0.33.0-dlc``."""
-        matches = [r for r in self.releases if r.djl == djl and (lmi is None or r.lmi == lmi) and r.branch != "master"]
+        matches = [
+            r
+            for r in self.releases
+            if r.djl == djl and (lmi is None or r.lmi == lmi) and r.branch != "master"
+        ]
         if not matches:
             raise KeyError(f"no release branch for DJL {djl} LMI {lmi}")
         return matches[0].branch
@@ -225,7 +231,9 @@ class DjlCatalogue(_Strict):
 
     def class_at(self, class_name: str, branch: str) -> PropertiesClass | None:
         """The class as it is on a branch, None where it does not exist."""
-        return next((c for c in self.classes if c.class_name == class_name and self.holds_at(c, branch)), None)
+        return next(
+            (c for c in self.classes if c.class_name == class_name and self.holds_at(c, branch)), None
+        )
 
     def lineage(self, class_name: str, branch: str) -> list[PropertiesClass]:
         """The class and its bases among the properties classes, base first."""
