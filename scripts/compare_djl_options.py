@@ -156,7 +156,7 @@ class Comparison:
         listed = {str(value) for value in row.get("allowed") or []}
         if accepted is None and listed and kind in ("str", None):
             self.findings["allowed"].append(
-                f"{where}: options.json allows only {sorted(listed)}, this class does not check"
+                f"{where}: options.json allows only {sorted(listed)}, this class rejects no value (it does not check, or coerces)"
             )
         if accepted is not None:
             fold = (
