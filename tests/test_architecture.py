@@ -91,7 +91,11 @@ def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     # importing lmi_config.shape.types runs lmi_config/shape/__init__.py first; a package's
     # __init__ re-exporting its own submodules is not a cycle between layers
     return {
-        name: {target for target in targets if not (name.startswith(target + ".") or target.startswith(name + "."))}
+        name: {
+            target
+            for target in targets
+            if not (name.startswith(target + ".") or target.startswith(name + "."))
+        }
         for name, targets in graph.items()
     }
 
@@ -109,12 +113,23 @@ def test_data_files_are_read_only_through_the_knowledge_layer() -> None:
     readers = [
         _module_name(path)
         for path in PACKAGE.rglob("*.py")
-        if "load_data" in path.read_text(encoding="utf-8") and "knowledge" not in path.relative_to(PACKAGE).parts
+        if "load_data" in path.read_text(encoding="utf-8")
+        and "knowledge" not in path.relative_to(PACKAGE).parts
     ]
     assert readers == []
 
 
 def test_the_cli_only_parses_calls_the_api_and_prints() -> None:
-    judged = {"lmi_config.shape", "lmi_config.planner", "lmi_config.sizing", "lmi_config.render", "lmi_config.explain", "lmi_config.lint"}
-    imported = {target.rsplit(".", 1)[0] if target.count(".") > 1 else target for target in _imports(PACKAGE / "cli.py")}
+    judged = {
+        "lmi_config.shape",
+        "lmi_config.planner",
+        "lmi_config.sizing",
+        "lmi_config.render",
+        "lmi_config.explain",
+        "lmi_config.lint",
+    }
+    imported = {
+        target.rsplit(".", 1)[0] if target.count(".") > 1 else target
+        for target in _imports(PACKAGE / "cli.py")
+    }
     assert not imported & judged, imported & judged
