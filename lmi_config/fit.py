@@ -233,8 +233,23 @@ def resolve_shape(
         max_num_batched_tokens=tokens,
         enforce_eager=(config.get("option.enforce_eager") or "").strip().lower() == "true",
         pipeline_parallel_degree=pp or 1,
+        **_gpu_memory_options(config, release),
     )
     return ResolvedShape(shape, sources)
+
+
+def _gpu_memory_options(config: CanonicalConfig, release: Release) -> dict[str, Any]:
+    """The options vLLM's KV budget reads (gpu_memory.py): KV dtype, block size, chunked prefill, version."""
+    chunked = (config.get("option.enable_chunked_prefill") or "").strip().lower()
+    block, _ = _int(config, "option.block_size")
+    fraction = (config.get("option.kv_cache_free_gpu_mem_fraction") or "").strip()
+    return {
+        "kv_cache_dtype": (config.get("option.kv_cache_dtype") or "").strip() or None,
+        "block_size": block,
+        "vllm_version": release.vllm,
+        "enable_chunked_prefill": {"true": True, "false": False}.get(chunked),
+        "kv_cache_free_gpu_mem_fraction": float(fraction) if fraction.replace(".", "", 1).isdigit() else None,
+    }
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,11 @@ class Shape:
     max_num_batched_tokens: int | None = None
     enforce_eager: bool = False
     pipeline_parallel_degree: int = 1
+    kv_cache_dtype: str | None = None  # vLLM option.kv_cache_dtype (auto: the model dtype)
+    block_size: int | None = None  # vLLM option.block_size (None: the release's default)
+    vllm_version: str | None = None  # the vLLM bundled in the LMI image (releases.json)
+    enable_chunked_prefill: bool | None = None  # explicit setting; None: vLLM's default for the release
+    kv_cache_free_gpu_mem_fraction: float | None = None  # TensorRT-LLM
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,9 @@ class MemoryBreakdown:
     kv_cache_capacity_bytes: int | None = None  # GPU: what is left for the KV cache
     kv_bytes_per_sequence: int | None = None  # GPU: one max-length sequence
     notes: tuple[str, ...] = field(default_factory=tuple)
+    kv_cache_tokens: int | None = None  # GPU: tokens the KV cache holds per replica
+    max_concurrent_sequences: float | None = None  # GPU: max_model_len sequences that fit at once
+    kv_error_margin_fraction: float | None = None  # GPU: how far off the KV capacity estimate may be
 
     @property
     def peak_bytes(self) -> int:
@@ -316,74 +324,10 @@ def _neuron(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> 
 
 
 def _gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> MemoryBreakdown:
-    constants = _constants()["gpu"]["vllm"]
-    tp = shape.tensor_parallel_degree
-    pp = max(shape.pipeline_parallel_degree, 1)
-    strategy, padded, kv_per_gpu = kv_layout(arch, tp, backend, None)
-    weights_total, _ = _weights_bytes(arch, shape, padded, kv_per_gpu, neuron=False)
-    weights_per_gpu = weights_total // (tp * pp)
-    tokens = shape.max_num_batched_tokens or constants["default_max_num_batched_tokens"]["value"]
-    activation = int(
-        tokens * arch.hidden_size * constants["activation_bytes_per_token"]["hidden_multiplier"] * 2 / tp
-        + shape.batch_size * arch.vocab_size * 4
-    )
-    items = [
-        MemoryItem(
-            "weights",
-            weights_per_gpu,
-            f"{weights_total / GIB:.2f} GiB / TP {tp}" + (f" / PP {pp}" if pp > 1 else ""),
-        ),
-        MemoryItem(
-            "activations (profile run)",
-            activation,
-            f"{tokens} batched tokens ({constants['activation_bytes_per_token']['source'].split(':')[0]})",
-            estimated=True,
-        ),
-        _item(
-            "non-torch (CUDA context, NCCL)", constants["non_torch_mib"]["value"], "estimate", estimated=True
-        ),
-    ]
-    if backend in ("vllm", "lmi-dist") and not shape.enforce_eager:
-        items.append(
-            _item(
-                "CUDA graphs",
-                constants["cuda_graphs_mib"]["value"],
-                "estimate; 0 with enforce_eager",
-                estimated=True,
-            )
-        )
-    memory = instance.memory_per_core_bytes
-    utilization = shape.gpu_memory_utilization if backend in ("vllm", "lmi-dist") else 1.0
-    budget = int(memory * utilization)
-    used = sum(item.bytes for item in items)
-    capacity = max(budget - used, 0)
-    layers_here = math.ceil(arch.num_layers / pp)
-    per_sequence = int(
-        2 * layers_here * shape.sequence_length * kv_per_gpu * arch.head_dim * dtype_bytes(shape.kv_dtype)
-    )
-    items.append(
-        MemoryItem(
-            "KV cache (what is left)",
-            capacity,
-            f"{capacity / max(per_sequence, 1):.1f} sequences of {shape.sequence_length} tokens",
-            estimated=True,
-        )
-    )
-    return MemoryBreakdown(
-        unit="GPU",
-        budget_bytes=budget,
-        budget_note=f"{utilization:g} x {memory / GIB:.1f} GiB of a {instance.accelerator_name} ({instance.instance_type})",
-        ranks=(RankMemory("each GPU", tuple(items)),),
-        kv_strategy=strategy,
-        query_heads_padded=padded,
-        kv_heads_per_core=kv_per_gpu,
-        weight_bytes_total=weights_total,
-        kv_cache_capacity_bytes=capacity,
-        kv_bytes_per_sequence=per_sequence,
-        notes=("vLLM fills the budget: the KV cache takes whatever the weights and activations leave",)
-        if backend in ("vllm", "lmi-dist")
-        else (),
-    )
+    """vLLM / lmi-dist / TensorRT-LLM: :mod:`lmi_config.gpu_memory` (imported here to avoid a cycle)."""
+    from lmi_config.gpu_memory import estimate_gpu
+
+    return estimate_gpu(arch, instance, backend, shape)
 
 
 def host_memory_needed_bytes(arch: ModelArch, shape: Shape, *, compile: bool = True) -> int:
