@@ -119,6 +119,8 @@ def memory_dict(memory: MemoryBreakdown) -> dict[str, Any]:
         "fits": memory.fits,
         "headroom_fraction": round(memory.headroom_fraction, 4),
         "notes": list(memory.notes),
+        "kv_cache_tokens": memory.kv_cache_tokens,
+        "max_concurrent_sequences": memory.max_concurrent_sequences,
     }
 
 
@@ -165,6 +167,11 @@ def format_explain_text(document: dict[str, Any]) -> str:
         lines.append(
             f"  verdict: {verdict} — peak {memory['peak_bytes'] / GIB:.2f} of {memory['budget_bytes'] / GIB:.2f} GiB ({memory['headroom_fraction']:.0%} headroom)"
         )
+        if memory.get("kv_cache_tokens") is not None:
+            lines.append(
+                f"  KV cache: {memory['kv_cache_tokens']} tokens per replica, "
+                f"{memory['max_concurrent_sequences']:g} sequences of max_model_len at once"
+            )
         for note in memory["notes"]:
             lines.append(f"  note: {note}")
     if document.get("alternatives"):

@@ -651,11 +651,12 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
     code="LMI312",
     slug="vllm-kv-capacity",
     severity="error",
-    summary="vLLM cannot hold one max_model_len sequence in the KV cache left after the weights.",
+    summary="vLLM cannot hold one max_model_len sequence in the KV cache its start-up profile leaves.",
     why=(
-        "vLLM sizes the KV cache from gpu_memory_utilization x memory minus weights and activations, and refuses to "
-        "start when one sequence of max_model_len tokens does not fit ('The model's max seq len is larger than the "
-        "maximum number of tokens that can be stored in KV cache')."
+        "vLLM sizes the KV cache from gpu_memory_utilization x the memory PyTorch sees, minus the weights, the "
+        "profile run's activation peak and the non-torch memory its release counts, and refuses to start when one "
+        "sequence of max_model_len tokens does not fit ('The model's max seq len is larger than the maximum number "
+        "of tokens that can be stored in KV cache'). Within the estimate's error margin it is a warning."
     ),
     bad=Example(
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n",
@@ -665,32 +666,62 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\noption.max_model_len=8192\n",
         args={"instance": "g5.2xlarge"},
     ),
-    source="vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu)",
+    source=(
+        "vLLM worker start-up check (raise_if_cache_size_invalid); lmi_config/data/vllm_memory.json (profiler per "
+        "vLLM version, from vLLM's sources); https://github.com/vllm-project/vllm/issues/10517"
+    ),
 )
 def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
+    from lmi_config.gpu_memory import kv_capacity_verdict
+
     fit = unit.fit
-    if fit is None or fit.memory.unit != "GPU" or fit.backend not in ("vllm", "lmi-dist"):
+    if fit is None or fit.memory.unit != "GPU" or fit.backend not in ("vllm", "lmi-dist") or not fit.memory.fits:
         return
-    capacity = fit.memory.kv_cache_capacity_bytes or 0
-    per_sequence = fit.memory.kv_bytes_per_sequence or 0
-    if not fit.memory.fits or per_sequence == 0 or capacity >= per_sequence:
+    length = fit.shape.sequence_length
+    verdict = kv_capacity_verdict(fit.memory, length)
+    if verdict is None:
         return
-    # without the estimated overheads, what the weights leave is certain
-    certain_capacity = fit.memory.budget_bytes - fit.memory.certain_peak_bytes
-    certain = per_sequence > certain_capacity
-    per_token = per_sequence / fit.shape.sequence_length
-    longest = int(capacity / per_token) // 256 * 256
-    advice = (
-        f"set option.max_model_len={longest} or less"
-        if longest >= 256
-        else "use more GPUs (TP) or a larger instance"
+    tokens = fit.memory.kv_cache_tokens or 0
+    what = (
+        "vLLM will refuse to start"
+        if verdict == "error"
+        else f"within the estimate's {fit.memory.kv_error_margin_fraction or 0:.0%} error margin, vLLM may refuse to start"
     )
     yield unit.finding(
         "LMI312",
-        f"one {fit.shape.sequence_length}-token sequence needs {_gib(per_sequence)} of KV cache per GPU but only "
-        f"{_gib(capacity)} is left after the weights ({fit.memory.budget_note})"
-        + ("" if certain else " once the estimated activation and CUDA memory is counted")
-        + f"; {advice}",
+        f"max_model_len {length} but the KV cache holds about {tokens} tokens per replica "
+        f"({_gib(fit.memory.kv_cache_capacity_bytes or 0)} left of {fit.memory.budget_note}): {what}; "
+        + _kv_advice(unit, length),
         setting=unit.config.settings.get("option.max_model_len") or _tp_setting(unit),
-        severity=None if certain else "warning",
+        severity=None if verdict == "error" else "warning",
     )
+
+
+def _kv_advice(unit: LintUnit, length: int) -> str:
+    """The largest max_model_len, the gpu_memory_utilization or the TP that would fit."""
+    from dataclasses import replace
+
+    from lmi_config.gpu_memory import kv_capacity_verdict, torch_visible_bytes
+    from lmi_config.sizing import estimate_memory
+
+    fit = unit.fit
+    assert fit is not None
+    memory, shape = fit.memory, fit.shape
+    margin = memory.kv_error_margin_fraction or 0.0
+    options = []
+    longest = int((memory.kv_cache_tokens or 0) * (1 - margin)) // 256 * 256
+    if longest >= 256:
+        options.append(f"option.max_model_len={longest}")
+    per_token = (memory.kv_bytes_per_sequence or 0) / max(length, 1)
+    missing = per_token * length / (1 - margin) - (memory.kv_cache_capacity_bytes or 0)
+    utilization = math.ceil((shape.gpu_memory_utilization + missing / torch_visible_bytes(fit.instance)[0]) * 100) / 100
+    if utilization <= 0.98:
+        options.append(f"option.gpu_memory_utilization={utilization:g}")
+    tp = shape.tensor_parallel_degree * 2
+    while tp <= fit.instance.num_cores:
+        wider = estimate_memory(fit.arch, fit.instance, fit.backend, replace(shape, tensor_parallel_degree=tp))
+        if fit.arch.num_attention_heads % tp == 0 and kv_capacity_verdict(wider, length) is None:
+            options.append(f"option.tensor_parallel_degree={tp}")
+            break
+        tp *= 2
+    return ("set " + " or ".join(options)) if options else "use a larger instance"
