@@ -26,7 +26,9 @@ from lmi_config.modelarch import ModelArch, from_catalog, from_directory
 from lmi_config.sizing import GIB, Shape, estimate_memory
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "vllm_kv_cases.json"
-EXCLUDED_VERSIONS = {"0.2.5": "vLLM 0.2.5's profiler counted memory it did not own (vllm#2136, fixed in 0.2.6/0.3)"}
+EXCLUDED_VERSIONS = {
+    "0.2.5": "vLLM 0.2.5's profiler counted memory it did not own (vllm#2136, fixed in 0.2.6/0.3)"
+}
 
 
 def case_model(case: dict, base: Path) -> ModelArch:
@@ -69,7 +71,11 @@ def case_instance(case: dict):
         return instance
     # a card the data does not list: its logged torch total, through the nvidia-smi fallback
     shortfall = 0.45
-    name = instance.accelerator_name if case["gpu"].find(instance.accelerator_name.split("-")[0]) >= 0 else case["gpu"]
+    name = (
+        instance.accelerator_name
+        if case["gpu"].find(instance.accelerator_name.split("-")[0]) >= 0
+        else case["gpu"]
+    )
     return replace(instance, accelerator_name=name, usable_memory_gib=total_gib + shortfall)
 
 
@@ -77,7 +83,9 @@ def main() -> None:
     path = Path(sys.argv[1]) if len(sys.argv) > 1 else REFERENCE
     cases = json.loads(path.read_text())["cases"]
     errors, over, flags_ok, rows = [], [], [], []
-    print(f"{'case':<5} {'vLLM':<12} {'model':<40} {'TP':>2} {'logged':>9} {'predicted':>9} {'error':>7}  lint")
+    print(
+        f"{'case':<5} {'vLLM':<12} {'model':<40} {'TP':>2} {'logged':>9} {'predicted':>9} {'error':>7}  lint"
+    )
     for case in cases:
         shape = case_shape(case)
         memory = estimate_memory(case_model(case, path.parent), case_instance(case), "vllm", shape)
@@ -89,8 +97,10 @@ def main() -> None:
         excluded = EXCLUDED_VERSIONS.get(shape.vllm_version or "")
         right = (verdict is not None) == failed
         lint = f"{verdict or 'silent'} ({'failed' if failed else 'started'}{'' if right else ', WRONG'})"
-        rows.append(f"{case['id']:<5} {shape.vllm_version or '?':<12} {case['model'][:40]:<40} {shape.tensor_parallel_degree:>2} "
-                    f"{logged:>9} {predicted:>9} {error:>+7.1%}  {lint}{'  [excluded: ' + excluded + ']' if excluded else ''}")
+        rows.append(
+            f"{case['id']:<5} {shape.vllm_version or '?':<12} {case['model'][:40]:<40} {shape.tensor_parallel_degree:>2} "
+            f"{logged:>9} {predicted:>9} {error:>+7.1%}  {lint}{'  [excluded: ' + excluded + ']' if excluded else ''}"
+        )
         if excluded:
             continue
         errors.append(abs(error))
@@ -100,7 +110,9 @@ def main() -> None:
     print()
     print(f"median |predicted/logged - 1|: {statistics.median(errors):.1%} (target <= 8 %)")
     print(f"largest over-prediction: {max(over):+.1%} (target <= +15 %)")
-    print(f"lint right on {sum(flags_ok)} of {len(flags_ok)} start-ups (failed ones flagged, started ones silent)")
+    print(
+        f"lint right on {sum(flags_ok)} of {len(flags_ok)} start-ups (failed ones flagged, started ones silent)"
+    )
 
 
 if __name__ == "__main__":

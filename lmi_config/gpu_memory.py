@@ -29,7 +29,12 @@ from lmi_config.modelarch import ModelArch
 from lmi_config.sizing import GIB, MIB, MemoryBreakdown, MemoryItem, RankMemory, Shape, dtype_bytes, kv_layout
 
 COUNTS_CUDA_CONTEXT = ("device_used", "torch_peak_plus_device_non_torch")
-COUNTS_NON_TORCH = ("device_used", "free_memory_since_init", "torch_peak_plus_device_non_torch", "since_init_snapshot")
+COUNTS_NON_TORCH = (
+    "device_used",
+    "free_memory_since_init",
+    "torch_peak_plus_device_non_torch",
+    "since_init_snapshot",
+)
 
 
 @cache
@@ -82,7 +87,9 @@ def torch_visible_bytes(instance: Instance) -> tuple[int, str]:
     table = _data()["torch_visible_memory_gib"]
     entry = table.get(instance.accelerator_name)
     if entry:
-        return int(entry["value"] * GIB), f"{entry['value']} GiB PyTorch sees on a {instance.accelerator_name}"
+        return int(
+            entry["value"] * GIB
+        ), f"{entry['value']} GiB PyTorch sees on a {instance.accelerator_name}"
     driver = instance.memory_per_core_bytes
     shortfall = table["default_shortfall_gib"]["value"]
     return int(driver - shortfall * GIB), f"nvidia-smi {driver / GIB:.2f} GiB - {shortfall} GiB (estimate)"
@@ -109,11 +116,15 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     per_weight = float(quant.get(fmt, {}).get("bytes_per_weight", dtype_bytes(fmt)))
     kept = 0
     if fmt == "fbgemm_fp8":
-        attention = arch.hidden_size * arch.head_dim * 2 * (arch.num_attention_heads + arch.num_key_value_heads)
+        attention = (
+            arch.hidden_size * arch.head_dim * 2 * (arch.num_attention_heads + arch.num_key_value_heads)
+        )
         mlp_layer = (linear - arch.num_layers * attention) / max(arch.num_layers, 1)
         kept = int(arch.num_layers * attention + 2 * mlp_layer)
     total = (linear - kept) * per_weight + (kept + embeddings) * runtime
-    return int(total), f"{fmt}: {per_weight:g} B per quantized weight, embeddings and kept layers at {runtime:g} B"
+    return int(
+        total
+    ), f"{fmt}: {per_weight:g} B per quantized weight, embeddings and kept layers at {runtime:g} B"
 
 
 def profile_tokens(shape: Shape, profile: VllmVersion) -> tuple[int, bool]:
@@ -203,18 +214,26 @@ def estimate_gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape
     total, total_note = torch_visible_bytes(instance)
     budget = int(total * shape.gpu_memory_utilization)
     items = [
-        MemoryItem("weights", weights_total // (tp * pp), f"{weights_total / GIB:.2f} GiB / TP {tp}; {weight_note}"),
+        MemoryItem(
+            "weights", weights_total // (tp * pp), f"{weights_total / GIB:.2f} GiB / TP {tp}; {weight_note}"
+        ),
         MemoryItem(
             "activations (profile run)",
             activation,
             f"{activation_note}; chunked prefill {'on' if chunked else 'off'} (vLLM {profile.version})",
             estimated=True,
         ),
-        MemoryItem("non-torch (NCCL, CUDA)", non_torch, f"{non_torch_note} ({profile.profiler})", estimated=True),
+        MemoryItem(
+            "non-torch (NCCL, CUDA)", non_torch, f"{non_torch_note} ({profile.profiler})", estimated=True
+        ),
     ]
-    notes = [f"vLLM {profile.version} ({profile.engine.upper()} engine) fills the budget: the KV cache takes what is left"]
+    notes = [
+        f"vLLM {profile.version} ({profile.engine.upper()} engine) fills the budget: the KV cache takes what is left"
+    ]
     if graphs and profile.cudagraphs_in_budget:
-        items.append(MemoryItem("CUDA graphs", graphs, "estimate; inside the budget from vLLM 0.21", estimated=True))
+        items.append(
+            MemoryItem("CUDA graphs", graphs, "estimate; inside the budget from vLLM 0.21", estimated=True)
+        )
     elif graphs:
         notes.append(
             f"CUDA graphs (~{graphs / GIB:.1f} GiB, estimate) are captured outside the budget: they must fit in the "
@@ -283,9 +302,13 @@ def _tensorrt_llm(arch: ModelArch, instance: Instance, shape: Shape) -> MemoryBr
         MemoryItem("weights", weights, f"{weights_total / GIB:.2f} GiB / TP {tp}; {weight_note}"),
         MemoryItem("engine activations", int(activation), "estimate (build limits not read)", estimated=True),
         MemoryItem("CUDA context", int(context), "estimate", estimated=True),
-        MemoryItem("kept free", int(free * (1 - fraction)), f"1 - kv_cache_free_gpu_mem_fraction {fraction:g}"),
+        MemoryItem(
+            "kept free", int(free * (1 - fraction)), f"1 - kv_cache_free_gpu_mem_fraction {fraction:g}"
+        ),
     ]
-    notes = ["TensorRT-LLM gives the KV cache kv_cache_free_gpu_mem_fraction of the memory free after loading (estimate)"]
+    notes = [
+        "TensorRT-LLM gives the KV cache kv_cache_free_gpu_mem_fraction of the memory free after loading (estimate)"
+    ]
     layout = (strategy, padded, kv_per_gpu, weights_total)
     return _with_kv(arch, shape, items, total, total_note, 64, layout, notes)
 

@@ -8,7 +8,7 @@ embeddings on rank 0 and the context-encoding attention scratch. GPU (vLLM and f
 weights per GPU plus activation, CUDA-graph and non-torch memory against
 ``gpu_memory_utilization`` x memory; what is left is the KV cache.
 
-Every constant comes from ``data/memory.json`` with its evidence. lint, explain, plan and
+Every constant comes from ``data/memory.json`` (GPU: ``data/vllm_memory.json``) with its evidence. lint, explain, plan and
 render all call :func:`estimate_memory`; there is no second estimate.
 """
 

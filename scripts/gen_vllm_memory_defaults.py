@@ -61,7 +61,11 @@ VERSIONS = {
 
 V0_WORKER = "vllm/worker/worker.py"
 V1_WORKER = "vllm/v1/worker/gpu_worker.py"
-WORKER_FUNCTIONS = ("determine_available_memory", "determine_num_available_blocks", "profile_num_available_blocks")
+WORKER_FUNCTIONS = (
+    "determine_available_memory",
+    "determine_num_available_blocks",
+    "profile_num_available_blocks",
+)
 
 # How the profiler counts memory, recognised by the expression that computes the peak. Order matters:
 # the first marker found names the scheme. Meaning of each scheme: lmi_config/gpu_memory.py.
@@ -80,7 +84,10 @@ FACTS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     # without chunked prefill: max_num_batched_tokens = max(max_model_len, FLOOR)
     "unchunked_floor_tokens": (
-        ("vllm/engine/arg_utils.py", r"max\(\s*model_config\.max_model_len,\s*self\.(max_num_batched_tokens)"),
+        (
+            "vllm/engine/arg_utils.py",
+            r"max\(\s*model_config\.max_model_len,\s*self\.(max_num_batched_tokens)",
+        ),
         ("vllm/config/scheduler.py", r"max\(\s*self\.max_model_len,\s*(\w+(?:\.\w+)?)"),
         ("vllm/config.py", r"max\(\s*(?:self\.)?max_model_len,\s*(\d+)\)"),
         ("vllm/config.py", r"max\(\s*(?:self\.)?max_model_len,\s*(_DEFAULT_MAX_NUM_BATCHED_TOKENS)\)"),
@@ -132,7 +139,9 @@ def constant_value(sources: dict[str, str], name: str) -> int | None:
         return int(name)
     bare = name.split(".")[-1]
     for text in sources.values():
-        match = re.search(rf"^\s*{re.escape(bare)}(?::\s*ClassVar\[int\])?\s*=\s*(\d+)", text, flags=re.MULTILINE)
+        match = re.search(
+            rf"^\s*{re.escape(bare)}(?::\s*ClassVar\[int\])?\s*=\s*(\d+)", text, flags=re.MULTILINE
+        )
         if match:
             return int(match.group(1))
     return None
@@ -175,7 +184,11 @@ def profiler_scheme(sources: dict[str, str], version: str, engine: str) -> dict:
 def default_engine(sources: dict[str, str], version: str) -> dict:
     """V1 where the V0 worker is gone or VLLM_USE_V1 defaults to 1, else V0."""
     if V0_WORKER not in sources:
-        return {"value": "v1", "evidence": f"{V0_WORKER} is absent", "source": github_url(version, V1_WORKER, 1)}
+        return {
+            "value": "v1",
+            "evidence": f"{V0_WORKER} is absent",
+            "source": github_url(version, V1_WORKER, 1),
+        }
     use_v1 = find(sources, version, FACTS["use_v1_env_default"])
     if use_v1 and use_v1["value"] == "1":
         return {**use_v1, "value": "v1"}
@@ -196,7 +209,9 @@ def facts_for(version: str, sources: dict[str, str]) -> dict:
     floor = find(sources, version, FACTS["unchunked_floor_tokens"])
     if floor is not None and floor["value"] == "max_num_batched_tokens":
         # V1 (0.11+): max(max_model_len, the default token budget) when chunked prefill is off
-        floor["value"] = result["chunked_default_tokens"]["value"] if result["chunked_default_tokens"] else None
+        floor["value"] = (
+            result["chunked_default_tokens"]["value"] if result["chunked_default_tokens"] else None
+        )
     elif floor is not None:
         floor["value"] = constant_value(sources, floor["value"])
     result["unchunked_floor_tokens"] = floor

@@ -675,7 +675,12 @@ def vllm_kv_capacity(unit: LintUnit) -> Iterator[Finding]:
     from lmi_config.gpu_memory import kv_capacity_verdict
 
     fit = unit.fit
-    if fit is None or fit.memory.unit != "GPU" or fit.backend not in ("vllm", "lmi-dist") or not fit.memory.fits:
+    if (
+        fit is None
+        or fit.memory.unit != "GPU"
+        or fit.backend not in ("vllm", "lmi-dist")
+        or not fit.memory.fits
+    ):
         return
     length = fit.shape.sequence_length
     verdict = kv_capacity_verdict(fit.memory, length)
@@ -714,12 +719,16 @@ def _kv_advice(unit: LintUnit, length: int) -> str:
         options.append(f"option.max_model_len={longest}")
     per_token = (memory.kv_bytes_per_sequence or 0) / max(length, 1)
     missing = per_token * length / (1 - margin) - (memory.kv_cache_capacity_bytes or 0)
-    utilization = math.ceil((shape.gpu_memory_utilization + missing / torch_visible_bytes(fit.instance)[0]) * 100) / 100
+    utilization = (
+        math.ceil((shape.gpu_memory_utilization + missing / torch_visible_bytes(fit.instance)[0]) * 100) / 100
+    )
     if utilization <= 0.98:
         options.append(f"option.gpu_memory_utilization={utilization:g}")
     tp = shape.tensor_parallel_degree * 2
     while tp <= fit.instance.num_cores:
-        wider = estimate_memory(fit.arch, fit.instance, fit.backend, replace(shape, tensor_parallel_degree=tp))
+        wider = estimate_memory(
+            fit.arch, fit.instance, fit.backend, replace(shape, tensor_parallel_degree=tp)
+        )
         if fit.arch.num_attention_heads % tp == 0 and kv_capacity_verdict(wider, length) is None:
             options.append(f"option.tensor_parallel_degree={tp}")
             break
