@@ -150,3 +150,26 @@ def test_a_max_model_len_past_the_kv_capacity_is_an_error() -> None:
     assert kv_capacity_verdict(failed, 29000) == "error"
     assert failed.kv_cache_tokens == pytest.approx(23648, rel=0.08)
     assert kv_capacity_verdict(started, 20000) is None
+
+
+def test_explain_json_and_lint_report_the_kv_tokens_and_what_would_fit(tmp_path) -> None:
+    # Llama-3.1-8B's default 131072-token max_model_len cannot start on one 24 GB GPU: vLLM refuses with "The
+    # model's max seq len ... is larger than the maximum number of tokens that can be stored in KV cache"
+    # (https://github.com/vllm-project/vllm/issues/10517, 23648 tokens on an RTX 3090)
+    import json
+
+    from conftest import run_cli
+
+    config = tmp_path / "serving.properties"
+    config.write_text(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n"
+    )
+    document = json.loads(
+        run_cli("explain", str(config), "--instance", "g5.2xlarge", "--format", "json").stdout
+    )
+    memory = document["memory"]
+    assert 10_000 < memory["kv_cache_tokens"] < 131072
+    assert memory["max_concurrent_sequences"] < 1
+    lint = run_cli("lint", str(config), "--instance", "g5.2xlarge")
+    assert lint.returncode == 1
+    assert "LMI312" in lint.stdout and "option.max_model_len=" in lint.stdout
