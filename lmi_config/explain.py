@@ -148,4 +148,6 @@ def memory_dict(memory: MemoryBreakdown) -> dict[str, Any]:
         "fits": memory.fits,
         "headroom_fraction": round(memory.headroom_fraction, 4),
         "notes": list(memory.notes),
+        "kv_cache_tokens": memory.kv_cache_tokens,
+        "max_concurrent_sequences": memory.max_concurrent_sequences,
     }

@@ -148,7 +148,7 @@ class _Search:
             if not problem.check.startswith(("memory", "vllm"))
         ):
             return False
-        return memory_acceptable(assessment.memory, lenient)
+        return memory_acceptable(assessment.memory, candidate.shape.sequence_length, lenient)
 
     def degrees(self) -> list[int]:
         if not self.request.tensor_parallel_degree:
@@ -304,7 +304,7 @@ def alternatives(
     for candidates in searches:
         for candidate in candidates:
             memory = estimate_memory(target.arch, target.instance, backend, candidate)
-            if memory_acceptable(memory):
+            if memory_acceptable(memory, candidate.sequence_length):
                 found.append((candidate, memory))
                 break
     return found[:limit]

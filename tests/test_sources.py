@@ -37,6 +37,7 @@ KNOWN_HOSTS = {
     "docs.vllm.ai",
     "docs.djl.ai",
     "docs.oracle.com",
+    "docs.nvidia.com",
 }
 
 ESTIMATE_MARKER = "lmi-config estimate; no public measurement"

@@ -57,3 +57,10 @@ def loading_constants() -> LoadingConstants:
         timeout_rounding_seconds=int(value("timeout_rounding_seconds")),
         minimum_recommended_timeout_seconds=int(value("minimum_recommended_timeout_seconds")),
     )
+
+
+@cache
+def vllm_memory() -> dict[str, Any]:
+    """``vllm_memory.json``: how each vLLM release budgets GPU memory (generated) and the constants
+    behind the GPU memory model, each with its source."""
+    return dict(load_data("vllm_memory.json"))

@@ -63,6 +63,11 @@ def format_explain_text(document: dict[str, Any]) -> str:
         lines.append(
             f"  verdict: {verdict} — peak {memory['peak_bytes'] / GIB:.2f} of {memory['budget_bytes'] / GIB:.2f} GiB ({memory['headroom_fraction']:.0%} headroom)"
         )
+        if memory.get("kv_cache_tokens") is not None:
+            lines.append(
+                f"  KV cache: {memory['kv_cache_tokens']} tokens per replica, "
+                f"{memory['max_concurrent_sequences']:g} sequences of max_model_len at once"
+            )
         for note in memory["notes"]:
             lines.append(f"  note: {note}")
     loading = document.get("loading")

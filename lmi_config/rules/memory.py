@@ -136,11 +136,12 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
     code="LMI312",
     slug="vllm-kv-capacity",
     severity="error",
-    summary="vLLM cannot hold one max_model_len sequence in the KV cache left after the weights.",
+    summary="vLLM cannot hold one max_model_len sequence in the KV cache its start-up profile leaves.",
     why=(
-        "vLLM sizes the KV cache from gpu_memory_utilization x memory minus weights and activations, and refuses to "
-        "start when one sequence of max_model_len tokens does not fit ('The model's max seq len is larger than the "
-        "maximum number of tokens that can be stored in KV cache')."
+        "vLLM sizes the KV cache from gpu_memory_utilization x the memory PyTorch sees, minus the weights, the "
+        "profile run's activation peak and the non-torch memory its release counts, and refuses to start when one "
+        "sequence of max_model_len tokens does not fit ('The model's max seq len is larger than the maximum number "
+        "of tokens that can be stored in KV cache'). Within the estimate's error margin it is a warning."
     ),
     bad=Example(
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n",
@@ -151,7 +152,8 @@ def loading_timeout_too_short(unit: LintUnit) -> Iterator[Finding]:
         args={"instance": "g5.2xlarge"},
     ),
     source=(
-        "vLLM worker start-up check (KV cache blocks vs max_model_len); lmi_config/data/memory.json (gpu) — "
+        "vLLM worker start-up check (raise_if_cache_size_invalid); lmi_config/data/vllm_memory.json (profiler per "
+        "vLLM version, from vLLM's sources); https://github.com/vllm-project/vllm/issues/10517 "
         "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/worker/worker.py"
     ),
 )

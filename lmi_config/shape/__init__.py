@@ -34,6 +34,7 @@ from lmi_config.shape.problems import Problem
 from lmi_config.shape.resources import (
     PRECOMPILED_KEYS,
     Loading,
+    MemoryTarget,
     describe_shape,
     estimate_loading,
     judge_host_memory,
@@ -86,7 +87,8 @@ class Assessment:
         """No blocking problem and memory that fits with headroom (what the planner requires)."""
         if any(problem.blocking for problem in self.problems if problem.check != "memory-exceeds-budget"):
             return False
-        return self.memory is None or memory_acceptable(self.memory)
+        shape = self.shape.sizing_shape()
+        return self.memory is None or shape is None or memory_acceptable(self.memory, shape.sequence_length)
 
 
 def make_target(
@@ -108,7 +110,7 @@ def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:
     nodes = resolve_nodes(config)
     sequence = resolve_sequence_length(config, target)
     tp, batch = resolve_tensor_parallel_and_batch(config, target, batching, sequence, pipeline.value)
-    engine = resolve_engine_settings(config)
+    engine = resolve_engine_settings(config, target.release)
     return ContainerShape(
         backend=target.backend,
         batching=batching,
@@ -163,7 +165,8 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         and target.accelerator in ("neuron", "gpu")
     ):
         memory = estimate_memory(arch, instance, sizing_backend(target), sizing_shape)
-        problems.extend(judge_memory(arch, sizing_shape, memory, sizing_backend(target)))
+        judged = MemoryTarget(arch, instance, sizing_backend(target), parallel)
+        problems.extend(judge_memory(judged, sizing_shape, memory))
         problems.extend(judge_host_memory(arch, instance, sizing_shape))
         loading = estimate_loading(
             arch,

@@ -204,13 +204,19 @@ def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | No
     return Resolved(model_dtype, f"dtype auto: the model's torch_dtype ({model_dtype})")
 
 
-def resolve_engine_settings(config: CanonicalConfig) -> EngineSettings:
-    """The memory-relevant engine settings the configuration gives."""
-    overrides = override_neuron_config(config)
+def _number(config: CanonicalConfig, key: str) -> float | None:
     try:
-        utilization = float((config.get("option.gpu_memory_utilization") or "0.9").strip())
+        return float((config.get(key) or "").strip())
     except ValueError:
-        utilization = 0.9
+        return None
+
+
+def resolve_engine_settings(config: CanonicalConfig, release: Release) -> EngineSettings:
+    """The memory-relevant engine settings the configuration gives (and the release's vLLM)."""
+    overrides = override_neuron_config(config)
+    utilization = _number(config, "option.gpu_memory_utilization") or 0.9
+    chunked_text = (config.get("option.enable_chunked_prefill") or "").strip().lower()
+    block_size, _ = integer(config, "option.block_size")
     tokens, _ = integer(config, "option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
     return EngineSettings(
         gqa_strategy=(config.get("option.group_query_attention") or "").strip() or None,
@@ -221,6 +227,11 @@ def resolve_engine_settings(config: CanonicalConfig) -> EngineSettings:
         max_num_batched_tokens=tokens,
         enforce_eager=flag(config, "option.enforce_eager"),
         single_worker=flag(config, "option.enable_lora") or flag(config, "option.enable_stateful_sessions"),
+        kv_cache_dtype=(config.get("option.kv_cache_dtype") or "").strip() or None,
+        block_size=block_size,
+        enable_chunked_prefill={"true": True, "false": False}.get(chunked_text),
+        kv_cache_free_gpu_mem_fraction=_number(config, "option.kv_cache_free_gpu_mem_fraction"),
+        vllm_version=release.vllm,
     )
 
 

@@ -4,13 +4,22 @@ is left with, host RAM, and loading time against the timeouts."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lmi_config.knowledge.instances import Instance, instances
 from lmi_config.knowledge.memory import headroom_warning_fraction, loading_constants
 from lmi_config.modelarch import ModelArch
+from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
-from lmi_config.sizing import GIB, MemoryBreakdown, Shape, host_memory_needed_bytes, loading_seconds
+from lmi_config.sizing import (
+    GIB,
+    MemoryBreakdown,
+    Shape,
+    estimate_memory,
+    host_memory_needed_bytes,
+    loading_seconds,
+)
+from lmi_config.sizing.gpu import kv_capacity_verdict, torch_visible_bytes
 
 PRECOMPILED_KEYS = ("option.compiled_graph_path", "option.load_split_model", "option.save_mp_checkpoint_path")
 
@@ -28,14 +37,18 @@ def describe_shape(shape: Shape, memory: MemoryBreakdown) -> str:
     )
 
 
-def memory_acceptable(memory: MemoryBreakdown, lenient: bool = False) -> bool:
-    """Fits with headroom (GPU: the KV cache holds one full sequence).
+def memory_acceptable(memory: MemoryBreakdown, sequence_length: int, lenient: bool = False) -> bool:
+    """Fits with headroom; on vLLM, the KV cache holds one sequence of ``sequence_length`` outside the
+    estimate's error margin.
 
     ``lenient`` ignores the items the sources do not settle (estimates, rank 0's whole
-    embeddings measured once).
+    embeddings measured once) and, on GPU, the error margin.
     """
     if memory.fits_certainly_not or (not lenient and not memory.fits):
         return False
+    if memory.kv_cache_tokens is not None:
+        verdict = kv_capacity_verdict(memory, sequence_length)
+        return verdict is None or (lenient and verdict == "warning")
     if memory.kv_cache_capacity_bytes is not None:
         return (
             memory.kv_bytes_per_sequence is not None
@@ -45,12 +58,22 @@ def memory_acceptable(memory: MemoryBreakdown, lenient: bool = False) -> bool:
     return (memory.budget_bytes - peak) / memory.budget_bytes >= headroom_warning_fraction()
 
 
-def judge_memory(arch: ModelArch, shape: Shape, memory: MemoryBreakdown, backend: str) -> list[Problem]:
+@dataclass(frozen=True)
+class MemoryTarget:
+    """What a memory breakdown is judged against."""
+
+    arch: ModelArch
+    instance: Instance
+    backend: str  # the memory model's backend
+    parallel: ParallelTarget
+
+
+def judge_memory(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) -> list[Problem]:
     """Over the budget (error, or warning when only estimated items push it over), at the edge,
-    or — for vLLM — no room left for one sequence in the KV cache."""
+    or — for vLLM — no room left in the KV cache for one sequence of max_model_len."""
     problems = []
     if not memory.fits:
-        problems.append(_over_budget(arch, shape, memory))
+        problems.append(_over_budget(target.arch, shape, memory))
     elif memory.unit == "NeuronCore" and memory.headroom_fraction < headroom_warning_fraction():
         problems.append(
             Problem(
@@ -59,8 +82,8 @@ def judge_memory(arch: ModelArch, shape: Shape, memory: MemoryBreakdown, backend
                 f"{describe_shape(shape, memory)}: under {headroom_warning_fraction():.0%} left, within the estimate's error",
             )
         )
-    if memory.unit == "GPU" and backend in ("vllm", "lmi-dist"):
-        problems.extend(_kv_capacity(shape, memory))
+    if memory.unit == "GPU" and target.backend in ("vllm", "lmi-dist") and memory.fits:
+        problems.extend(_kv_capacity(target, shape, memory))
     return problems
 
 
@@ -80,30 +103,53 @@ def _over_budget(arch: ModelArch, shape: Shape, memory: MemoryBreakdown) -> Prob
     )
 
 
-def _kv_capacity(shape: Shape, memory: MemoryBreakdown) -> list[Problem]:
-    capacity = memory.kv_cache_capacity_bytes or 0
-    per_sequence = memory.kv_bytes_per_sequence or 0
-    if not memory.fits or per_sequence == 0 or capacity >= per_sequence:
+def _kv_capacity(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) -> list[Problem]:
+    length = shape.sequence_length
+    verdict = kv_capacity_verdict(memory, length)
+    if verdict is None:
         return []
-    certain = per_sequence > memory.budget_bytes - memory.certain_peak_bytes
-    per_token = per_sequence / shape.sequence_length
-    longest = int(capacity / per_token) // 256 * 256
-    advice = (
-        f"set option.max_model_len={longest} or less"
-        if longest >= 256
-        else "use more GPUs (TP) or a larger instance"
+    what = (
+        "vLLM will refuse to start"
+        if verdict == "error"
+        else f"within the estimate's {memory.kv_error_margin_fraction or 0:.0%} error margin, vLLM may refuse to start"
     )
     return [
         Problem(
             "vllm-kv-capacity",
-            "error" if certain else "warning",
-            f"one {shape.sequence_length}-token sequence needs {gib(per_sequence)} of KV cache per GPU but only "
-            f"{gib(capacity)} is left after the weights ({memory.budget_note})"
-            + ("" if certain else " once the estimated activation and CUDA memory is counted")
-            + f"; {advice}",
+            verdict,
+            f"max_model_len {length} but the KV cache holds about {memory.kv_cache_tokens or 0} tokens per replica "
+            f"({gib(memory.kv_cache_capacity_bytes or 0)} left of {memory.budget_note}): {what}; "
+            + _kv_advice(target, shape, memory),
             key="option.max_model_len",
         )
     ]
+
+
+def _kv_advice(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) -> str:
+    """The largest max_model_len, the gpu_memory_utilization or the TP that would fit."""
+    length = shape.sequence_length
+    margin = memory.kv_error_margin_fraction or 0.0
+    options = []
+    longest = int((memory.kv_cache_tokens or 0) * (1 - margin)) // 256 * 256
+    if longest >= 256:
+        options.append(f"option.max_model_len={longest}")
+    per_token = (memory.kv_bytes_per_sequence or 0) / max(length, 1)
+    missing = per_token * length / (1 - margin) - (memory.kv_cache_capacity_bytes or 0)
+    visible, _ = torch_visible_bytes(target.instance)
+    utilization = math.ceil((shape.gpu_memory_utilization + missing / visible) * 100) / 100
+    if utilization <= 0.98:
+        options.append(f"option.gpu_memory_utilization={utilization:g}")
+    tp = shape.tensor_parallel_degree * 2
+    while tp <= target.instance.num_cores:
+        blocked = any(problem.blocking for problem in judge_tensor_parallel(target.parallel, tp))
+        wider = estimate_memory(
+            target.arch, target.instance, target.backend, replace(shape, tensor_parallel_degree=tp)
+        )
+        if not blocked and kv_capacity_verdict(wider, length) is None:
+            options.append(f"option.tensor_parallel_degree={tp}")
+            break
+        tp *= 2
+    return ("set " + " or ".join(options)) if options else "use a larger instance"
 
 
 def judge_host_memory(arch: ModelArch, instance: Instance, shape: Shape) -> list[Problem]:

@@ -39,6 +39,11 @@ class EngineSettings:
     max_num_batched_tokens: int | None = None
     enforce_eager: bool = False
     single_worker: bool = False  # LoRA or stateful sessions: one worker whatever the cores
+    kv_cache_dtype: str | None = None  # vLLM: auto is the model dtype
+    block_size: int | None = None  # vLLM: None is the release's default
+    enable_chunked_prefill: bool | None = None  # as written; None: the release's default
+    kv_cache_free_gpu_mem_fraction: float | None = None  # TensorRT-LLM
+    vllm_version: str | None = None  # the vLLM bundled in the release's image
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,11 @@ class ContainerShape:
             max_num_batched_tokens=self.engine.max_num_batched_tokens,
             enforce_eager=self.engine.enforce_eager,
             pipeline_parallel_degree=max(self.pipeline_parallel_degree.value, 1),
+            kv_cache_dtype=self.engine.kv_cache_dtype,
+            block_size=self.engine.block_size,
+            vllm_version=self.engine.vllm_version,
+            enable_chunked_prefill=self.engine.enable_chunked_prefill,
+            kv_cache_free_gpu_mem_fraction=self.engine.kv_cache_free_gpu_mem_fraction,
         )
 
     def sources(self) -> dict[str, str]:

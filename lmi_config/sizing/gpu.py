@@ -1,0 +1,337 @@
+"""The GPU budget as vLLM computes it at start-up, per vLLM version (and lmi-dist, TensorRT-LLM).
+
+vLLM loads the weights, runs one profiling forward pass with ``max_num_batched_tokens``
+tokens spread over ``max_num_seqs`` sequences (and samples them with top-k/top-p), and
+gives the KV cache what is left of ``gpu_memory_utilization`` x the memory PyTorch sees.
+What counts against that budget changed between releases (``data/vllm_memory.json``,
+``versions``, generated from vLLM's sources):
+
+- ``torch_allocated_peak`` (<= 0.2.4): weights + activation peak, nothing else;
+- ``device_used`` (0.2.5-0.2.7): everything in use on the device, CUDA context included;
+- ``free_memory_since_init`` (0.3-0.6.3): what the worker took since it started: weights,
+  activations, NCCL and other non-torch buffers, not the CUDA context;
+- ``torch_peak_plus_device_non_torch`` (0.6.4, V1 0.8-0.9): the torch peak plus all
+  non-torch memory on the device, CUDA context included;
+- ``since_init_snapshot`` (0.6.5+, V1 0.10+): weights + activation peak + non-torch growth
+  since the worker started; from 0.21 the CUDA graphs too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from lmi_config.knowledge import version_tuple
+from lmi_config.knowledge.instances import Instance
+from lmi_config.knowledge.memory import vllm_memory
+from lmi_config.knowledge.models import architecture_family
+from lmi_config.modelarch import ModelArch
+from lmi_config.sizing.model import (
+    GIB,
+    MIB,
+    MemoryBreakdown,
+    MemoryItem,
+    RankMemory,
+    Shape,
+    dtype_bytes,
+    kv_layout,
+)
+
+COUNTS_CUDA_CONTEXT = ("device_used", "torch_peak_plus_device_non_torch")
+COUNTS_NON_TORCH = (
+    "device_used",
+    "free_memory_since_init",
+    "torch_peak_plus_device_non_torch",
+    "since_init_snapshot",
+)
+
+
+@cache
+def _data() -> dict[str, Any]:
+    return vllm_memory()
+
+
+@dataclass(frozen=True)
+class VllmVersion:
+    """What one vLLM release does at start-up (one ``versions`` entry)."""
+
+    version: str
+    engine: str  # v0 | v1
+    profiler: str
+    long_context_threshold: int | None
+    chunked_default_tokens: int | None
+    unchunked_floor_tokens: int
+    block_size: int
+    cudagraphs_in_budget: bool
+
+
+def vllm_version(version: str | None) -> VllmVersion:
+    """The newest known release at or below ``version`` (the newest LMI one when unknown)."""
+    known = _data()["versions"]
+    ordered = sorted(known, key=version_tuple)
+    chosen = ordered[-1]
+    if version:
+        wanted = version_tuple(version)
+        at_or_below = [name for name in ordered if version_tuple(name) <= wanted]
+        chosen = at_or_below[-1] if at_or_below else ordered[0]
+    entry = known[chosen]
+
+    def value(name: str) -> Any:
+        return (entry.get(name) or {}).get("value")
+
+    return VllmVersion(
+        version=chosen,
+        engine=value("engine"),
+        profiler=value("profiler"),
+        long_context_threshold=value("long_context_threshold"),
+        chunked_default_tokens=value("chunked_default_tokens"),
+        unchunked_floor_tokens=value("unchunked_floor_tokens") or 2048,
+        block_size=value("block_size_default") or 16,
+        cudagraphs_in_budget=bool(value("cudagraphs_in_budget")),
+    )
+
+
+def torch_visible_bytes(instance: Instance) -> tuple[int, str]:
+    """Memory per GPU as ``torch.cuda.mem_get_info`` reports it (less than nvidia-smi's total)."""
+    table = _data()["torch_visible_memory_gib"]
+    entry = table.get(instance.accelerator_name)
+    if entry:
+        return int(
+            entry["value"] * GIB
+        ), f"{entry['value']} GiB PyTorch sees on a {instance.accelerator_name}"
+    driver = instance.memory_per_core_bytes
+    shortfall = table["default_shortfall_gib"]["value"]
+    return int(driver - shortfall * GIB), f"nvidia-smi {driver / GIB:.2f} GiB - {shortfall} GiB (estimate)"
+
+
+def _quant_format(shape: Shape) -> str | None:
+    name = (shape.quantize or "").strip().lower()
+    return None if name in ("", "none", "false") else name
+
+
+def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
+    """Bytes of all the weights as vLLM holds them, and how they were obtained."""
+    quant = _data()["quantization"]
+    runtime = dtype_bytes(shape.weight_dtype)
+    fmt = _quant_format(shape)
+    if arch.weight_bytes and (fmt is None or fmt in quant["prequantized"]["values"]):
+        checkpoint = dtype_bytes(arch.torch_dtype, 2) if fmt is None else runtime
+        scale = runtime / checkpoint if checkpoint else 1.0
+        return int(arch.weight_bytes * scale), "checkpoint size (safetensors index total_size)"
+    embeddings = arch.embedding_params
+    linear = max(arch.total_params - embeddings, 0)
+    if fmt is None:
+        return int(arch.total_params * runtime), f"{arch.total_params / 1e9:.2f} B parameters x {runtime:g} B"
+    per_weight = float(quant.get(fmt, {}).get("bytes_per_weight", dtype_bytes(fmt)))
+    kept = 0
+    if fmt == "fbgemm_fp8":
+        attention = (
+            arch.hidden_size * arch.head_dim * 2 * (arch.num_attention_heads + arch.num_key_value_heads)
+        )
+        mlp_layer = (linear - arch.num_layers * attention) / max(arch.num_layers, 1)
+        kept = int(arch.num_layers * attention + 2 * mlp_layer)
+    total = (linear - kept) * per_weight + (kept + embeddings) * runtime
+    return int(
+        total
+    ), f"{fmt}: {per_weight:g} B per quantized weight, embeddings and kept layers at {runtime:g} B"
+
+
+def profile_tokens(shape: Shape, profile: VllmVersion) -> tuple[int, bool]:
+    """(tokens of the profile run, chunked prefill on) as this release's defaults decide."""
+    chunked = shape.enable_chunked_prefill
+    if chunked is None:
+        chunked = profile.engine == "v1" or bool(
+            profile.long_context_threshold
+            and profile.chunked_default_tokens
+            and shape.sequence_length > profile.long_context_threshold
+        )
+    if shape.max_num_batched_tokens:
+        return shape.max_num_batched_tokens, chunked
+    if chunked and profile.chunked_default_tokens:
+        return profile.chunked_default_tokens, True
+    return max(shape.sequence_length, profile.unchunked_floor_tokens), False
+
+
+def activation_bytes(arch: ModelArch, shape: Shape, tokens: int, profile: VllmVersion) -> tuple[int, str]:
+    """The torch activation peak of the profile run: the MLP of one layer or the sampler."""
+    constants = _data()["activation"]
+    tp = shape.tensor_parallel_degree
+    act = dtype_bytes(shape.weight_dtype) if not _quant_format(shape) else 2
+    hidden = constants["hidden_copies"]["value"] * arch.hidden_size
+    if arch.num_experts:
+        chunk = min(tokens, constants["moe_chunk_tokens"]["value"])
+        inter = arch.moe_intermediate_size or arch.intermediate_size
+        mlp = arch.experts_per_token * (3 * inter / tp + arch.hidden_size) * chunk / max(tokens, 1)
+    else:
+        gated = arch.model_type in architecture_family("gated_mlp")
+        copies = constants["gated_mlp_copies" if gated else "plain_mlp_copies"]
+        mlp = copies["value"] * arch.intermediate_size / tp
+    forward = tokens * (hidden + mlp) * act
+    rows = shape.batch_size if profile.engine == "v0" else min(shape.batch_size, tokens)
+    per_logit = constants["sampler_bytes_per_logit"][profile.engine]
+    sampler = rows * arch.vocab_size * per_logit + tokens * arch.hidden_size * act * 2
+    if sampler > forward:
+        return int(sampler), f"sampler over {rows} sequences x {arch.vocab_size} logits (top-k/top-p sort)"
+    return int(forward), f"one layer's MLP over {tokens} batched tokens"
+
+
+def non_torch_bytes(instance: Instance, tp: int, profile: VllmVersion) -> tuple[int, str]:
+    """Memory outside PyTorch's allocator that this release's profiler counts."""
+    if profile.profiler not in COUNTS_NON_TORCH:
+        return 0, "not counted by this vLLM's profiler"
+    constants = _data()["non_torch"]
+    total = constants["since_init_gib"]["value"] * GIB
+    parts = ["runtime buffers"]
+    if profile.profiler in COUNTS_CUDA_CONTEXT:
+        total += constants["cuda_context_gib"]["value"] * GIB
+        parts.append("CUDA context")
+    if tp > 1:
+        link = "nvlink" if instance.accelerator_name in constants["nvlink_gpus"]["values"] else "pcie"
+        channels = constants["nccl_channels"][link]
+        groups = constants["nccl_groups"]["value"]
+        total += groups * channels * constants["nccl_mib_per_channel"]["value"] * MIB
+        parts.append(f"NCCL ({groups} groups x {channels} channels)")
+        nvls = constants["nvls_mib_per_rank"]
+        if instance.accelerator_name in nvls["gpus"] and tp >= nvls["min_tp"]:
+            total += groups * nvls["value"] * tp * MIB
+            parts.append("NVLink SHARP buffers")
+    return int(total), ", ".join(parts)
+
+
+def kv_bytes_per_token(arch: ModelArch, shape: Shape) -> int:
+    """KV cache bytes per token on one GPU (K and V, every layer of this pipeline stage)."""
+    _, _, kv_per_gpu = kv_layout(arch, shape.tensor_parallel_degree, "vllm", None)
+    table = _data()["kv_cache_dtype_bytes"]
+    chosen = (shape.kv_cache_dtype or "auto").strip().lower()
+    element = table.get(chosen) or dtype_bytes(shape.weight_dtype if not _quant_format(shape) else "bf16")
+    layers = math.ceil(arch.num_layers / max(shape.pipeline_parallel_degree, 1))
+    return int(2 * layers * kv_per_gpu * arch.head_dim * element)
+
+
+def estimate_gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> MemoryBreakdown:
+    """The per-GPU budget of vLLM / lmi-dist (as vLLM) or TensorRT-LLM, itemized."""
+    if backend in ("tensorrt-llm", "trtllm"):
+        return _tensorrt_llm(arch, instance, shape)
+    profile = vllm_version(shape.vllm_version)
+    tp, pp = shape.tensor_parallel_degree, max(shape.pipeline_parallel_degree, 1)
+    strategy, padded, kv_per_gpu = kv_layout(arch, tp, "vllm", None)
+    weights_total, weight_note = weight_bytes(arch, shape)
+    tokens, chunked = profile_tokens(shape, profile)
+    activation, activation_note = activation_bytes(arch, shape, tokens, profile)
+    non_torch, non_torch_note = non_torch_bytes(instance, tp, profile)
+    graphs = 0 if shape.enforce_eager else int(_data()["cuda_graphs"][f"{profile.engine}_gib"]["value"] * GIB)
+    total, total_note = torch_visible_bytes(instance)
+    budget = int(total * shape.gpu_memory_utilization)
+    items = [
+        MemoryItem(
+            "weights", weights_total // (tp * pp), f"{weights_total / GIB:.2f} GiB / TP {tp}; {weight_note}"
+        ),
+        MemoryItem(
+            "activations (profile run)",
+            activation,
+            f"{activation_note}; chunked prefill {'on' if chunked else 'off'} (vLLM {profile.version})",
+            estimated=True,
+        ),
+        MemoryItem(
+            "non-torch (NCCL, CUDA)", non_torch, f"{non_torch_note} ({profile.profiler})", estimated=True
+        ),
+    ]
+    notes = [
+        f"vLLM {profile.version} ({profile.engine.upper()} engine) fills the budget: the KV cache takes what is left"
+    ]
+    if graphs and profile.cudagraphs_in_budget:
+        items.append(
+            MemoryItem("CUDA graphs", graphs, "estimate; inside the budget from vLLM 0.21", estimated=True)
+        )
+    elif graphs:
+        notes.append(
+            f"CUDA graphs (~{graphs / GIB:.1f} GiB, estimate) are captured outside the budget: they must fit in the "
+            f"{(1 - shape.gpu_memory_utilization):.0%} of memory gpu_memory_utilization leaves free"
+        )
+    budget_note = f"{shape.gpu_memory_utilization:g} x {total_note}"
+    layout = (strategy, padded, kv_per_gpu, weights_total)
+    return _with_kv(arch, shape, items, budget, budget_note, profile.block_size, layout, notes)
+
+
+def _with_kv(
+    arch: ModelArch,
+    shape: Shape,
+    items: list[MemoryItem],
+    budget: int,
+    budget_note: str,
+    block_size: int,
+    layout: tuple[str, int, float, int],
+    notes: list[str],
+) -> MemoryBreakdown:
+    strategy, padded, kv_per_gpu, weights_total = layout
+    capacity = max(budget - sum(item.bytes for item in items), 0)
+    per_token = max(kv_bytes_per_token(arch, shape), 1)
+    block = shape.block_size or block_size
+    blocks = capacity // (per_token * block)
+    tokens = blocks * block
+    items.append(
+        MemoryItem(
+            "KV cache (what is left)",
+            capacity,
+            f"{blocks} blocks of {block} tokens x {per_token / 1024:.0f} KiB per token = {tokens} tokens",
+            estimated=True,
+        )
+    )
+    return MemoryBreakdown(
+        unit="GPU",
+        budget_bytes=budget,
+        budget_note=budget_note,
+        ranks=(RankMemory("each GPU", tuple(items)),),
+        kv_strategy=strategy,
+        query_heads_padded=padded,
+        kv_heads_per_core=kv_per_gpu,
+        weight_bytes_total=weights_total,
+        kv_cache_capacity_bytes=capacity,
+        kv_bytes_per_sequence=per_token * shape.sequence_length,
+        notes=tuple(notes),
+        kv_cache_tokens=tokens,
+        max_concurrent_sequences=round(tokens / max(shape.sequence_length, 1), 2),
+        kv_error_margin_fraction=_data()["error_margin_fraction"]["value"],
+    )
+
+
+def _tensorrt_llm(arch: ModelArch, instance: Instance, shape: Shape) -> MemoryBreakdown:
+    """TensorRT-LLM: kv_cache_free_gpu_mem_fraction of what the engine leaves free (an estimate)."""
+    constants = _data()["tensorrt_llm"]
+    tp, pp = shape.tensor_parallel_degree, max(shape.pipeline_parallel_degree, 1)
+    strategy, padded, kv_per_gpu = kv_layout(arch, tp, "vllm", None)
+    weights_total, weight_note = weight_bytes(arch, shape)
+    total, total_note = torch_visible_bytes(instance)
+    fraction = shape.kv_cache_free_gpu_mem_fraction or constants["kv_cache_free_gpu_mem_fraction"]["value"]
+    context = _data()["non_torch"]["cuda_context_gib"]["value"] * GIB
+    activation = constants["activation_gib"]["value"] * GIB
+    weights = weights_total // (tp * pp)
+    free = max(total - weights - activation - context, 0)
+    items = [
+        MemoryItem("weights", weights, f"{weights_total / GIB:.2f} GiB / TP {tp}; {weight_note}"),
+        MemoryItem("engine activations", int(activation), "estimate (build limits not read)", estimated=True),
+        MemoryItem("CUDA context", int(context), "estimate", estimated=True),
+        MemoryItem(
+            "kept free", int(free * (1 - fraction)), f"1 - kv_cache_free_gpu_mem_fraction {fraction:g}"
+        ),
+    ]
+    notes = [
+        "TensorRT-LLM gives the KV cache kv_cache_free_gpu_mem_fraction of the memory free after loading (estimate)"
+    ]
+    layout = (strategy, padded, kv_per_gpu, weights_total)
+    return _with_kv(arch, shape, items, total, total_note, 64, layout, notes)
+
+
+def kv_capacity_verdict(memory: MemoryBreakdown, max_model_len: int) -> str | None:
+    """``error`` when one max_model_len sequence exceeds the estimated KV capacity (vLLM refuses to
+    start), ``warning`` when it is within the estimate's error margin, else None."""
+    if memory.kv_cache_tokens is None:
+        return None
+    if max_model_len > memory.kv_cache_tokens:
+        return "error"
+    margin = memory.kv_error_margin_fraction or 0.0
+    if max_model_len > memory.kv_cache_tokens * (1 - margin):
+        return "warning"
+    return None

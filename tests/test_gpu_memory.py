@@ -1,0 +1,175 @@
+"""vLLM's start-up KV budget (lmi_config/sizing/gpu.py), each part pinned to a logged vLLM start-up."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from lmi_config.knowledge.instances import resolve_instance
+from lmi_config.modelarch import from_catalog
+from lmi_config.sizing import GIB, Shape, estimate_memory
+from lmi_config.sizing.gpu import kv_capacity_verdict, profile_tokens, vllm_version
+
+LLAMA31_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
+LLAMA3_8B = from_catalog("meta-llama/Meta-Llama-3-8B")
+LLAMA2_7B = from_catalog("meta-llama/Llama-2-7b-hf")
+LLAMA31_405B = from_catalog("meta-llama/Llama-3.1-405B-Instruct")
+H100 = resolve_instance("p5.48xlarge")
+
+
+def _items(memory) -> dict[str, int]:
+    return {item.name: item.bytes for item in memory.ranks[0].items}
+
+
+def test_the_budget_is_utilization_times_what_pytorch_sees_not_nvidia_smi() -> None:
+    # https://github.com/vllm-project/vllm/pull/10511: "total_gpu_memory 79.22GiB ... the current vLLM
+    # instance can use 71.29GiB" on an H100 whose nvidia-smi total is 81559 MiB (79.65 GiB)
+    assert LLAMA3_8B is not None
+    memory = estimate_memory(LLAMA3_8B, H100, "vllm", Shape(1, 256, 8192, vllm_version="0.6.5"))
+    assert memory.budget_bytes / GIB == pytest.approx(71.29, abs=0.01)
+
+
+def test_weights_come_from_the_checkpoint_size_when_the_safetensors_index_gives_it() -> None:
+    # the index's total_size is used as is: a 15 GiB checkpoint is 7.5 GiB per GPU at TP 2
+    assert LLAMA3_8B is not None
+    arch = replace(LLAMA3_8B, weight_bytes=15 * GIB)
+    memory = estimate_memory(arch, H100, "vllm", Shape(2, 256, 8192, vllm_version="0.6.5"))
+    assert _items(memory)["weights"] == int(7.5 * GIB)
+
+
+def test_fp8_checkpoints_that_keep_attention_in_bf16_weigh_what_vllm_logged() -> None:
+    # https://github.com/vllm-project/vllm/issues/6746: Llama-3.1-405B-Instruct-FP8 at TP 8,
+    # "Loading model weights took 57.7520 GB" -- all-FP8 would be ~47.7 GiB
+    assert LLAMA31_405B is not None
+    shape = Shape(8, 256, 131072, quantize="fbgemm_fp8", vllm_version="0.5.3.post1")
+    weights = _items(estimate_memory(LLAMA31_405B, H100, "vllm", shape))["weights"] / GIB
+    assert weights == pytest.approx(57.752, rel=0.03)
+
+
+def test_gptq_weights_leave_the_kv_blocks_vllm_logged() -> None:
+    # https://github.com/vllm-project/vllm/pull/4454: TheBloke/Llama-2-7B-GPTQ on an RTX A6000 (47.53 GiB),
+    # vLLM 0.4.2: "# GPU blocks: 4877"
+    assert LLAMA2_7B is not None
+    a6000 = replace(
+        resolve_instance("g6e.xlarge"), accelerator_name="RTX-A6000", usable_memory_gib=47.53 + 0.45
+    )
+    shape = Shape(1, 256, 4096, weight_dtype="fp16", quantize="gptq", vllm_version="0.4.2")
+    tokens = estimate_memory(LLAMA2_7B, a6000, "vllm", shape).kv_cache_tokens
+    assert tokens is not None and tokens / 16 == pytest.approx(4877, rel=0.05)
+
+
+def test_without_chunked_prefill_the_profile_run_takes_max_model_len_tokens() -> None:
+    # https://github.com/vllm-project/vllm/issues/10517 (vLLM 0.6.4, RTX 3090): peak_torch_memory 17.06 GiB at
+    # max_model_len 20000 and 17.98 GiB at 29000, over 14.99 GiB of weights: 2.07 and 2.99 GiB of activations
+    assert LLAMA31_8B is not None
+    rtx3090 = replace(
+        resolve_instance("g5.xlarge"), accelerator_name="RTX-3090", usable_memory_gib=23.58 + 0.45
+    )
+    for length, logged in ((20000, 2.07), (29000, 2.99)):
+        shape = Shape(1, 256, length, vllm_version="0.6.4.post1")
+        assert profile_tokens(shape, vllm_version("0.6.4.post1")) == (length, False)
+        activation = _items(estimate_memory(LLAMA31_8B, rtx3090, "vllm", shape))["activations (profile run)"]
+        assert activation / GIB == pytest.approx(logged, rel=0.05)
+
+
+def test_chunked_prefill_defaults_come_from_the_release() -> None:
+    # generated from vLLM's sources: V0 switches chunked prefill on above 32K with 512 tokens (0.6.3);
+    # the V1 engine always chunks, 2048 tokens by default
+    long_context = Shape(1, 256, 65536)
+    assert profile_tokens(long_context, vllm_version("0.6.3.post1")) == (512, True)
+    assert profile_tokens(Shape(1, 256, 8192), vllm_version("0.6.3.post1")) == (8192, False)
+    assert profile_tokens(Shape(1, 256, 8192), vllm_version("0.10.2")) == (2048, True)
+    assert profile_tokens(Shape(1, 256, 8192, enable_chunked_prefill=False), vllm_version("0.10.2")) == (
+        8192,
+        False,
+    )
+
+
+def test_the_sampler_sets_the_activation_peak_for_a_large_vocabulary_at_8k_tokens() -> None:
+    # https://github.com/vllm-project/vllm/pull/10511: "PyTorch activation peak memory 1.26GiB" for
+    # Meta-Llama-3-8B at 8192 tokens, the same at TP 1 and TP 2 (the sampler's logits are not sharded)
+    assert LLAMA3_8B is not None
+    for tp in (1, 2):
+        memory = estimate_memory(LLAMA3_8B, H100, "vllm", Shape(tp, 256, 8192, vllm_version="0.6.5"))
+        assert _items(memory)["activations (profile run)"] / GIB == pytest.approx(1.26, rel=0.06)
+
+
+def test_non_torch_memory_grows_with_tp_and_nvlink_sharp_on_h100() -> None:
+    # https://github.com/vllm-project/vllm/pull/12126 logs 'non_torch_memory takes 0.16GiB' at TP 1 on an H100;
+    # https://github.com/vllm-project/vllm/issues/9699: NVLS buffers (nvlsPerRankSize 301989888) only above TP 2
+    assert LLAMA3_8B is not None
+    sizes = {
+        tp: _items(estimate_memory(LLAMA3_8B, H100, "vllm", Shape(tp, 256, 8192, vllm_version="0.7.3")))[
+            "non-torch (NCCL, CUDA)"
+        ]
+        / GIB
+        for tp in (1, 2, 8)
+    }
+    assert sizes[1] == pytest.approx(0.16, abs=0.1)
+    assert sizes[1] < sizes[2] < 1.0 < 4.0 < sizes[8]
+
+
+def test_cuda_graphs_count_inside_the_budget_only_from_vllm_0_21_and_not_with_enforce_eager() -> None:
+    # https://github.com/noonghunna/club-3090/issues/127: 'CUDA graph memory profiling is enabled (default since
+    # v0.21.0)' with 'Estimated CUDA graph memory: 0.17 GiB total'
+    assert LLAMA31_8B is not None
+    instance = resolve_instance("g5.2xlarge")
+    new = _items(estimate_memory(LLAMA31_8B, instance, "vllm", Shape(1, 32, 8192, vllm_version="0.23.0")))
+    old = _items(estimate_memory(LLAMA31_8B, instance, "vllm", Shape(1, 32, 8192, vllm_version="0.14.0")))
+    eager = estimate_memory(
+        LLAMA31_8B, instance, "vllm", Shape(1, 32, 8192, vllm_version="0.23.0", enforce_eager=True)
+    )
+    assert 0.1 * GIB < new["CUDA graphs"] < 1.0 * GIB
+    assert "CUDA graphs" not in old
+    assert "CUDA graphs" not in _items(eager)
+
+
+def test_fp8_kv_cache_doubles_the_tokens_and_blocks_follow_the_block_size() -> None:
+    # https://github.com/vllm-project/vllm/pull/10511: Meta-Llama-3-8B holds 128 KiB of bf16 KV per token
+    assert LLAMA3_8B is not None
+    base = Shape(1, 256, 8192, vllm_version="0.7.3")
+    bf16 = estimate_memory(LLAMA3_8B, H100, "vllm", base)
+    fp8 = estimate_memory(LLAMA3_8B, H100, "vllm", replace(base, kv_cache_dtype="fp8"))
+    blocks32 = estimate_memory(LLAMA3_8B, H100, "vllm", replace(base, block_size=32))
+    assert bf16.kv_bytes_per_sequence == 8192 * 128 * 1024
+    assert bf16.kv_cache_tokens and fp8.kv_cache_tokens and blocks32.kv_cache_tokens
+    assert fp8.kv_cache_tokens == pytest.approx(2 * bf16.kv_cache_tokens, rel=0.001)
+    assert blocks32.kv_cache_tokens % 32 == 0
+
+
+def test_a_max_model_len_past_the_kv_capacity_is_an_error() -> None:
+    # https://github.com/vllm-project/vllm/issues/10517: at 29000 "The model's max seq len (29000) is larger than
+    # the maximum number of tokens that can be stored in KV cache (23648)"; 20000 started
+    assert LLAMA31_8B is not None
+    rtx3090 = replace(
+        resolve_instance("g5.xlarge"), accelerator_name="RTX-3090", usable_memory_gib=23.58 + 0.45
+    )
+    failed = estimate_memory(LLAMA31_8B, rtx3090, "vllm", Shape(1, 256, 29000, vllm_version="0.6.4.post1"))
+    started = estimate_memory(LLAMA31_8B, rtx3090, "vllm", Shape(1, 256, 20000, vllm_version="0.6.4.post1"))
+    assert kv_capacity_verdict(failed, 29000) == "error"
+    assert failed.kv_cache_tokens == pytest.approx(23648, rel=0.08)
+    assert kv_capacity_verdict(started, 20000) is None
+
+
+def test_explain_json_and_lint_report_the_kv_tokens_and_what_would_fit(tmp_path) -> None:
+    # Llama-3.1-8B's default 131072-token max_model_len cannot start on one 24 GB GPU: vLLM refuses with "The
+    # model's max seq len ... is larger than the maximum number of tokens that can be stored in KV cache"
+    # (https://github.com/vllm-project/vllm/issues/10517, 23648 tokens on an RTX 3090)
+    import json
+
+    from conftest import run_cli
+
+    config = tmp_path / "serving.properties"
+    config.write_text(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n"
+    )
+    document = json.loads(
+        run_cli("explain", str(config), "--instance", "g5.2xlarge", "--format", "json").stdout
+    )
+    memory = document["memory"]
+    assert 10_000 < memory["kv_cache_tokens"] < 131072
+    assert memory["max_concurrent_sequences"] < 1
+    lint = run_cli("lint", str(config), "--instance", "g5.2xlarge")
+    assert lint.returncode == 1
+    assert "LMI312" in lint.stdout and "option.max_model_len=" in lint.stdout
