@@ -40,6 +40,7 @@ class Rendered:
     problems: list[str] = field(default_factory=list)  # limits or mappings that make the output unusable
     auto: dict[str, int] = field(default_factory=dict)  # dimension -> the value auto became
     target: dict[str, Any] = field(default_factory=dict)  # backend, lmi_version, instance, model
+    assessment: Any = None  # the judge's shape.Assessment of the rendered configuration (as lint reads it)
 
     @property
     def errors(self) -> list[Finding]:
@@ -338,6 +339,7 @@ def render_spec(
         notes=notes,
         problems=problems,
         auto=became,
+        assessment=result.units[0].assessment if result.units else None,
         target={
             "backend": target.backend.id,
             "lmi_version": lint_options.lmi_version,
