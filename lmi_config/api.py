@@ -17,7 +17,9 @@ from lmi_config.errors import InputError, OutputError, PlanningError, SpecError,
 from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
 
 if TYPE_CHECKING:
+    from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
+    from lmi_config.search import SearchOptions, SearchResult
     from lmi_config.spec import Spec
 
 __all__ = [
@@ -37,7 +39,11 @@ __all__ = [
     "lint_paths",
     "lint_targets",
     "lint_text",
+    "plan",
+    "plan_cache_config",
+    "plan_specs",
     "render",
+    "search",
 ]
 
 
@@ -173,3 +179,57 @@ def convert_path(
         items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
     )
     return ConvertResult(text, to, lost + problems)
+
+
+def plan(request: PlanRequest | None = None, **fields: Any) -> PlanResult:
+    """Rank the (instance, TP, batch, sequence length) configurations of a model, each judged by the
+    one judge; ``fields`` are those of :class:`lmi_config.plan.PlanRequest` when no request is
+    given. Raises :class:`InputError` for a bad request, :class:`PlanningError` when nothing fits."""
+    from lmi_config.plan import PlanRequest, plan_model
+
+    return plan_model(request if request is not None else PlanRequest(**fields))
+
+
+def plan_specs(result: PlanResult, limit: int) -> list[tuple[str, str]]:
+    """Render specs (file name, YAML text) for the top ``limit`` feasible candidates of a plan."""
+    from lmi_config.report.plan import spec_documents
+
+    return spec_documents(result, limit=limit)
+
+
+def plan_cache_config(
+    result: PlanResult, path: str, cache_format: str = "current"
+) -> tuple[str, int, list[str]]:
+    """The text of ``path`` with the plan's feasible Neuron configurations merged in (optimum-neuron's
+    inference-cache-config format, ``current`` or ``legacy``): nothing it had is lost, nothing is
+    duplicated, other models are untouched. Returns (text, entries added, notes); the caller writes
+    it (atomically, :func:`lmi_config.io.write_output`). Raises :class:`InputError` for an
+    unreadable or malformed existing file.
+    """
+    from lmi_config.report.plan import cache_config_entries
+    from lmi_config.search import cache_config
+
+    existing = _read_optional(path)
+    config = cache_config.parse(existing, path) if existing is not None else {}
+    entries, notes = cache_config_entries(result, cache_format)
+    merged, added = cache_config.merge(config, result.model, entries)
+    return cache_config.dump(merged), added, notes
+
+
+def _read_optional(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
+
+
+def search(options: SearchOptions, progress: Any = None) -> SearchResult:
+    """Run the optimal-export-configuration workflow (export and load each candidate in its own
+    process), saving results and the journal beside them after every trial. Unlike the rest of this
+    API it starts processes and writes files: that is what a search is. Raises :class:`InputError`
+    for a bad request or an unusable results file."""
+    from lmi_config.search import run_search
+
+    return run_search(options, progress)

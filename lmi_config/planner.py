@@ -109,12 +109,24 @@ class AutoRequest:
     sequence_length: bool
 
 
-class _Search:
-    """Writes candidate configurations and asks the judge about each."""
+def largest_gpu_batch(memory: MemoryBreakdown) -> int:
+    """The largest power of two (at most ``GPU_BATCH_CAP``) of max-length sequences the KV cache holds."""
+    if not memory.kv_cache_capacity_bytes or not memory.kv_bytes_per_sequence:
+        return 1
+    fitting = memory.kv_cache_capacity_bytes // memory.kv_bytes_per_sequence
+    return max(1, min(GPU_BATCH_CAP, 2 ** int(math.log2(max(fitting, 1)))))
 
-    def __init__(self, items: dict[str, str], request: AutoRequest, target: Target, backend_accelerator: str):
+
+class CandidateWriter:
+    """Writes candidates as the configuration will be written and asks the judge about each.
+
+    ``items`` are the fixed keys (a spec's, or the backend's render options); a candidate adds
+    the TP key, every key that carries the batch in this backend's batching mode, and the key
+    that carries the sequence length (``data/container_shape.json``).
+    """
+
+    def __init__(self, items: dict[str, str], target: Target, backend_accelerator: str):
         self.items = items
-        self.request = request
         self.target = target
         self.backend_accelerator = backend_accelerator
         base = resolve_shape(configuration(items), target)
@@ -123,6 +135,7 @@ class _Search:
         self.base = base
 
     def written(self, degree: int | None, batch: int | None, sequence: int | None) -> dict[str, str]:
+        """The configuration of one candidate, key by key (None leaves a dimension to the container)."""
         items = dict(self.items)
         if degree is not None:
             items[TP_KEY] = str(degree)
@@ -134,9 +147,18 @@ class _Search:
         return items
 
     def judge(self, degree: int | None, batch: int | None, sequence: int | None) -> Candidate:
+        """The judge's assessment of the candidate as written."""
         items = self.written(degree, batch, sequence)
         assessment = assess(configuration(items), self.target, backend_accelerator=self.backend_accelerator)
         return Candidate(tuple(sorted(items.items())), assessment)
+
+
+class _Search(CandidateWriter):
+    """Searches the ``auto`` dimensions over the judge for render."""
+
+    def __init__(self, items: dict[str, str], request: AutoRequest, target: Target, backend_accelerator: str):
+        super().__init__(items, target, backend_accelerator)
+        self.request = request
 
     def fits(self, candidate: Candidate, lenient: bool) -> bool:
         assessment = candidate.assessment
@@ -161,11 +183,7 @@ class _Search:
         return list(auto_sequence_lengths(self.target))
 
     def gpu_batch(self, candidate: Candidate) -> int:
-        memory = candidate.memory
-        if not memory.kv_cache_capacity_bytes or not memory.kv_bytes_per_sequence:
-            return 1
-        fitting = memory.kv_cache_capacity_bytes // memory.kv_bytes_per_sequence
-        return max(1, min(GPU_BATCH_CAP, 2 ** int(math.log2(max(fitting, 1)))))
+        return largest_gpu_batch(candidate.memory)
 
     def candidates_at(self, degree: int | None, sequence: int | None, lenient: bool) -> Iterable[Candidate]:
         if not self.request.batch_size:

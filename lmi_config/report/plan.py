@@ -1,0 +1,159 @@
+"""Output of ``plan``: the ranked table, the JSON document, render specs and cache-config entries."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lmi_config.plan import PlannedCandidate, PlanResult
+
+GIB = 2**30
+
+
+def candidate_document(candidate: PlannedCandidate) -> dict[str, Any]:
+    """One candidate as ``--format json`` prints it."""
+    cost = candidate.usd_per_sequence_hour
+    return {
+        "rank": candidate.rank,
+        "instance": candidate.instance,
+        "backend": candidate.backend,
+        "lmi_version": candidate.lmi_version,
+        "tensor_parallel_degree": candidate.tensor_parallel_degree,
+        "batch_size": candidate.batch_size,
+        "sequence_length": candidate.sequence_length,
+        "copies": candidate.copies,
+        "concurrent_sequences": candidate.concurrency,
+        "feasible": candidate.feasible,
+        "per_device": {
+            "unit": candidate.unit,
+            "peak_gib": round(candidate.peak_bytes / GIB, 2),
+            "budget_gib": round(candidate.budget_bytes / GIB, 2),
+            "headroom_fraction": round(candidate.headroom_fraction, 4),
+        },
+        "usd_per_hour": candidate.usd_per_hour,
+        "usd_per_sequence_hour": round(cost, 4) if cost is not None else None,
+        "reason": candidate.reason,
+        "blocked_by": list(candidate.blocked_by),
+        "problems": list(candidate.problems),
+    }
+
+
+def format_plan_json(result: PlanResult) -> str:
+    """``{"model", "objective", "candidates": [...] best first, "notes"}``."""
+    document = {
+        "model": result.model,
+        "objective": result.objective,
+        "candidates": [candidate_document(candidate) for candidate in result.candidates],
+        "notes": result.notes,
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def _headroom(candidate: PlannedCandidate) -> str:
+    if candidate.unit == "GPU":
+        return "(vLLM)"  # vLLM reserves its whole budget; what is left becomes KV cache
+    return f"{candidate.headroom_fraction:.0%}"
+
+
+def format_plan_text(result: PlanResult) -> str:
+    """The ranked table, infeasible candidates (``--all``) after it, then the notes."""
+    header = (
+        f"{'#':>3}  {'instance':<15} {'TP':>3} {'copies':>6} {'batch':>5} {'seq len':>7}  "
+        f"{'use / budget':>17} {'headroom':>8}  why"
+    )
+    lines = [f"plan for {result.model} (objective {result.objective})", header]
+    for candidate in result.candidates:
+        use = f"{candidate.peak_bytes / GIB:.1f}/{candidate.budget_bytes / GIB:.1f} GiB"
+        unit = "core" if candidate.unit == "NeuronCore" else "GPU"
+        rank = str(candidate.rank) if candidate.rank is not None else "-"
+        lines.append(
+            f"{rank:>3}  {candidate.instance:<15} {candidate.tensor_parallel_degree:>3} {candidate.copies:>6} "
+            f"{candidate.batch_size:>5} {candidate.sequence_length:>7}  {use + '/' + unit:>17} "
+            f"{_headroom(candidate) if candidate.feasible else '-':>8}  {candidate.reason}"
+        )
+    lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines) + "\n"
+
+
+def spec_documents(result: PlanResult, *, limit: int) -> list[tuple[str, str]]:
+    """Render specs (file name, YAML text) for the top ``limit`` feasible candidates.
+
+    A spec carries the candidate's TP, batch and sequence-length keys as the planner wrote them
+    and the LMI version it was judged for, so ``lmi-config render`` writes exactly that shape.
+    """
+    import yaml  # only on this path
+
+    from lmi_config import __version__
+    from lmi_config.knowledge import parse_lmi_version, resolve_backend
+
+    documents = []
+    for candidate in [item for item in result.candidates if item.feasible][:limit]:
+        base_options = resolve_backend(candidate.backend).render_options(
+            parse_lmi_version(candidate.lmi_version)
+        )
+        options: dict[str, Any] = {}
+        for key, value in candidate.items:
+            if key == "option.model_id" or base_options.get(key) == value:
+                continue
+            name = key.removeprefix("option.")
+            options[name] = int(value) if value.isdigit() else value
+        spec: dict[str, Any] = {
+            "model": result.model,
+            "instance": f"ml.{candidate.instance}",
+            "backend": candidate.backend,
+            "lmi_version": candidate.lmi_version,
+            "options": options,
+        }
+        if result.objective in ("throughput", "latency"):
+            spec["objective"] = result.objective
+        comment = (
+            f"# planned by lmi-config {__version__}: rank {candidate.rank} for {result.model} "
+            f"(objective {result.objective})\n# {candidate.reason}\n"
+        )
+        name = (
+            f"{candidate.rank:02d}-{candidate.instance}-tp{candidate.tensor_parallel_degree}"
+            f"-bs{candidate.batch_size}-sl{candidate.sequence_length}.yaml"
+        )
+        documents.append((name, comment + yaml.safe_dump(spec, sort_keys=False)))
+    return documents
+
+
+def cache_config_entries(result: PlanResult, cache_format: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The feasible Neuron configurations as cache-config entries, and what was left out."""
+    from lmi_config.knowledge.instances import resolve_instance
+    from lmi_config.search.cache_config import current_entry, legacy_entry
+
+    entries: list[dict[str, Any]] = []
+    left_out: set[str] = set()
+    for candidate in result.feasible:
+        instance = resolve_instance(candidate.instance)
+        if instance.accelerator != "neuron":
+            left_out.add(candidate.instance)
+            continue
+        try:
+            if cache_format == "legacy":
+                entry = legacy_entry(
+                    candidate.tensor_parallel_degree,
+                    candidate.batch_size,
+                    candidate.sequence_length,
+                    result.auto_cast_type,
+                )
+            else:
+                entry = current_entry(
+                    result.task,
+                    instance.family,
+                    candidate.tensor_parallel_degree,
+                    candidate.batch_size,
+                    candidate.sequence_length,
+                )
+        except ValueError:
+            left_out.add(candidate.instance)
+            continue
+        entries.append(entry)
+    notes = (
+        [f"not in the cache config (optimum-neuron does not compile for them): {', '.join(sorted(left_out))}"]
+        if left_out
+        else []
+    )
+    return entries, notes
