@@ -8,6 +8,7 @@ Nothing here prints or writes files; :func:`lmi_config.io.write_output` does tha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -225,11 +226,14 @@ def _read_optional(path: str) -> str | None:
         raise InputError(f"{path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
 
 
-def search(options: SearchOptions, progress: Any = None) -> SearchResult:
-    """Run the optimal-export-configuration workflow (export and load each candidate in its own
-    process), saving results and the journal beside them after every trial. Unlike the rest of this
-    API it starts processes and writes files: that is what a search is. Raises :class:`InputError`
-    for a bad request or an unusable results file."""
-    from lmi_config.search import run_search
+def search(
+    options: SearchOptions | None = None, *, report: Callable[[str], None] | None = None, **fields: Any
+) -> SearchResult:
+    """Run the optimal-export-configuration workflow (each export and load in its own process),
+    saving the results and the journal beside them after every trial; ``fields`` are those of
+    :class:`lmi_config.search.SearchOptions` when no options are given, ``report`` receives the
+    progress lines. Unlike the rest of this API it starts processes and writes files: that is what
+    a search is. Raises :class:`InputError` for a bad request, an unusable results file or a full disk."""
+    from lmi_config.search import SearchOptions, run_search
 
-    return run_search(options, progress)
+    return run_search(options if options is not None else SearchOptions(**fields), report)

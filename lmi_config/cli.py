@@ -722,5 +722,138 @@ def plan(
         _emit(text, cache_config, f"{added} new entr{'ies' if added != 1 else 'y'}, {cache_format} format")
 
 
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--model",
+    required=True,
+    metavar="ID",
+    help="Hub id or local directory to export (its architecture from the catalog, the directory or --hub).",
+)
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    default=None,
+    help="Results file (cache-config format; default: <model name>.json).",
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(["guided", "seed"]),
+    default="guided",
+    show_default=True,
+    help="seed: the seed's exact order; guided: skip what cannot fit, probe each boundary.",
+)
+@click.option(
+    "--instance", metavar="TYPE", default=None, help="Instance type (default: detected by optimum-neuron)."
+)
+@click.option(
+    "--cores",
+    type=click.IntRange(min=1),
+    default=None,
+    help="NeuronCores available (default: detected, else the instance's).",
+)
+@click.option(
+    "--cores-per-device",
+    type=click.IntRange(min=1),
+    default=None,
+    help="NeuronCores per device (default: detected, else the instance's).",
+)
+@click.option(
+    "--task",
+    type=click.Choice(["text-generation", "feature-extraction"]),
+    default=None,
+    help="Default: from the model's architecture.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["nxdi", "transformers-neuronx"]),
+    default="nxdi",
+    show_default=True,
+    help="Memory model of the predictions (optimum-neuron exports with NxD).",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(["bf16", "fp16"]),
+    default=None,
+    help="dtype of the predictions (default: the container's).",
+)
+@click.option(
+    "--exporter",
+    envvar="LMI_CONFIG_EXPORTER",
+    default="optimum-cli",
+    show_default=True,
+    help="The export command (env LMI_CONFIG_EXPORTER).",
+)
+@click.option(
+    "--python",
+    "python_command",
+    envvar="LMI_CONFIG_PYTHON",
+    default="python",
+    show_default=True,
+    help="The interpreter of the load step and the detection (env LMI_CONFIG_PYTHON).",
+)
+@click.option("--work-dir", default="data", show_default=True, help="Where trials are exported.")
+@click.option(
+    "--export-timeout",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Seconds per export (default: the judge's compile estimate x its margin, at least 600).",
+)
+@click.option(
+    "--load-timeout", type=click.IntRange(min=1), default=None, help="Seconds per load (default: 600)."
+)
+@click.option("--keep-artifacts", is_flag=True, help="Keep each trial's exported directory and logs.")
+@click.option(
+    "--require-free-gib",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Free disk space to require before each export (default: 2 x the checkpoint).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="List the candidates in order with the memory model's prediction; run nothing.",
+)
+@click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
+def search(python_command: str, require_free_gib: float | None, **options: Any) -> None:
+    """Find the valid export configurations of a model on this Neuron machine.
+
+    Runs the optimal-export-configuration workflow: each candidate TP, batch and
+    sequence length is exported (optimum-cli export neuron) and loaded, each in its own
+    process. Valid ones are saved after every success (optimum-neuron cache-config
+    format); failures (with their class and last lines) and skips go to a journal
+    beside the results. Run the same command again to resume: no trial is repeated.
+    Ctrl-C ends the running trial's processes and stops (exit 130).
+
+    \b
+    Examples:
+      lmi-config search --model meta-llama/Llama-3.1-8B-Instruct
+      lmi-config search --model Qwen/Qwen2.5-7B-Instruct --dry-run --instance trn1.32xlarge
+      lmi-config search --model ./my-model --strategy seed --output my-model.json
+      LMI_CONFIG_EXPORTER="python fake_exporter.py" lmi-config search --model gpt2 --instance inf2.8xlarge
+    """
+    from lmi_config import api
+
+    try:
+        result = api.search(
+            python=python_command,
+            required_free_bytes=int(require_free_gib * 2**30) if require_free_gib is not None else None,
+            report=lambda line: click.echo(line, err=True),
+            **options,
+        )
+    except USAGE_ERRORS as error:
+        _fail_input(str(error))
+        return
+    if result.status == "dry-run":
+        _emit(result.dry_run_text)
+        return
+    click.echo(
+        f"{len(result.valid)} valid configuration(s) in {result.results}; this run: {result.trials_run} trial(s), "
+        f"{result.failed} failed, {result.skipped} skipped (journal {result.journal})"
+    )
+    if result.stop_signal is not None:
+        sys.exit(128 + result.stop_signal)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,16 @@
+"""``search``: the optimal-export-configuration workflow of seed 000, run for real.
+
+Each candidate (TP, batch, sequence length) is exported with ``optimum-cli export neuron`` and
+loaded with the seed's one-liner, each in its own process; valid configurations go to a results
+file in optimum-neuron's inference-cache-config format, saved atomically after every success;
+failures and skips go to a journal beside it, so an interrupted search resumes where it stopped
+and never repeats a trial. ``--strategy seed`` keeps the seed's exact order; ``guided`` (the
+default) lets the one judge rule out what cannot fit within the memory model's stated margin
+and probes each (TP, batch)'s longest length from the prediction.
+"""
+
+from __future__ import annotations
+
+from lmi_config.search.session import STRATEGIES, SearchOptions, SearchResult, run_search
+
+__all__ = ["STRATEGIES", "SearchOptions", "SearchResult", "run_search"]

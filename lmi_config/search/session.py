@@ -1,0 +1,307 @@
+"""One search from start to end: prepare the grid and the judge's predictions, then export and
+load trial after trial, recording each outcome before the next one starts."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lmi_config.errors import InputError
+from lmi_config.knowledge.planning import search_constants
+from lmi_config.search import cache_config, progress
+from lmi_config.search.grid import Predictor, Trial, TrialGrid, export_timeout_seconds, seed_grid
+from lmi_config.search.records import (
+    TOKEN_VARIABLE,
+    Record,
+    SearchLock,
+    SearchPaths,
+    Subject,
+    end_orphans,
+    record_child,
+)
+from lmi_config.search.runner import ChildRunner, StepResult, classify, remove_artifacts
+from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
+from lmi_config.search.system import Machine, machine
+
+STRATEGIES = ("guided", "seed")
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """What to search and how (see ``lmi-config search --help``)."""
+
+    model: str
+    output: str | None = None
+    strategy: str = "guided"
+    instance: str | None = None
+    cores: int | None = None
+    cores_per_device: int | None = None
+    task: str | None = None
+    backend: str = "nxdi"  # the memory model that predicts: optimum-neuron exports with NxD
+    dtype: str | None = None
+    exporter: str = "optimum-cli"
+    python: str = "python"
+    work_dir: str = "data"
+    export_timeout: int | None = None
+    load_timeout: int | None = None
+    keep_artifacts: bool = False
+    required_free_bytes: int | None = None
+    dry_run: bool = False
+    hub: bool = False
+
+
+@dataclass
+class SearchResult:
+    """How the search ended and what it found."""
+
+    status: str  # complete | interrupted | dry-run
+    strategy: str
+    results: Path | None = None
+    journal: Path | None = None
+    valid: list[Trial] = field(default_factory=list)
+    trials_run: int = 0
+    failed: int = 0
+    skipped: int = 0
+    stop_signal: int | None = None
+    dry_run_text: str = ""
+
+
+@dataclass
+class _Setup:
+    options: SearchOptions
+    arch: Any
+    machine: Machine
+    grid: TrialGrid
+    predict: Predictor
+    strategy: Any
+    subject: Subject
+    paths: SearchPaths
+
+
+def _prepare(options: SearchOptions) -> _Setup:
+    from lmi_config.knowledge.instances import resolve_instance
+    from lmi_config.modelarch import ModelResolutionError, resolve_model
+
+    if options.strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {options.strategy!r}; choose guided or seed")
+    try:
+        arch = resolve_model(options.model, allow_hub=options.hub)
+    except ModelResolutionError as error:
+        raise InputError(str(error)) from None
+    found = machine(options.instance, options.cores, options.cores_per_device, options.python)
+    instance = resolve_instance(found.instance_type)
+    grid = seed_grid(
+        arch.num_attention_heads, arch.max_position_embeddings, found.available_cores, found.cores_per_device
+    )
+    if not grid.size:
+        raise InputError(
+            f"no candidate for {options.model} on {found.instance_type}: TP must be a multiple of "
+            f"{found.cores_per_device}, at least 2, at most {found.available_cores} and divide "
+            f"{arch.num_attention_heads} heads; lengths are powers of two from 1024 below "
+            f"{arch.max_position_embeddings} positions"
+        )
+    predict = Predictor(arch, instance, options.backend, options.dtype)
+    strategy: Any = (
+        SeedStrategy(grid)
+        if options.strategy == "seed"
+        else GuidedStrategy(grid, predict, search_constants().memory_error_margin)
+    )
+    target = cache_config.compile_target(instance.family)
+    assert target is not None
+    task = options.task or ("text-generation" if arch.is_text_generation else "feature-extraction")
+    results = Path(options.output or f"{Path(options.model).name}.json")
+    return _Setup(
+        options,
+        arch,
+        found,
+        grid,
+        predict,
+        strategy,
+        Subject(options.model, target, task),
+        SearchPaths.beside(results),
+    )
+
+
+def run_search(options: SearchOptions, report: Callable[[str], None] | None = None) -> SearchResult:
+    """Run (or, with ``dry_run``, list) the search; ``report`` receives each progress line."""
+    emit = report or (lambda text: None)
+    setup = _prepare(options)
+    if options.dry_run:
+        guided = GuidedStrategy(setup.grid, setup.predict, search_constants().memory_error_margin)
+        rows = [(trial, setup.predict(trial), guided.skip_reason(trial)) for trial in setup.grid.seed_order()]
+        return SearchResult(
+            "dry-run", options.strategy, dry_run_text=progress.format_dry_run(rows, options.strategy)
+        )
+    Path(options.work_dir).mkdir(parents=True, exist_ok=True)
+    emit(
+        progress.describe_start(
+            options.model, setup.machine, setup.grid, options.strategy, str(setup.paths.results)
+        )
+    )
+    token = secrets.token_hex(8)
+    with SearchLock(setup.paths.lock):
+        ended = end_orphans(setup.paths.running)
+        if ended:
+            emit(f"ended {ended} process(es) a killed search had left running")
+        record = Record(setup.paths, setup.subject)
+        outcomes = record.load()
+        runner = ChildRunner(
+            dict(os.environ, **{TOKEN_VARIABLE: token}),
+            lambda group: record_child(setup.paths.running, token, group),
+        )
+        previous = _install_handlers(runner)
+        try:
+            result = _loop(setup, record, outcomes, runner, emit)
+        finally:
+            _restore_handlers(previous)
+    result.valid = sorted(Trial(*key) for key in record.load().successes)
+    return result
+
+
+def _loop(
+    setup: _Setup, record: Record, outcomes: Outcomes, runner: ChildRunner, emit: Callable[[str], None]
+) -> SearchResult:
+    options, strategy = setup.options, setup.strategy
+    result = SearchResult("complete", options.strategy, setup.paths.results, setup.paths.journal)
+    started = time.monotonic()
+    durations: list[float] = []
+    while runner.stop_signal is None:
+        skips = strategy.skips(outcomes)
+        if skips:
+            record.add_journal_entries([(trial, "skipped", {"reason": reason}) for trial, reason in skips])
+            outcomes.skipped.update({trial.key: reason for trial, reason in skips})
+            result.skipped += len(skips)
+            emit(f"skipped {len(skips)} candidate(s) the judge rules out; reasons in {setup.paths.journal}")
+        trial = strategy.next_trial(outcomes)
+        if trial is None:
+            break
+        _check_disk(setup)
+        prediction = setup.predict(trial)
+        timeout = export_timeout_seconds(prediction, options.export_timeout)
+        result.trials_run += 1
+        upper = result.trials_run + strategy.remaining(outcomes) - 1
+        emit(
+            progress.describe_trial(
+                result.trials_run, upper, trial, prediction, time.monotonic() - started, durations, timeout
+            )
+        )
+        outcome = _run_trial(setup, runner, trial, timeout)
+        if outcome is None:
+            result.trials_run -= 1  # ended by a stop request: not a trial, not recorded
+            break
+        success, seconds, details = outcome
+        durations.append(seconds)
+        if success:
+            record.add_success(trial)
+            outcomes.successes.add(trial.key)
+        else:
+            record.add_journal(trial, "failed", details)
+            outcomes.failures[trial.key] = details["class"]
+            result.failed += 1
+        emit(progress.describe_outcome(success, seconds, details))
+    if runner.stop_signal is not None:
+        result.status, result.stop_signal = "interrupted", runner.stop_signal
+        emit(progress.describe_stop(runner.stop_signal))
+    return result
+
+
+def _run_trial(
+    setup: _Setup, runner: ChildRunner, trial: Trial, export_timeout: int
+) -> tuple[bool, float, dict[str, Any]] | None:
+    """Export, then load; (valid, seconds, failure details) or None when a stop request ended it."""
+    options = setup.options
+    constants = search_constants()
+    name = f"{Path(options.model).name}_tp{trial.tensor_parallel_size}_bs{trial.batch_size}_sl{trial.sequence_length}"
+    output = Path(options.work_dir) / name
+    logs = (output.with_name(name + ".export.log"), output.with_name(name + ".load.log"))
+    remove_artifacts(output, *logs)  # what an interrupted attempt may have left
+    values = {
+        "model": options.model,
+        "batch_size": trial.batch_size,
+        "sequence_length": trial.sequence_length,
+        "tensor_parallel_size": trial.tensor_parallel_size,
+        "task": setup.subject.task,
+        "output": str(output),
+    }
+    export = [
+        *shlex.split(options.exporter),
+        *(argument.format(**values) for argument in constants.export_arguments),
+    ]
+    model_class = constants.load_classes.get(setup.subject.task, "NeuronModel")
+    load = [
+        *shlex.split(options.python),
+        "-c",
+        constants.load_template.format(model_class=model_class, output=str(output)),
+    ]
+    seconds = 0.0
+    step_result: StepResult | None = None
+    step = timeout = None
+    try:
+        for name_of_step, command, step_timeout, log in (
+            ("export", export, export_timeout, logs[0]),
+            ("load", load, options.load_timeout or constants.load_seconds, logs[1]),
+        ):
+            step, timeout = name_of_step, step_timeout
+            step_result = runner.run(command, step_timeout, log)
+            seconds += step_result.seconds
+            if step_result.interrupted:
+                return None
+            if not step_result.succeeded:
+                break
+    finally:
+        if not options.keep_artifacts:
+            remove_artifacts(output, *logs)
+    assert step_result is not None
+    if step_result.succeeded:
+        return True, seconds, {}
+    return (
+        False,
+        seconds,
+        {
+            "class": classify(step_result),
+            "step": step,
+            "returncode": step_result.returncode,
+            "seconds": round(seconds, 1),
+            "timeout_seconds": timeout if step_result.timed_out else None,
+            "last_lines": step_result.tail,
+        },
+    )
+
+
+def _check_disk(setup: _Setup) -> None:
+    """Stop before an export that cannot fit on the disk (the results so far are saved)."""
+    options = setup.options
+    needed = options.required_free_bytes
+    if needed is None:
+        weights = setup.arch.weight_bytes or setup.arch.total_params * 2
+        needed = int(weights * search_constants().disk_free_factor)
+    free = shutil.disk_usage(options.work_dir).free
+    if free < needed:
+        raise InputError(
+            f"{options.work_dir}: {free / 2**30:.1f} GiB free, an export of {options.model} needs about "
+            f"{needed / 2**30:.1f} GiB; free some space (or point --work-dir elsewhere) and run the same command to resume"
+        )
+
+
+def _install_handlers(runner: ChildRunner) -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous: dict[int, Any] = {}
+    for number in (signal.SIGINT, signal.SIGTERM):
+        previous[number] = signal.getsignal(number)
+        signal.signal(number, lambda signum, frame: runner.request_stop(signum))
+    return previous
+
+
+def _restore_handlers(previous: dict[int, Any]) -> None:
+    for number, handler in previous.items():
+        signal.signal(number, handler)
