@@ -6,8 +6,9 @@
   its reason, rewritten atomically after each, so a resume never repeats a trial;
 - ``<stem>.lock``: held (``flock``) while a search writes these files; the kernel releases it
   when the process dies, even by SIGKILL;
-- ``<stem>.running.json``: the process group of the trial in progress and the token its
-  processes carry, so a search that resumes after a SIGKILL ends what the killed one left running.
+- ``<stem>.running.json``: the token every process a search starts carries in its environment
+  (and the running trial's process group), so a search that resumes after a SIGKILL ends what
+  the killed one left running and nothing else.
 """
 
 from __future__ import annotations
@@ -182,52 +183,47 @@ class SearchLock:
 
 
 def record_child(path: Path, token: str, process_group: int | None) -> None:
-    """Remember the running trial's process group (None: no trial running)."""
-    if process_group is None:
-        with contextlib.suppress(OSError):
-            path.unlink()
-        return
-    write_atomically(path, json.dumps({"pid": os.getpid(), "token": token, "process_group": process_group}))
+    """Remember the token this search's processes carry and the running trial's process group."""
+    state = {"pid": os.getpid(), "token": token, "process_group": process_group}
+    write_atomically(path, json.dumps(state))
 
 
 def end_orphans(path: Path) -> int:
-    """End what a killed search left running: the processes of the recorded group that carry its
-    token (checked in ``/proc``, so no other process is ever touched). Returns how many."""
+    """End what a killed search left running: every process that carries its token (checked in
+    ``/proc``, so no other process is ever touched). Returns how many were ended."""
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-        token, group = str(state["token"]), int(state["process_group"])
+        token = str(json.loads(path.read_text(encoding="utf-8"))["token"])
     except (OSError, ValueError, KeyError, TypeError):
         return 0
     ended = 0
-    for pid in _members(group, token):
+    for pid in _carrying(token):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
             ended += 1
     deadline = time.monotonic() + 10
-    while ended and _members(group, token) and time.monotonic() < deadline:
+    while ended and _carrying(token) and time.monotonic() < deadline:
         time.sleep(0.05)
     with contextlib.suppress(OSError):
         path.unlink()
     return ended
 
 
-def _members(group: int, token: str) -> list[int]:
-    """Processes in ``group`` whose environment holds ``TOKEN_VARIABLE=token`` (Linux ``/proc``)."""
+def _carrying(token: str) -> list[int]:
+    """Live processes whose environment holds ``TOKEN_VARIABLE=token`` (Linux ``/proc``; elsewhere none)."""
     marker = f"{TOKEN_VARIABLE}={token}".encode()
-    found = []
     proc = Path("/proc")
     if not proc.is_dir():
         return []
+    found = []
     for entry in proc.iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             stat = (entry / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2 :].split()
-            if int(fields[2]) != group or fields[0] == "Z":
-                continue
+            if stat[stat.rindex(")") + 2 :].startswith("Z"):
+                continue  # a zombie holds no resources; its parent reaps it
             if marker in (entry / "environ").read_bytes().split(b"\0"):
                 found.append(int(entry.name))
-        except (OSError, ValueError, IndexError):
+        except (OSError, ValueError):
             continue
     return found

@@ -152,6 +152,7 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
         ended = end_orphans(setup.paths.running)
         if ended:
             emit(f"ended {ended} process(es) a killed search had left running")
+        record_child(setup.paths.running, token, None)  # before any process carries the token
         record = Record(setup.paths, setup.subject)
         outcomes = record.load()
         runner = ChildRunner(
@@ -163,6 +164,7 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
             result = _loop(setup, record, outcomes, runner, emit)
         finally:
             _restore_handlers(previous)
+            setup.paths.running.unlink(missing_ok=True)
     result.valid = sorted(Trial(*key) for key in record.load().successes)
     return result
 
