@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lmi_config.errors import InputError
 from lmi_config.knowledge import Release
 from lmi_config.knowledge.instances import Instance
 from lmi_config.planner import Candidate, CandidateWriter
@@ -100,10 +99,9 @@ class Group:
 
 
 def sequence_grid(maximum: int | None, minimum: int | None) -> list[int]:
-    """Powers of two from 1024 up to the model's maximum, the maximum itself, and the minimum asked for."""
-    top = maximum or 2048
-    if minimum is not None and minimum > top:
-        raise InputError(f"--min-sequence-length {minimum} is beyond the model's {top} positions")
+    """Powers of two from 1024 up to the model's maximum, the maximum itself, and the minimum asked
+    for (even beyond the maximum: with RoPE scaling people run longer, and the judge sizes it)."""
+    top = max(maximum or 2048, minimum or 0)
     values = {top}
     length = 1024
     while length < top:
