@@ -352,3 +352,12 @@ def test_dry_run_lists_the_candidates_with_predictions_and_runs_nothing(tmp_path
     assert "skip: over the budget even within the memory model's margin" in result.stdout
     assert "35 candidates" in lines[-1]
     assert machine.events() == [] and not machine.results.exists()
+
+
+def test_a_load_interpreter_without_optimum_is_refused_before_any_trial(tmp_path: Path) -> None:
+    machine = Machine(tmp_path, model=SMALL)
+    result = machine.run(environment={"PYTHONPATH": ""})  # the fake optimum package is not importable
+    assert result.returncode == 2 and "cannot import optimum.neuron" in result.stderr
+    assert machine.events() == [] and not machine.journal.exists()
+    missing = machine.run("--exporter", "no-such-optimum-cli")
+    assert missing.returncode == 2 and "no-such-optimum-cli is not found" in missing.stderr

@@ -113,6 +113,7 @@ def sequence_grid(maximum: int | None, minimum: int | None) -> list[int]:
 
 
 def batch_grid(cap: int, minimum: int | None) -> list[int]:
+    """Powers of two up to ``cap`` and the minimum asked for."""
     values = {2**power for power in range(cap.bit_length()) if 2**power <= cap}
     if minimum is not None:
         values.add(minimum)
@@ -130,6 +131,7 @@ def blocked_by(assessment: Assessment) -> tuple[str, ...]:
 
 
 def planned(group: Group, candidate: Candidate, sequence: int | None) -> PlannedCandidate:
+    """The judge's assessment of one candidate of a group, as plan reports it."""
     assessment = candidate.assessment
     shape = assessment.shape.sizing_shape()
     memory = assessment.memory
@@ -157,6 +159,7 @@ def planned(group: Group, candidate: Candidate, sequence: int | None) -> Planned
 
 
 def memory_only(candidate: PlannedCandidate) -> bool:
+    """Whether only memory stands in the way (a shorter length or a smaller batch may fit)."""
     return all(slug in MEMORY_CHECKS for slug in candidate.blocked_by)
 
 

@@ -98,6 +98,7 @@ def _run_of(candidate: PlannedCandidate, latency: bool) -> int:
 
 
 def whole_grid(group: Group, judge: Judge) -> Iterator[PlannedCandidate]:
+    """Every point of the group's grid (``--all``), infeasible ones included."""
     for batch in group.batches:
         for sequence in group.sequences:
             yield judge(group, batch, sequence)

@@ -16,6 +16,7 @@ def clock(seconds: float) -> str:
 
 
 def describe_start(model: str, machine: Any, grid: TrialGrid, strategy: str, results: str) -> str:
+    """The first line: where, what, how many candidates and where the results go."""
     how = "detected by optimum-neuron" if machine.detected else "as given"
     return (
         f"search {model} on {machine.instance_type} ({machine.available_cores} NeuronCores, "
@@ -34,6 +35,7 @@ def describe_trial(
     durations: Sequence[float],
     timeout_seconds: int,
 ) -> str:
+    """Trial n of at most N, the configuration, its prediction, elapsed and estimated time."""
     remaining = upper - number + 1
     if durations:
         estimate = f"about {clock(sum(durations) / len(durations) * remaining)} left at most"
@@ -46,6 +48,7 @@ def describe_trial(
 
 
 def describe_outcome(success: bool, seconds: float, details: dict[str, Any]) -> str:
+    """How a trial ended."""
     if success:
         return f"  valid: exported and loaded in {clock(seconds)}"
     last = next((line for line in reversed(details.get("last_lines", [])) if line.strip()), "")
@@ -55,6 +58,7 @@ def describe_outcome(success: bool, seconds: float, details: dict[str, Any]) -> 
 
 
 def describe_stop(signal_number: int) -> str:
+    """Why the search stopped before its end, and how to resume."""
     name = signal.Signals(signal_number).name
     return (
         f"stopped by {name}: the trial in progress was ended (its process group killed) and not recorded; "

@@ -119,6 +119,7 @@ class Record:
         self.add_journal_entries([(trial, outcome, details)])
 
     def add_journal_entries(self, rows: list[tuple[Trial, str, dict[str, Any]]]) -> None:
+        """Append several journal entries and save once."""
         for trial, outcome, details in rows:
             self.journal["entries"].append(
                 {

@@ -141,6 +141,7 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
         return SearchResult(
             "dry-run", options.strategy, dry_run_text=progress.format_dry_run(rows, options.strategy)
         )
+    _preflight(options)
     Path(options.work_dir).mkdir(parents=True, exist_ok=True)
     emit(
         progress.describe_start(
@@ -277,6 +278,30 @@ def _run_trial(
             "last_lines": step_result.tail,
         },
     )
+
+
+def _preflight(options: SearchOptions) -> None:
+    """Refuse to start when the commands cannot run at all: every trial would fail the same way
+    and be journaled as a failure that a resume then skips."""
+    import subprocess
+
+    for what, command in (("--exporter", options.exporter), ("--python", options.python)):
+        words = shlex.split(command)
+        if not words or shutil.which(words[0]) is None:
+            raise InputError(f"{what} {command!r}: {words[0] if words else 'the command'} is not found")
+    check = [*shlex.split(options.python), "-c", "import optimum.neuron"]
+    try:
+        completed = subprocess.run(
+            check, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise InputError(f"--python {options.python!r} cannot be run ({error})") from None
+    if completed.returncode != 0:
+        last = (completed.stderr.strip().splitlines() or ["no output"])[-1]
+        raise InputError(
+            f"--python {options.python!r} cannot import optimum.neuron ({last}); run the search in the "
+            "environment where optimum-neuron is installed, or point --python at its interpreter"
+        )
 
 
 def _check_disk(setup: _Setup) -> None:

@@ -48,6 +48,7 @@ class SeedStrategy:
         self.grid = grid
 
     def skips(self, outcomes: Outcomes) -> list[tuple[Trial, str]]:
+        """The seed skips nothing before trying it."""
         return []
 
     def _pair_open(self, outcomes: Outcomes, tensor_parallel: int, batch: int) -> bool:
@@ -57,6 +58,7 @@ class SeedStrategy:
         return not any(key[0] == tensor_parallel and key[1] == batch for key in outcomes.successes)
 
     def next_trial(self, outcomes: Outcomes) -> Trial | None:
+        """The first trial in the seed's order its rules (and the journal) do not skip."""
         for trial in self.grid.seed_order():
             if not self._pair_open(outcomes, trial.tensor_parallel_size, trial.batch_size):
                 continue
@@ -109,6 +111,7 @@ class GuidedStrategy:
         return found
 
     def next_trial(self, outcomes: Outcomes) -> Trial | None:
+        """The next probe of the first (TP, batch), in the seed's order, whose longest length is not settled."""
         for tensor_parallel in self.grid.tensor_parallel_sizes:
             for batch in reversed(self.grid.batch_sizes):
                 unknown, untested_answer = self._pair(outcomes, tensor_parallel, batch)
