@@ -238,9 +238,9 @@ def test_sigkill_at_random_moments_loses_nothing_and_repeats_nothing(tmp_path: P
     slow = {key.replace(",", "_"): {"export_seconds": 0.15} for key in list(_truth(MISTRAL, 0.9))[::3]}
     machine = Machine(tmp_path, **slow)
     checkpoints = []
-    for _ in range(6):
+    for _ in range(5):
         process = machine.start("--strategy", strategy)
-        time.sleep(rng.uniform(0.2, 1.6))
+        time.sleep(rng.uniform(0.3, 1.4))
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
         recorded = machine.recorded()  # also: both files are valid JSON right after the kill
