@@ -830,7 +830,7 @@ def search(python_command: str, require_free_gib: float | None, **options: Any) 
       lmi-config search --model meta-llama/Llama-3.1-8B-Instruct
       lmi-config search --model Qwen/Qwen2.5-7B-Instruct --dry-run --instance trn1.32xlarge
       lmi-config search --model ./my-model --strategy seed --output my-model.json
-      LMI_CONFIG_EXPORTER="python fake_exporter.py" lmi-config search --model gpt2 --instance inf2.8xlarge
+      LMI_CONFIG_EXPORTER="python fake_exporter.py" lmi-config search --model Qwen/Qwen2.5-0.5B --instance inf2.8xlarge
     """
     from lmi_config import api
 
