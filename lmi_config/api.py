@@ -48,6 +48,7 @@ def lint_options(
     exclude: list[str] | None = None,
     settings_file: str | None = None,
     isolated: bool = False,
+    force_exclude: bool = False,
     **target: Any,
 ) -> LintOptions:
     """Options for a run: the flags (``target`` holds backend, lmi_version, instance, model, hub,
@@ -70,6 +71,7 @@ def lint_options(
         ignore=list(settings.ignore) + list(ignore or ()),
         settings=settings,
         exclude=list(exclude or ()),
+        force_exclude=force_exclude,
         **target,
     )
     load_rules()
@@ -100,7 +102,12 @@ def lint_paths(
     """
     options = options or LintOptions()
     excluded = options.excluded if exclude else None
-    targets = collect_targets([path for path in paths if path != "-"], env_files, excluded)
+    targets = collect_targets(
+        [path for path in paths if path != "-"],
+        env_files,
+        excluded,
+        named_excluded=options.force_excluded if exclude else None,
+    )
     if "-" in paths:
         raw = stdin_bytes if stdin_bytes is not None else b""
         targets.insert(paths.index("-"), LintTarget([parse_source("<stdin>", raw, None, stdin_kind)]))

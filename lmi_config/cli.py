@@ -104,6 +104,7 @@ def _lint_options(
     exclude: tuple[str, ...] = (),
     settings_file: str | None = None,
     isolated: bool = False,
+    force_exclude: bool = False,
     **target: Any,
 ) -> Any:
     """LintOptions from the flags and the project settings; exit 2 for a bad settings file or rule name."""
@@ -116,6 +117,7 @@ def _lint_options(
             exclude=_split(exclude),
             settings_file=settings_file,
             isolated=isolated,
+            force_exclude=force_exclude,
             **target,
         )
     except InputError as error:
@@ -160,6 +162,11 @@ def main() -> None:
     metavar="PATTERNS",
     help="Skip files and directories matching these fnmatch patterns (added to the settings' exclude).",
 )
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply the exclusions to files named on the command line too (for pre-commit).",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @target_options()
 @click.option(
@@ -184,6 +191,7 @@ def lint(
     select: tuple[str, ...],
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
+    force_exclude: bool,
     strict: bool,
     stdin_kind: str | None,
     settings_file: str | None,
@@ -219,6 +227,7 @@ def lint(
         select=select,
         ignore=ignore,
         exclude=exclude,
+        force_exclude=force_exclude,
         settings_file=settings_file,
         isolated=isolated,
     )

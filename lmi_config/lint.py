@@ -34,11 +34,17 @@ class LintOptions:
     lnc: int | None = None  # Trainium2 logical NeuronCore setting (default: NEURON_LOGICAL_NC_CONFIG or 2)
     settings: ProjectSettings | None = None  # project settings: per-path defaults and exclusions
     exclude: list[str] = field(default_factory=list)  # --exclude patterns, added to the settings'
+    force_exclude: bool = False  # apply the exclusions to paths named explicitly too
 
     def excluded(self, path: str) -> bool:
-        """Whether a path is excluded by the project settings or ``--exclude``."""
+        """Whether a path met in a directory walk is excluded by the project settings or ``--exclude``."""
         settings = self.settings or ProjectSettings()
         return settings.excluded(path, tuple(self.exclude))
+
+    def force_excluded(self, path: str) -> bool:
+        """Whether a path named explicitly is excluded, it or a directory above it (``--force-exclude``)."""
+        settings = self.settings or ProjectSettings()
+        return self.force_exclude and settings.excluded_with_parents(path, tuple(self.exclude))
 
     def for_path(self, path: str) -> LintOptions:
         """These options with the project's per-path defaults filled in where no flag was given."""

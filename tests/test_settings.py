@@ -90,3 +90,15 @@ def test_a_broken_settings_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = run_cli("lint", "serving.properties", cwd=tmp_path)
     assert result.returncode == 2 and "no-such-rule" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_excluded_files_named_explicitly_are_linted_unless_force_exclude(tmp_path: Path) -> None:
+    (tmp_path / ".lmi-config.toml").write_text('exclude = ["legacy"]\n')
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "legacy" / "serving.properties").write_text(TYPO)
+    walked = run_cli("lint", ".", "--format", "json", cwd=tmp_path)
+    assert json.loads(walked.stdout)["summary"]["files"] == 0 or "LMI101" not in _codes(walked)
+    named = run_cli("lint", "legacy/serving.properties", "--format", "json", cwd=tmp_path)
+    assert "LMI101" in _codes(named)  # as ruff: a file named on the command line is linted
+    forced = run_cli("lint", "legacy/serving.properties", "--force-exclude", "--format", "json", cwd=tmp_path)
+    assert "LMI101" not in _codes(forced)

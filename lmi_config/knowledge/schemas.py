@@ -81,8 +81,25 @@ class ModelLocation(Sourced):
     artifact_pattern: str
 
 
+class InferenceStep(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)  # a named step's own table names
+    step: Literal["entry_point", "engine", "other_engine", "key_scores"] | None = None
+    when: dict[str, list[str]] | None = None
+    when_accelerator: Accelerator | None = None
+    unless_accelerator: Accelerator | None = None
+    backend: str | None = None
+    on_neuron: str | None = None
+    assumed: bool = False
+    reason: str | None = None
+
+
+class Inference(Sourced):
+    steps: list[InferenceStep]
+
+
 class BackendsFile(Sourced):
     backends: list[BackendRow]
+    inference: Inference
     entry_points: list[EntryPoint]
     engines: list[Engine]
     model_location: ModelLocation
