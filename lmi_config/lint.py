@@ -122,10 +122,11 @@ def apply_tgi_translations(
     return applied
 
 
-def _lnc_from_env(target: LintTarget) -> int | None:
-    """NEURON_LOGICAL_NC_CONFIG from the env files, when it is a number."""
+def _runtime_setting(target: LintTarget, effect: str) -> int | None:
+    """A runtime variable of the env files that changes the instance (``lnc``: NEURON_LOGICAL_NC_CONFIG,
+    ``nodes``: DJL_CLUSTER_SIZE), when it is a number."""
     for row in runtime_settings():
-        if row["effect"] != "lnc":
+        if row["effect"] != effect:
             continue
         for source in target.sources:
             for entry in source.env.entries if source.env else []:
@@ -147,7 +148,7 @@ def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
 
         instance = resolve_instance(instance_name)
         instance_reason = "--instance" if options.instance else "pragma"
-        lnc = options.lnc or _lnc_from_env(target)
+        lnc = options.lnc or _runtime_setting(target, "lnc")
         if lnc is not None and (options.lnc or instance.lnc is not None):
             from lmi_config.knowledge.instances import with_lnc
 
@@ -203,7 +204,12 @@ def _assess(unit: LintUnit) -> None:
 
     context = unit.context
     target = make_target(
-        context.backend.id, context.backend.accelerator, context.release, context.instance, context.model
+        context.backend.id,
+        context.backend.accelerator,
+        context.release,
+        context.instance,
+        context.model,
+        nodes=_runtime_setting(unit.target, "nodes"),
     )
     unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
 

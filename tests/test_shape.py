@@ -288,3 +288,22 @@ def test_explain_json_names_the_batching_mode_copies_and_sources(tmp_path: Path)
     resolved = document["resolved"]
     assert (resolved["batching"], resolved["copies"], resolved["tensor_parallel_degree"]) == ("async", 2, 4)
     assert resolved["sources"]["copies"] == "8 GPUs / TP 4"
+
+
+def test_djl_cluster_size_multiplies_the_devices_tp_is_judged_against(tmp_path: Path) -> None:
+    (tmp_path / "serving.properties").write_text(
+        "option.model_id=meta-llama/Llama-3.1-70B-Instruct\noption.rolling_batch=vllm\n"
+        "option.tensor_parallel_degree=16\n"
+    )
+    alone = run_cli("lint", str(tmp_path), "--instance", "p4d.24xlarge", "--format", "json")
+    assert "tp-exceeds-devices" in [finding["rule"] for finding in json.loads(alone.stdout)["findings"]]
+    (tmp_path / "cluster.env").write_text("DJL_CLUSTER_SIZE=2\n")
+    together = run_cli("lint", str(tmp_path), "--instance", "p4d.24xlarge", "--format", "json")
+    assert "tp-exceeds-devices" not in [
+        finding["rule"] for finding in json.loads(together.stdout)["findings"]
+    ]
+    document = json.loads(
+        run_cli("explain", str(tmp_path), "--instance", "p4d.24xlarge", "--format", "json").stdout
+    )
+    assert (document["resolved"]["nodes"], document["resolved"]["copies"]) == (2, 1)
+    assert document["resolved"]["sources"]["nodes"] == "DJL_CLUSTER_SIZE=2"
