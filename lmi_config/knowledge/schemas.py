@@ -336,10 +336,15 @@ class Family(Sourced):
     values: list[str]
 
 
+class GatedRepository(Sourced):
+    prefix: str
+
+
 class ModelsFile(Sourced):
     models: list[ModelRow]
     type_defaults: dict[str, dict[str, Any]]
     architecture_families: dict[str, Family]
+    gated_repositories: list[GatedRepository]
 
 
 # --- options.json ------------------------------------------------------------------------------
