@@ -307,3 +307,28 @@ def test_djl_cluster_size_multiplies_the_devices_tp_is_judged_against(tmp_path: 
     )
     assert (document["resolved"]["nodes"], document["resolved"]["copies"]) == (2, 1)
     assert document["resolved"]["sources"]["nodes"] == "DJL_CLUSTER_SIZE=2"
+
+
+O3 = (
+    "engine=Python\noption.entryPoint=djl_python.transformers_neuronx\n"
+    "option.model_id=s3://bucket/Meta-Llama-3-8B-Instruct-split/\noption.load_split_model=True\n"
+    "option.tensor_parallel_degree=8\noption.n_positions=4096\noption.rolling_batch=auto\n"
+    "option.max_rolling_batch_size=4\noption.dtype=fp16\noption.model_loading_timeout=1200\n"
+    "option.neuron_optimize_level={level}\n"
+)
+
+
+def test_a_higher_compiler_optimization_level_makes_1200_seconds_too_short() -> None:
+    """A user report: 1200 s was too short for an 8B model at TP 8 with neuron_optimize_level=3
+    (a split checkpoint loads faster but still compiles)."""
+
+    def warned(level: int) -> bool:
+        findings = lint_text(
+            O3.format(level=level),
+            "properties",
+            LintOptions(instance="inf2.24xlarge", lmi_version="0.30.0", model="meta-llama/Meta-Llama-3-8B"),
+        ).findings
+        return any(finding.rule == "loading-timeout-too-short" for finding in findings)
+
+    assert warned(3)
+    assert not warned(1)

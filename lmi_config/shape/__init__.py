@@ -28,7 +28,7 @@ from lmi_config.shape.dimensions import (
     resolve_sequence_length,
     resolve_tensor_parallel_and_batch,
 )
-from lmi_config.shape.frontend import flag, resolve_batching
+from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
 from lmi_config.shape.resources import (
@@ -176,6 +176,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
             neuron=target.accelerator == "neuron",
             precompiled=any(config.has(key) for key in PRECOMPILED_KEYS),
             timeout_text=config.get("option.model_loading_timeout"),
+            optimize_level=integer(config, "option.neuron_optimize_level")[0],
         )
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
