@@ -92,17 +92,22 @@ def server() -> Iterator[str]:
         patch.undo()
 
 
-@pytest.fixture
-def aws(server: str) -> Iterator[Any]:
-    """A clean server with the artifact bucket; boto3 clients for the checks."""
-    urllib.request.urlopen(urllib.request.Request(f"{server}/moto-api/reset", method="POST"), timeout=10)
+@pytest.fixture(scope="module")
+def clients(server: str) -> dict[str, Any]:
+    """boto3 clients for the checks (made once: each takes a fifth of a second)."""
     session = boto3.session.Session(
         aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name=REGION
     )
-    clients = {name: session.client(name, endpoint_url=server) for name in ("s3", "sagemaker", "logs")}
-    clients["application-autoscaling"] = session.client("application-autoscaling", endpoint_url=server)
+    services = ("s3", "sagemaker", "logs", "application-autoscaling")
+    return {name: session.client(name, endpoint_url=server) for name in services}
+
+
+@pytest.fixture
+def aws(server: str, clients: dict[str, Any]) -> dict[str, Any]:
+    """A clean server with the artifact bucket."""
+    urllib.request.urlopen(urllib.request.Request(f"{server}/moto-api/reset", method="POST"), timeout=10)
     clients["s3"].create_bucket(Bucket=BUCKET)
-    yield clients
+    return clients
 
 
 @dataclass
@@ -429,3 +434,20 @@ def test_no_secret_appears_in_any_output(aws: Any, server: str, tmp_path: Path) 
     assert json.loads(runs[1].stdout)["environment"]["HF_TOKEN"] == "****"
     _, container = variant_of(aws, "gated")
     assert container["Environment"]["HF_TOKEN"] == HF_TOKEN  # delivered, just never shown
+
+
+def test_inside_a_notebook_the_role_comes_from_the_sagemaker_sdk(
+    aws: Any, server: str, tmp_path: Path
+) -> None:
+    sdk = tmp_path / "sdk" / "sagemaker"
+    sdk.mkdir(parents=True)
+    notebook_role = "arn:aws:iam::123456789012:role/FromTheNotebook"
+    (sdk / "__init__.py").write_text(f"def get_execution_role():\n    return {notebook_role!r}\n")
+    arguments = (str(QWEN), "--region", REGION, "--yes", "--endpoint-name", "from-notebook", "--no-wait")
+    run = deploy(server, *arguments, tmp=tmp_path, extra_env={"PYTHONPATH": str(tmp_path / "sdk")})
+    assert run.returncode == 0, run.output
+    assert "not waiting (--no-wait)" in run.stdout
+    _, container = variant_of(aws, "from-notebook")
+    model = aws["sagemaker"].list_models()["Models"][0]["ModelName"]
+    assert aws["sagemaker"].describe_model(ModelName=model)["ExecutionRoleArn"] == notebook_role
+    assert container["Image"].endswith(":0.36.0-lmi27.0.0-cu130")

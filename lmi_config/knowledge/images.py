@@ -294,3 +294,9 @@ def sdk_registries(configs: dict[str, dict[str, Any]]) -> dict[str, str]:
                 if accounts.setdefault(region, account) != account:
                     raise ValueError(f"{region}: two registry accounts ({accounts[region]}, {account})")
     return dict(sorted(accounts.items()))
+
+
+def clear_cache() -> None:
+    """Forget what was read (after the override file changed, e.g. in a long-lived process)."""
+    for function in (_override, sdk_tables, sdk_origin, frameworks, registries, images, instance_support):
+        function.cache_clear()
