@@ -930,9 +930,6 @@ def images(
     except DeployError as error:
         _fail_input(str(error))
         return
-    except ValueError as error:  # an unreadable override file
-        _fail_input(str(error))
-        return
     _emit(
         json.dumps(rows, indent=2) + "\n" if output_format == "json" else format_images(rows, region=region)
     )

@@ -331,7 +331,12 @@ def build_plan(
         rendered=rendered,
         target=target,
         notes=list(rendered.notes),
-        warnings=[*image.warnings, *sizing.warnings],
+        warnings=[*image.warnings, *sizing.warnings]
+        + (
+            []
+            if request.role
+            else ["no --role: a run needs one (inside SageMaker: lmi-config[sagemaker] finds it)"]
+        ),
         autoscale=request.autoscale,
     )
     tags = ((OWNER_TAG, __version__), *request.tags)

@@ -53,17 +53,22 @@ def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
     """What happened: InService (and how to call it), or the failure with its log lines and clean-up."""
     secrets = plan.secret_values()
     minutes = outcome.elapsed_seconds / 60
+    where = f"--region {outcome.region}" + (
+        f" --endpoint-url {outcome.endpoint_url}" if outcome.endpoint_url else ""
+    )
     if outcome.succeeded and outcome.status == "InService":
+        body = '\'{"inputs": "Hello"}\''
         lines = [
             f"endpoint {outcome.endpoint_name} is InService ({minutes:.1f} min)",
-            f"  invoke:  aws sagemaker-runtime invoke-endpoint --region {outcome.region} --endpoint-name "
-            f'{outcome.endpoint_name} --content-type application/json --body \'{{"inputs": "Hello"}}\' out.json',
-            f"  remove:  lmi-config deploy --delete {outcome.endpoint_name} --region {outcome.region}",
+            f"  invoke:  aws sagemaker-runtime invoke-endpoint {where} --endpoint-name {outcome.endpoint_name} "
+            f"--content-type application/json --cli-binary-format raw-in-base64-out --body {body} out.json",
+            f"  remove:  lmi-config deploy --delete {outcome.endpoint_name} {where}",
         ]
     elif outcome.succeeded:
         lines = [
             f"endpoint {outcome.endpoint_name} is {outcome.status}; not waiting (--no-wait)",
-            f"  follow:  aws sagemaker describe-endpoint --region {outcome.region} --endpoint-name {outcome.endpoint_name}",
+            f"  follow:  aws sagemaker describe-endpoint {where} --endpoint-name {outcome.endpoint_name}",
+            f"  remove:  lmi-config deploy --delete {outcome.endpoint_name} {where}",
         ]
     else:
         lines = [f"deploy failed at {outcome.failed_step}: {outcome.failure}"]
@@ -128,7 +133,7 @@ def format_images(rows: list[dict[str, Any]], *, region: str | None) -> str:
             where = f"not in {region}"
         assumed = " (regions assumed)" if row["regions_assumed"] else ""
         lines.append(
-            f"  {tag:<34} {', '.join(row['backends']):<40} {where}{assumed}"
+            f"  {tag:<36} {', '.join(row['backends']):<40} {where}{assumed}"
             + (f"  [{versions}]" if versions else "")
         )
     return "\n".join(lines) + "\n"

@@ -20,6 +20,7 @@ class Outcome:
 
     endpoint_name: str
     region: str
+    endpoint_url: str | None = None  # where the calls went (repeated in the commands shown)
     status: str = "not started"
     succeeded: bool = False
     created: list[tuple[str, str]] = field(default_factory=list)
@@ -105,7 +106,7 @@ def execute(
         raise DeployError("no execution role: give --role arn:aws:iam::ACCOUNT:role/NAME")
     secrets = plan.secret_values()
     clients = Clients(plan.region, endpoint_url)
-    outcome = Outcome(plan.endpoint_name, plan.region)
+    outcome = Outcome(plan.endpoint_name, plan.region, endpoint_url)
     started = time.monotonic()
 
     def say(message: str, transient: bool = False) -> None:

@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from lmi_config.errors import InputError
 from lmi_config.knowledge import load_data, version_tuple
 
 OVERRIDE_VARIABLE = "LMI_CONFIG_IMAGES_FILE"
@@ -109,11 +110,11 @@ def _override() -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as error:
-        raise ValueError(
+        raise InputError(
             f"{path}: unreadable image override ({error}); delete it or run `images --refresh`"
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("sagemaker_sdk"), dict):
-        raise ValueError(f"{path}: not an image override written by `lmi-config images --refresh`")
+        raise InputError(f"{path}: not an image override written by `lmi-config images --refresh`")
     return data
 
 
