@@ -435,6 +435,31 @@ class VllmMemoryFile(Sourced):
     error_margin_fraction: Value
 
 
+# --- deploy.json, sagemaker_api.json ----------------------------------------------------------
+
+
+class SourcedPolicy(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)  # the policy's own numbers
+
+
+class DeployFile(Strict):
+    about: str
+    volume: SourcedPolicy
+    wait: SourcedPolicy
+    logs: SourcedPolicy
+    autoscaling: SourcedPolicy
+
+
+class SagemakerApiFile(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    botocore_version: str
+    names: dict[str, dict[str, Any]]
+    environment: dict[str, Any]
+    variant: dict[str, dict[str, Any]]
+    instance_types: list[str]
+    endpoint_waiter: SourcedPolicy
+
+
 def _djl_properties() -> type[BaseModel]:
     from lmi_config.knowledge.djl_properties import DjlCatalogue
 
@@ -445,6 +470,7 @@ SCHEMAS: dict[str, Any] = {
     "backends.json": BackendsFile,
     "conflicts.json": ConflictsFile,
     "container_shape.json": ContainerShapeFile,
+    "deploy.json": DeployFile,
     "djl_properties.json": _djl_properties,
     "env_vars.json": EnvVarsFile,
     "images.json": ImagesFile,
@@ -453,6 +479,7 @@ SCHEMAS: dict[str, Any] = {
     "models.json": ModelsFile,
     "options.json": OptionsFile,
     "releases.json": ReleasesFile,
+    "sagemaker_api.json": SagemakerApiFile,
     "tp_rules.json": TpRulesFile,
     "vllm_engine_args.json": EngineArgsFile,
     "vllm_memory.json": VllmMemoryFile,
