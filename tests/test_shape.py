@@ -332,3 +332,18 @@ def test_a_higher_compiler_optimization_level_makes_1200_seconds_too_short() -> 
 
     assert warned(3)
     assert not warned(1)
+
+
+def test_an_integer_larger_than_the_container_parses_is_refused_not_a_crash(tmp_path: Path) -> None:
+    huge = "9" * 400
+    result = run_cli(
+        "render",
+        "--model",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--instance",
+        "g5.12xlarge",
+        "--set",
+        f"max_model_len={huge}",
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "larger than the container's integers" in result.stderr

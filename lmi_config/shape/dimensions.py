@@ -106,9 +106,10 @@ def resolve_nodes(target: Target) -> Resolved[int]:
 
 def explicit_tensor_parallel(config: CanonicalConfig, target: Target, pipeline: int) -> Resolved[int] | None:
     """An integer TP, or ``max`` on a known instance; None when the container will choose."""
+    value, _ = integer(config, TP_KEY)
+    if value is not None:
+        return Resolved(value, TP_KEY, TP_KEY)
     raw = (config.get(TP_KEY) or "").strip()
-    if raw.isdigit():
-        return Resolved(int(raw), TP_KEY, TP_KEY)
     instance = target.instance
     if raw == "max" and instance is not None:
         if target.accelerator == "gpu":
