@@ -2,22 +2,25 @@
 
 Every function returns a result object and raises only documented errors:
 :class:`InputError` (unusable input files), :class:`SpecError` (an unusable spec),
-:class:`PlanningError` (nothing fits), :class:`TemplateProblem` (a template that cannot be rendered).
+:class:`PlanningError` (nothing fits), :class:`TemplateProblem` (a template that cannot be rendered),
+:class:`DeployError` (AWS refused a deploy step or the endpoint failed).
 Nothing here prints or writes files; :func:`lmi_config.io.write_output` does that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.configfile.loader import LintTarget, collect_targets, parse_source
-from lmi_config.errors import InputError, OutputError, PlanningError, SpecError, TemplateProblem
+from lmi_config.errors import DeployError, InputError, OutputError, PlanningError, SpecError, TemplateProblem
 from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
 
 if TYPE_CHECKING:
+    from lmi_config.deploy import DeployPlan, DeployRequest, Outcome
+    from lmi_config.deploy.cleanup import Removal
     from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
     from lmi_config.search import SearchOptions, SearchResult
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConvertResult",
+    "DeployError",
+    "DeployResult",
     "ExplainResult",
     "InputError",
     "LintOptions",
@@ -35,7 +40,10 @@ __all__ = [
     "SpecError",
     "TemplateProblem",
     "convert_path",
+    "delete_endpoint",
+    "deploy",
     "explain_paths",
+    "images",
     "lint_options",
     "lint_paths",
     "lint_targets",
@@ -43,6 +51,7 @@ __all__ = [
     "plan",
     "plan_cache_config",
     "plan_specs",
+    "refresh_images",
     "render",
     "search",
 ]
@@ -55,6 +64,7 @@ def lint_options(
     exclude: list[str] | None = None,
     settings_file: str | None = None,
     isolated: bool = False,
+    force_exclude: bool = False,
     **target: Any,
 ) -> LintOptions:
     """Options for a run: the flags (``target`` holds backend, lmi_version, instance, model, hub,
@@ -77,6 +87,7 @@ def lint_options(
         ignore=list(settings.ignore) + list(ignore or ()),
         settings=settings,
         exclude=list(exclude or ()),
+        force_exclude=force_exclude,
         **target,
     )
     load_rules()
@@ -107,7 +118,12 @@ def lint_paths(
     """
     options = options or LintOptions()
     excluded = options.excluded if exclude else None
-    targets = collect_targets([path for path in paths if path != "-"], env_files, excluded)
+    targets = collect_targets(
+        [path for path in paths if path != "-"],
+        env_files,
+        excluded,
+        named_excluded=options.force_excluded if exclude else None,
+    )
     if "-" in paths:
         raw = stdin_bytes if stdin_bytes is not None else b""
         targets.insert(paths.index("-"), LintTarget([parse_source("<stdin>", raw, None, stdin_kind)]))
@@ -180,6 +196,130 @@ def convert_path(
         items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
     )
     return ConvertResult(text, to, lost + problems)
+
+
+@dataclass
+class DeployResult:
+    """A deploy run: the plan, and what happened (None for a dry run, a refusal or a "no")."""
+
+    plan: DeployPlan
+    outcome: Outcome | None = None
+    declined: bool = False
+
+    @property
+    def refused(self) -> list[str]:
+        """Error-level findings of the rendered configuration: nothing was called."""
+        return self.plan.blocking
+
+
+def deploy(
+    spec: Spec,
+    request: DeployRequest,
+    *,
+    name: str = "spec",
+    hub: bool = False,
+    dry_run: bool = False,
+    show: Callable[[DeployPlan], None] | None = None,
+    confirm: Callable[[DeployPlan], bool] | None = None,
+    progress: Callable[[str, bool], None] | None = None,
+) -> DeployResult:
+    """Render, plan and (unless ``dry_run``) create the endpoint.
+
+    ``show`` receives the plan before anything is called; ``confirm`` may decline it;
+    ``progress`` receives (message, transient) while the calls run. A dry run, a refused
+    configuration or a declined plan calls no AWS API. Raises :class:`SpecError` for a refusal
+    before any call (limits, image, sizing), :class:`PlanningError` when nothing fits, and
+    :class:`DeployError` when AWS refuses to start (existing name, bucket, credentials); a
+    failure after resources were created is in ``outcome`` (they have been removed).
+    """
+    from lmi_config.deploy import build_plan, execute, resolve_region
+    from lmi_config.deploy.sdk import discover_role
+
+    if not dry_run and request.role is None:
+        request = replace(request, role=discover_role(resolve_region(request.region)))
+    plan = build_plan(spec, request, name=name, hub=hub)
+    if show is not None:
+        show(plan)
+    result = DeployResult(plan)
+    if dry_run or plan.blocking:
+        return result
+    if confirm is not None and not confirm(plan):
+        result.declined = True
+        return result
+    result.outcome = execute(
+        plan,
+        progress or (lambda message, transient: None),
+        endpoint_url=request.endpoint_url,
+        wait=request.wait,
+        keep_on_failure=request.keep_on_failure,
+    )
+    return result
+
+
+def delete_endpoint(
+    endpoint_name: str,
+    *,
+    region: str | None = None,
+    endpoint_url: str | None = None,
+    purge_s3: bool = False,
+    progress: Callable[[str, bool], None] | None = None,
+) -> Removal:
+    """Remove an endpoint, its config, its models and scaling target (``purge_s3``: its S3 prefix).
+
+    Raises :class:`DeployError` when there is no such endpoint or AWS refuses.
+    """
+    from lmi_config.deploy import resolve_region
+    from lmi_config.deploy.aws import Clients
+    from lmi_config.deploy.cleanup import delete_endpoint as remove_endpoint
+
+    clients = Clients(resolve_region(region), endpoint_url)
+    return remove_endpoint(
+        clients, endpoint_name, progress or (lambda message, transient: None), purge_s3=purge_s3
+    )
+
+
+def images(*, framework: str | None = None, region: str | None = None) -> list[dict[str, Any]]:
+    """The image table as rows (with the URI in ``region`` when it is published there)."""
+    from lmi_config.knowledge.images import frameworks, registries, repository
+    from lmi_config.knowledge.images import images as all_images
+
+    known = frameworks()
+    if framework is not None and framework not in known:
+        raise InputError(f"unknown image framework {framework!r}; known: {', '.join(known)}")
+    if region is not None and region not in registries():
+        raise InputError(f"no LMI image registry is known for region {region!r}")
+    rows = []
+    for image in all_images():
+        if framework is not None and image.framework != framework:
+            continue
+        available = region is not None and image.tag is not None and region in image.regions
+        host = registries()[region].host() if region is not None and available else None
+        rows.append(
+            {
+                "framework": image.framework,
+                "accelerator": known[image.framework].accelerator,
+                "tag": image.tag,
+                "djl_version": image.djl_version,
+                "lmi_version": image.lmi_version,
+                "backends": list(image.backends),
+                "backend_versions": image.backend_versions,
+                "published": image.published,
+                "sagemaker_sdk_listed": image.sagemaker_sdk_listed,
+                "regions": len(image.regions),
+                "regions_assumed": image.regions_assumed,
+                "regions_from": image.regions_from,
+                "uri": f"{host}/{repository()}:{image.tag}" if host else None,
+                "note": image.note,
+            }
+        )
+    return rows
+
+
+def refresh_images(output: str | None = None) -> tuple[Path, dict[str, Any]]:
+    """Refresh the image tags and regions from the installed SageMaker SDK into a local override."""
+    from lmi_config.deploy.sdk import refresh_images as refresh
+
+    return refresh(output)
 
 
 def plan(request: PlanRequest | None = None, **fields: Any) -> PlanResult:

@@ -9,18 +9,21 @@ report can say what was assumed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import (
     Backend,
+    InferenceStep,
     Release,
     backends,
     default_release,
     engines,
     entry_points,
     image_framework,
+    inference_steps,
     parse_lmi_version,
     resolve_backend,
 )
@@ -111,66 +114,101 @@ def _value(config: CanonicalConfig, key: str) -> str:
 
 
 def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> tuple[Backend, str, bool]:
-    """Infer the backend from the keys the container itself uses to choose one."""
-    table = backends()
-    loader = _value(config, "option.model_loader").lower()
-    entry = _value(config, "option.entryPoint")
-    rolling = _value(config, "option.rolling_batch").lower()
-    engine = _canonical_engine(_value(config, "engine"))
-    neuron = instance_accelerator == "neuron"
-    gpu = instance_accelerator == "gpu"
+    """Infer the backend from the keys the container itself uses to choose one.
 
-    if loader == "nxdi":
-        return table["nxdi"], "option.model_loader=nxdi", False
-    if entry:
-        known = entry_points().get(entry)
-        if known and known.get("backend"):
-            return table[known["backend"]], f"option.entryPoint={entry}", False
-        if not known and entry != "djl_python.huggingface":
-            if entry.startswith("djl_python.") and "neuron" in entry:
-                return table["transformers-neuronx"], f"option.entryPoint={entry}", False
-            return table["custom"], f"option.entryPoint={entry} (your own handler)", False
-    if rolling == "tnx" or loader in ("tnx", "optimum"):
-        return table["transformers-neuronx"], f"option.rolling_batch={rolling or 'auto'}", False
-    if rolling == "lmi-dist":
-        return table["lmi-dist"], "option.rolling_batch=lmi-dist", False
-    if rolling == "trtllm":
-        return table["tensorrt-llm"], "option.rolling_batch=trtllm", False
-    engine_backend = engines().get(engine, {}).get("backend")
-    if engine_backend:
-        return table[engine_backend], f"engine={engine}", False
-    if rolling == "deepspeed":
-        return table["deepspeed"], "option.rolling_batch=deepspeed", False
-    if engine and engine not in ("Python", "MPI"):
-        return table["djl-engine"], f"engine={engine}", False
+    The steps and the backends they lead to are data (``backends.json``, ``inference``); the
+    first step that matches decides. Returns (backend, reason, whether it is an assumption).
+    """
+    for step in inference_steps():
+        found = _STEPS[step.step or "when"](step, config, instance_accelerator)
+        if found is not None:
+            name, reason, assumed = found
+            return backends()[name], reason, assumed
+    raise AssertionError("backends.json inference ends with an unconditional step")
+
+
+_Found = tuple[str, str, bool] | None
+
+
+def _when(step: InferenceStep, config: CanonicalConfig, accelerator: str | None) -> _Found:
+    """A key with one of the listed values (or, without ``when``, an accelerator or a fallback)."""
+    if step.when_accelerator and accelerator != step.when_accelerator:
+        return None
+    if step.unless_accelerator and accelerator == step.unless_accelerator:
+        return None
+    for key, values in step.when:
+        value = _value(config, key)
+        compared = _canonical_engine(value) if key == "engine" else value.lower()
+        if compared not in values:
+            return None
+    assert step.backend is not None
+    written = " ".join(f"{key}={_value(config, key)}" for key, _ in step.when)
+    if step.on_neuron and _on_neuron(config, accelerator):
+        return step.on_neuron, f"{written} on Neuron", step.assumed
+    return step.backend, step.reason or written, step.assumed
+
+
+def _on_neuron(config: CanonicalConfig, accelerator: str | None) -> bool:
+    """On a Neuron instance, or (no instance) the file uses more Neuron-only keys than the other backend's."""
+    if accelerator == "neuron":
+        return True
+    if accelerator == "gpu":
+        return False
     scores = _backend_key_scores(config)
-    neuron_keys = scores.get("transformers-neuronx", [])
-    if rolling == "vllm":
-        if neuron or (len(neuron_keys) > len(scores.get("vllm", [])) and not gpu):
-            return table["transformers-neuronx"], "option.rolling_batch=vllm on Neuron", False
-        return table["vllm"], "option.rolling_batch=vllm", False
-    if neuron:
-        return table["transformers-neuronx"], "a Neuron instance", False
+    return len(scores.get("transformers-neuronx", [])) > len(scores.get("vllm", []))
+
+
+def _entry_point(step: InferenceStep, config: CanonicalConfig, accelerator: str | None) -> _Found:
+    entry = _value(config, "option.entryPoint")
+    if not entry:
+        return None
+    known = entry_points().get(entry)
+    if known and known.get("backend"):
+        return known["backend"], f"option.entryPoint={entry}", False
+    if known or entry == "djl_python.huggingface":
+        return None  # a handler that serves several backends: option.rolling_batch decides
+    if entry.startswith("djl_python.") and "neuron" in entry:
+        return step.options["neuron_backend"], f"option.entryPoint={entry}", False
+    return step.options["unknown_backend"], f"option.entryPoint={entry} (your own handler)", False
+
+
+def _engine(step: InferenceStep, config: CanonicalConfig, accelerator: str | None) -> _Found:
+    engine = _canonical_engine(_value(config, "engine"))
+    backend = engines().get(engine, {}).get("backend")
+    return (backend, f"engine={engine}", False) if backend else None
+
+
+def _other_engine(step: InferenceStep, config: CanonicalConfig, accelerator: str | None) -> _Found:
+    engine = _canonical_engine(_value(config, "engine"))
+    if engine and engine not in step.options["except"]:
+        assert step.backend is not None
+        return step.backend, f"engine={engine}", False
+    return None
+
+
+def _key_scores(step: InferenceStep, config: CanonicalConfig, accelerator: str | None) -> _Found:
+    """The backend that alone reads most of the file's options."""
+    table = backends()
     candidates = {
         name: keys
-        for name, keys in scores.items()
-        if keys and not (gpu and table[name].accelerator == "neuron")
+        for name, keys in _backend_key_scores(config).items()
+        if keys and not (accelerator == "gpu" and table[name].accelerator == "neuron")
     }
-    if engine == "MPI":
-        candidates = {
-            name: keys
-            for name, keys in candidates.items()
-            if name in ("lmi-dist", "tensorrt-llm", "deepspeed")
-        }
-    if candidates:
-        best = max(candidates, key=lambda name: len(candidates[name]))
-        shown = ", ".join(candidates[best][:2])
-        return table[best], f"{shown} (read only by {best})", True
-    if engine == "MPI":
-        return table["lmi-dist"], "engine=MPI", True
-    if rolling == "disable" and not gpu:
-        return table["huggingface"], "option.rolling_batch=disable", False
-    return table["vllm"], "the default djl-lmi image runs vLLM", True
+    if _canonical_engine(_value(config, "engine")) == "MPI":
+        candidates = {name: keys for name, keys in candidates.items() if name in step.options["mpi_backends"]}
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda name: len(candidates[name]))
+    return best, f"{', '.join(candidates[best][:2])} (read only by {best})", True
+
+
+_STEPS: dict[str, Callable[[InferenceStep, CanonicalConfig, str | None], _Found]] = {
+    "when": _when,
+    "entry_point": _entry_point,
+    "engine": _engine,
+    "other_engine": _other_engine,
+    "key_scores": _key_scores,
+}
 
 
 _SCORED_BACKENDS = (

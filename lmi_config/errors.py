@@ -24,3 +24,8 @@ class OutputError(Exception):
 
 class PlanningError(ValueError):
     """No configuration fits (exit code 1): the message says what stood in the way."""
+
+
+class DeployError(Exception):
+    """AWS refused a deploy step or the endpoint failed (exit code 3): the message says which
+    call and why; what the run created has been removed unless asked to keep it."""

@@ -14,7 +14,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from lmi_config.errors import OutputError as OutputError
@@ -88,6 +87,8 @@ def write_atomically(path: Path, text: str, *, shown: str | None = None) -> None
     The file keeps its permission bits and, where allowed, its owner and group; a new file gets
     0644 less the umask. Raises :class:`OutputError` when the directory is missing or read-only.
     """
+    import tempfile  # only when a file is written
+
     shown = shown or str(path)
     directory = path.parent if str(path.parent) else Path(".")
     try:

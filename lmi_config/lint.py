@@ -34,11 +34,17 @@ class LintOptions:
     lnc: int | None = None  # Trainium2 logical NeuronCore setting (default: NEURON_LOGICAL_NC_CONFIG or 2)
     settings: ProjectSettings | None = None  # project settings: per-path defaults and exclusions
     exclude: list[str] = field(default_factory=list)  # --exclude patterns, added to the settings'
+    force_exclude: bool = False  # apply the exclusions to paths named explicitly too
 
     def excluded(self, path: str) -> bool:
-        """Whether a path is excluded by the project settings or ``--exclude``."""
+        """Whether a path met in a directory walk is excluded by the project settings or ``--exclude``."""
         settings = self.settings or ProjectSettings()
         return settings.excluded(path, tuple(self.exclude))
+
+    def force_excluded(self, path: str) -> bool:
+        """Whether a path named explicitly is excluded, it or a directory above it (``--force-exclude``)."""
+        settings = self.settings or ProjectSettings()
+        return self.force_exclude and settings.excluded_with_parents(path, tuple(self.exclude))
 
     def for_path(self, path: str) -> LintOptions:
         """These options with the project's per-path defaults filled in where no flag was given."""
@@ -116,10 +122,11 @@ def apply_tgi_translations(
     return applied
 
 
-def _lnc_from_env(target: LintTarget) -> int | None:
-    """NEURON_LOGICAL_NC_CONFIG from the env files, when it is a number."""
+def _runtime_setting(target: LintTarget, effect: str) -> int | None:
+    """A runtime variable of the env files that changes the instance (``lnc``: NEURON_LOGICAL_NC_CONFIG,
+    ``nodes``: DJL_CLUSTER_SIZE), when it is a number."""
     for row in runtime_settings():
-        if row["effect"] != "lnc":
+        if row["effect"] != effect:
             continue
         for source in target.sources:
             for entry in source.env.entries if source.env else []:
@@ -141,7 +148,7 @@ def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
 
         instance = resolve_instance(instance_name)
         instance_reason = "--instance" if options.instance else "pragma"
-        lnc = options.lnc or _lnc_from_env(target)
+        lnc = options.lnc or _runtime_setting(target, "lnc")
         if lnc is not None and (options.lnc or instance.lnc is not None):
             from lmi_config.knowledge.instances import with_lnc
 
@@ -179,8 +186,8 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
     try:
         arch = resolve_model(name, base_directory=directory, allow_hub=options.hub)
     except ModelResolutionError as error:
-        if options.model:
-            raise ValueError(str(error)) from None
+        # every other check still runs; the note says what was skipped (a --model given
+        # explicitly is skipped the same way, so an offline run still reports the file)
         if explicit or unit.context.instance is not None:
             unit.notes.append(
                 f"model checks skipped: {error}"
@@ -197,7 +204,12 @@ def _assess(unit: LintUnit) -> None:
 
     context = unit.context
     target = make_target(
-        context.backend.id, context.backend.accelerator, context.release, context.instance, context.model
+        context.backend.id,
+        context.backend.accelerator,
+        context.release,
+        context.instance,
+        context.model,
+        nodes=_runtime_setting(unit.target, "nodes"),
     )
     unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
 

@@ -203,10 +203,37 @@ def build_items(
             )
         items, became, note = _resolve_auto(items, autos, spec, target)
         notes.append(note)
+    batch_note = _write_batch_where_read(items, target)
+    if batch_note:
+        notes.append(batch_note)
     timeout_note = _loading_timeout(items, target)
     if timeout_note:
         notes.append(timeout_note)
     return items, target, notes, became
+
+
+def _write_batch_where_read(items: dict[str, str], target: _Target) -> str | None:
+    """A batch given under one key is written under every key the container reads it from in this
+    batching mode: with dynamic batching on transformers-neuronx both the front end's ``batch_size``
+    and the compiled ``option.batch_size``; with vLLM ``max_rolling_batch_size`` (which LMI fills
+    itself and compares with a lone ``max_num_seqs``)."""
+    from lmi_config.planner import configuration
+    from lmi_config.shape import resolve_shape
+
+    mode = resolve_shape(configuration(items), _judge_target(target)).batching.mode
+    table = batch_keys(target.backend.id, mode)
+    value = next(
+        (items[key] for key in table.keys + table.render_keys if items.get(key, "").strip().isdigit()), None
+    )
+    if value is None:
+        return None
+    added = [key for key in table.render_keys if items.get(key) != value]
+    for key in added:
+        items[key] = value
+    if not added:
+        return None
+    written = ", ".join(f"{key}={value}" for key in added)
+    return f"{written}: the container reads the batch size there ({mode} batching)"
 
 
 def _judge_target(target: _Target) -> Any:

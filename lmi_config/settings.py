@@ -64,13 +64,20 @@ class ProjectSettings:
             return Path(path).as_posix()
 
     def excluded(self, path: str, extra: tuple[str, ...] = ()) -> bool:
-        """Whether a file or directory matches an ``exclude`` pattern (or one of ``extra``)."""
-        relative = self.relative(path)
-        patterns = self.exclude + extra
-        return any(
-            fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, pattern.rstrip("/") + "/*")
-            for pattern in patterns
-        )
+        """Whether a file or directory matches an ``exclude`` pattern (or one of ``extra``).
+
+        A directory that matches is not entered; a directory named explicitly inside it is still
+        linted (ruff's behaviour), unless the pattern itself reaches it (``tests/*``).
+        """
+        return self._matches(self.relative(path), extra)
+
+    def excluded_with_parents(self, path: str, extra: tuple[str, ...] = ()) -> bool:
+        """Whether a path or a directory above it is excluded (``--force-exclude`` on named files)."""
+        parts = self.relative(path).split("/")
+        return any(self._matches("/".join(parts[: index + 1]), extra) for index in range(len(parts)))
+
+    def _matches(self, relative: str, extra: tuple[str, ...]) -> bool:
+        return any(fnmatch.fnmatch(relative, pattern.rstrip("/")) for pattern in self.exclude + extra)
 
     def defaults_for(self, path: str) -> dict[str, Any]:
         """The per-path defaults that apply to a file (later patterns win)."""

@@ -23,7 +23,7 @@ def test_a_cached_hub_lookup_needs_no_network(tmp_path: Path, monkeypatch) -> No
     assert "cached" in arch.source
 
 
-def test_offline_unknown_model_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:
+def test_offline_unknown_explicit_model_skips_only_the_model_checks(tmp_path: Path) -> None:
     spec = tmp_path / "serving.properties"
     spec.write_text("option.model_id=someone/not-in-the-catalog\noption.rolling_batch=vllm\n")
     env = dict(os.environ, HF_HUB_OFFLINE="1", XDG_CACHE_HOME=str(tmp_path), HF_HOME=str(tmp_path / "hf"))
@@ -48,11 +48,13 @@ def test_offline_unknown_model_is_one_clear_line_and_exit_2(tmp_path: Path) -> N
         env=env,
         timeout=120,
     )
-    assert completed.returncode == 2, completed.stderr
-    lines = [line for line in completed.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "cannot read the config of someone/not-in-the-catalog" in lines[0], (
-        completed.stderr
+    # issue 10: an explicit --model that cannot be resolved offline no longer stops the whole lint
+    assert completed.returncode == 0, completed.stderr
+    notes = [line for line in completed.stdout.splitlines() if "model checks skipped" in line]
+    assert len(notes) == 1 and "cannot read the config of someone/not-in-the-catalog" in notes[0], (
+        completed.stdout
     )
+    assert "1 file checked" in completed.stdout
     assert "Traceback" not in completed.stderr
 
 

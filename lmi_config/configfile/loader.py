@@ -148,24 +148,30 @@ def _never(_: str) -> bool:
 
 
 def collect_targets(
-    paths: list[str], env_files: list[str] | None = None, excluded: Callable[[str], bool] | None = None
+    paths: list[str],
+    env_files: list[str] | None = None,
+    excluded: Callable[[str], bool] | None = None,
+    *,
+    named_excluded: Callable[[str], bool] | None = None,
 ) -> list[LintTarget]:
     """Turn command-line paths into lint targets (``-`` is stdin, read by the caller).
 
     Files named explicitly are linted alone (plus any ``env_files``); in a directory,
     ``serving.properties`` is paired with the env files beside it. Paths for which
-    ``excluded`` is true (project settings, ``--exclude``) are skipped.
+    ``excluded`` is true (project settings, ``--exclude``) are skipped in directories, and when
+    named explicitly only where ``named_excluded`` says so (ruff's ``--force-exclude``; pre-commit
+    passes file names). A directory whose files are all excluded is not an error.
     """
     excluded = excluded or _never
     targets: list[LintTarget] = []
     extra = [read_file(Path(item), item) for item in env_files or []]
     for item in paths:
         path = Path(item)
-        if excluded(item):
+        if named_excluded is not None and named_excluded(item):
             continue
         if path.is_dir():
             files = _walk(path, excluded)
-            if not files:
+            if not files and not _walk(path, _never):
                 raise InputError(
                     f"{item}: no serving.properties, *.properties, .env or *.env file in this directory"
                 )

@@ -244,3 +244,56 @@ def model_location() -> ModelLocation:
     """What names a model (``option.model_id`` …) and which artifact files mark a model directory."""
     row = load_data("backends.json")["model_location"]
     return ModelLocation(tuple(row["keys"]), row["artifact_pattern"], row["source"])
+
+
+@dataclass(frozen=True)
+class InferenceStep:
+    """One step of inferring the backend from a configuration (``backends.json``, ``inference``).
+
+    Either ``when`` (key → values that select ``backend``), ``when_accelerator``, a named ``step``
+    the code performs with the tables it names, or an unconditional fallback.
+    """
+
+    step: str | None
+    when: tuple[tuple[str, tuple[str, ...]], ...]
+    when_accelerator: str | None
+    unless_accelerator: str | None
+    backend: str | None
+    on_neuron: str | None
+    assumed: bool
+    reason: str | None
+    options: dict[str, Any]
+    source: str
+
+
+@cache
+def inference_steps() -> tuple[InferenceStep, ...]:
+    """How to infer the backend, first match wins."""
+    steps = []
+    known = {
+        "step",
+        "when",
+        "when_accelerator",
+        "unless_accelerator",
+        "backend",
+        "on_neuron",
+        "assumed",
+        "reason",
+        "source",
+    }
+    for row in load_data("backends.json")["inference"]["steps"]:
+        steps.append(
+            InferenceStep(
+                step=row.get("step"),
+                when=tuple((key, tuple(values)) for key, values in (row.get("when") or {}).items()),
+                when_accelerator=row.get("when_accelerator"),
+                unless_accelerator=row.get("unless_accelerator"),
+                backend=row.get("backend"),
+                on_neuron=row.get("on_neuron"),
+                assumed=bool(row.get("assumed")),
+                reason=row.get("reason"),
+                options={key: value for key, value in row.items() if key not in known},
+                source=row["source"],
+            )
+        )
+    return tuple(steps)

@@ -25,3 +25,16 @@ def type_defaults(model_type: str) -> dict[str, Any] | None:
     """Config defaults of a model type whose config.json omits them (Gemma 3 text), or None."""
     row = load_data("models.json").get("type_defaults", {}).get(model_type)
     return dict(row) if row else None
+
+
+@cache
+def gated_prefixes() -> tuple[tuple[str, str], ...]:
+    """Hub repository id prefixes that are gated (a token with granted access is needed), with sources."""
+    return tuple(
+        (row["prefix"], row["source"]) for row in load_data("models.json").get("gated_repositories", [])
+    )
+
+
+def is_gated(model_id: str) -> bool:
+    """Whether a Hub id is in a gated family (``meta-llama/…``, ``mistralai/…``, ``google/gemma…``)."""
+    return any(model_id.startswith(prefix) for prefix, _ in gated_prefixes())

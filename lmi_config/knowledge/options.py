@@ -143,6 +143,7 @@ def known_keys() -> tuple[str, ...]:
 # --- value checking -----------------------------------------------------------------------
 
 _NUMERIC_KINDS = ("int", "int_or_max", "float", "bool", "list_int")
+JAVA_INT_MAX = 2**31 - 1  # the Java front end parses integers with Integer.parseInt
 # an upper-case identifier: an environment variable's name (or, as a value, a templating leftover)
 VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _TRUE_FALSE = {"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"}
@@ -188,6 +189,8 @@ def check_value(spec: OptionSpec, value: str) -> str | None:
         if not re.fullmatch(r"[+-]?\d+", value):
             expected = "an integer or max" if kind == "int_or_max" else "an integer"
             return f"is not {expected}"
+        if len(value) > 11 or abs(int(value)) > JAVA_INT_MAX:
+            return f"is larger than the container's integers (at most {JAVA_INT_MAX})"
         return _range_problem(spec, int(value))
     if kind == "float":
         try:

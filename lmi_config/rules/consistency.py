@@ -308,3 +308,54 @@ def shadowed_setting(unit: LintUnit) -> Iterator[Finding]:
                 f"({winner.origin.describe()}) wins for {key}; remove one of them",
                 setting=setting,
             )
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
+
+
+@rule(
+    code="LMI205",
+    slug="gated-model-without-token",
+    severity="warning",
+    summary="A gated Hub model (Llama, Mistral, Gemma) and an environment with no Hugging Face token.",
+    why=(
+        "Meta's, Mistral AI's and Google's Gemma repositories on the Hugging Face Hub are gated: without a token "
+        "of an account that was granted access, the container's download stops with '401 Client Error … Cannot "
+        "access gated repo' after the endpoint has started. Checked where the files describe the container's "
+        "environment (an env file or SageMaker Environment JSON); the token itself belongs in the deployment's "
+        "secret store, never in these files."
+    ),
+    bad=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B-Instruct\nOPTION_ROLLING_BATCH=vllm\n", kind="env"),
+    good=Example(
+        "HF_MODEL_ID=Qwen/Qwen2.5-7B-Instruct\nOPTION_ROLLING_BATCH=vllm\n",
+        kind="env",
+    ),
+    source=(
+        "https://huggingface.co/docs/hub/models-gated (gated repositories); lmi_config/data/models.json "
+        "gated_repositories (https://github.com/PrimeIntellect-ai/prime-diloco/issues/108, "
+        "https://github.com/neuralmagic/sparseml/pull/2249, https://github.com/city96/ComfyUI_ExtraModels/issues/99)"
+    ),
+)
+def gated_model_without_token(unit: LintUnit) -> Iterator[Finding]:
+    from lmi_config.knowledge.models import is_gated
+    from lmi_config.secrets import secret_variable_names
+
+    setting = unit.config.settings.get("option.model_id")
+    if setting is None:
+        return
+    model_id = setting.value.strip()
+    if not _HUB_ID.fullmatch(model_id) or not is_gated(model_id):
+        return
+    environments = [source for source in unit.sources if source.env is not None]
+    if not environments:
+        return  # serving.properties alone says nothing about the container's environment
+    tokens = {name for name in secret_variable_names() if name.startswith(("HF_", "HUGGING_FACE"))}
+    if any(entry.name in tokens for source in environments for entry in source.env.entries):  # type: ignore[union-attr]
+        return
+    yield unit.finding(
+        "LMI205",
+        f"{model_id} is a gated Hub repository and this environment has no HF_TOKEN: the download fails with 401 "
+        "— give the container HF_TOKEN of an account granted access (from a secret store at deploy time), or "
+        "point option.model_id at a copy in S3",
+        setting=setting,
+    )

@@ -50,7 +50,7 @@ def memory_exceeds_budget(unit: LintUnit) -> Iterator[Finding]:
     code="LMI302",
     slug="memory-headroom-low",
     severity="warning",
-    summary="It fits, but with less than 5% of a NeuronCore's memory left.",
+    summary="It fits, but with less of a NeuronCore's memory left than the estimate's error (headroom_warning_fraction in memory.json).",
     why=(
         "The estimate carries error and DMA rings grow with batch and bucket count; the OOM logs show the "
         "allocator failing at 15.97 of 16 GiB. A configuration at the edge may fail to load."

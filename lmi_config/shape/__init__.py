@@ -28,7 +28,7 @@ from lmi_config.shape.dimensions import (
     resolve_sequence_length,
     resolve_tensor_parallel_and_batch,
 )
-from lmi_config.shape.frontend import flag, resolve_batching
+from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
 from lmi_config.shape.resources import (
@@ -97,17 +97,19 @@ def make_target(
     release: Release,
     instance: Instance | None,
     arch: ModelArch | None,
+    *,
+    nodes: int | None = None,
 ) -> Target:
     """The target of a judgement; the instance's accelerator wins over the backend's."""
     accelerator = instance.accelerator if instance is not None else backend_accelerator
-    return Target(backend, accelerator, release, instance, arch)
+    return Target(backend, accelerator, release, instance, arch, nodes)
 
 
 def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:
     """The shape the container builds for this configuration, dimension by dimension."""
     batching = resolve_batching(config, target.backend, target.release, target.arch)
     pipeline = resolve_pipeline(config)
-    nodes = resolve_nodes(config)
+    nodes = resolve_nodes(target)
     sequence = resolve_sequence_length(config, target)
     tp, batch = resolve_tensor_parallel_and_batch(config, target, batching, sequence, pipeline.value)
     engine = resolve_engine_settings(config, target.release)
@@ -174,6 +176,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
             neuron=target.accelerator == "neuron",
             precompiled=any(config.has(key) for key in PRECOMPILED_KEYS),
             timeout_text=config.get("option.model_loading_timeout"),
+            optimize_level=integer(config, "option.neuron_optimize_level")[0],
         )
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))

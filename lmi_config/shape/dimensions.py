@@ -31,6 +31,7 @@ class Target:
     release: Release
     instance: Instance | None = None
     arch: ModelArch | None = None
+    nodes: int | None = None  # DJL_CLUSTER_SIZE of a multi-node deployment
 
     @property
     def smart_defaults_apply(self) -> bool:
@@ -96,24 +97,26 @@ def resolve_pipeline(config: CanonicalConfig) -> Resolved[int]:
     return Resolved(1, "container default pipeline_parallel_degree=1")
 
 
-def resolve_nodes(config: CanonicalConfig) -> Resolved[int]:
-    value, key = integer(config, "option.cluster_size")
-    if value:
-        return Resolved(value, key or "", key)
+def resolve_nodes(target: Target) -> Resolved[int]:
+    """Nodes of a multi-node deployment: DJL_CLUSTER_SIZE (the engine overwrites option.cluster_size with it)."""
+    if target.nodes and target.nodes > 1:
+        return Resolved(target.nodes, f"DJL_CLUSTER_SIZE={target.nodes}")
     return Resolved(1, "one node")
 
 
 def explicit_tensor_parallel(config: CanonicalConfig, target: Target, pipeline: int) -> Resolved[int] | None:
     """An integer TP, or ``max`` on a known instance; None when the container will choose."""
+    value, _ = integer(config, TP_KEY)
+    if value is not None:
+        return Resolved(value, TP_KEY, TP_KEY)
     raw = (config.get(TP_KEY) or "").strip()
-    if raw.isdigit():
-        return Resolved(int(raw), TP_KEY, TP_KEY)
     instance = target.instance
     if raw == "max" and instance is not None:
         if target.accelerator == "gpu":
+            devices = instance.num_cores * (target.nodes or 1)
             return Resolved(
-                max(instance.num_cores // max(pipeline, 1), 1),
-                f"max = {instance.num_cores} GPUs / PP {pipeline}",
+                max(devices // max(pipeline, 1), 1),
+                f"max = {devices} GPUs / PP {pipeline}",
                 TP_KEY,
             )
         return Resolved(instance.num_cores, f"max = {instance.num_cores} {instance.core_word}s", TP_KEY)

@@ -6,16 +6,18 @@ from __future__ import annotations
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import Release
 from lmi_config.knowledge.container import async_entry_points, dynamic_batch_keys, rolling_batch_rule
+from lmi_config.knowledge.options import JAVA_INT_MAX
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.types import Batching, Resolved
 
 
 def integer(config: CanonicalConfig, *keys: str) -> tuple[int | None, str | None]:
-    """The first of ``keys`` whose value is a non-negative integer, and that key."""
+    """The first of ``keys`` whose value is a non-negative integer the container can parse, and that key."""
     for key in keys:
         value = config.get(key)
-        if value is not None and value.strip().isdigit():
-            return int(value.strip()), key
+        text = value.strip() if value is not None else ""
+        if text.isdigit() and len(text) <= 10 and int(text) <= JAVA_INT_MAX:
+            return int(text), key
     return None, None
 
 

@@ -21,7 +21,8 @@ from lmi_config.sizing import (
 )
 from lmi_config.sizing.gpu import kv_capacity_verdict, torch_visible_bytes
 
-PRECOMPILED_KEYS = ("option.compiled_graph_path", "option.load_split_model", "option.save_mp_checkpoint_path")
+# a split checkpoint (option.load_split_model) loads faster but still compiles
+PRECOMPILED_KEYS = ("option.compiled_graph_path", "option.save_mp_checkpoint_path")
 
 
 def gib(value: float) -> str:
@@ -215,12 +216,18 @@ def recommended_loading_timeout(needed_seconds: int) -> int:
 
 
 def estimate_loading(
-    arch: ModelArch, shape: Shape, *, neuron: bool, precompiled: bool, timeout_text: str | None
+    arch: ModelArch,
+    shape: Shape,
+    *,
+    neuron: bool,
+    precompiled: bool,
+    timeout_text: str | None,
+    optimize_level: int | None = None,
 ) -> Loading:
     """Download + compile estimate against ``option.model_loading_timeout`` (or the image default)."""
     constants = loading_constants()
     compiles = neuron and not precompiled
-    needed = loading_seconds(arch, shape, compiles)
+    needed = loading_seconds(arch, shape, compiles, optimize_level)
     if timeout_text is not None and timeout_text.strip().isdigit():
         timeout = int(timeout_text.strip())
         source, key = f"option.model_loading_timeout={timeout}", "option.model_loading_timeout"

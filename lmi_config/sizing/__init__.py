@@ -66,11 +66,16 @@ def host_memory_needed_bytes(arch: ModelArch, shape: Shape, *, compile: bool = T
     return int(weights * host["compile_load_factor"]["value"] + host["base_gib"]["value"] * GIB)
 
 
-def loading_seconds(arch: ModelArch, shape: Shape, neuron: bool) -> int:
-    """A rough floor for download + compile + load (used to judge timeouts)."""
+def loading_seconds(arch: ModelArch, shape: Shape, neuron: bool, optimize_level: int | None = None) -> int:
+    """A rough floor for download + compile + load (used to judge timeouts); a higher Neuron
+    compiler optimization level (``option.neuron_optimize_level``) compiles longer."""
     loading = constants()["loading"]
     weights, _ = weights_bytes(arch, shape, arch.num_attention_heads, arch.num_key_value_heads, neuron=False)
     seconds = weights / GIB * loading["download_seconds_per_gib"]["value"]
     if neuron:
-        seconds += arch.total_params / 1e9 * loading["neuron_compile_seconds_per_billion_params"]["value"]
+        factors = loading["compile_factor_by_optimize_level"]["value"]
+        factor = float(factors.get(str(optimize_level), 1.0)) if optimize_level else 1.0
+        seconds += (
+            arch.total_params / 1e9 * loading["neuron_compile_seconds_per_billion_params"]["value"] * factor
+        )
     return int(seconds)

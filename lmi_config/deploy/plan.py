@@ -1,0 +1,174 @@
+"""What a deployment will do: the request (flags), and the plan — every API call with its
+parameters, in order — that ``deploy`` shows before it calls anything (secrets masked)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from lmi_config.deploy.image_choice import ImageChoice
+from lmi_config.deploy.sizing import EndpointSizing, SizingOverrides
+
+MASK = "****"
+VARIANT_NAME = "AllTraffic"
+OWNER_TAG = "lmi-config:version"  # on everything deploy creates: what it may retire after --update
+DELIVERIES = ("auto", "environment", "s3")
+
+
+@dataclass(frozen=True)
+class DeployRequest:
+    """Everything ``deploy`` is told besides the spec (one field per command-line flag)."""
+
+    region: str | None = None
+    role: str | None = None
+    endpoint_name: str | None = None
+    s3_prefix: str | None = None  # s3://bucket/prefix: where serving.properties and files go
+    instance_count: int = 1
+    delivery: str = "auto"  # auto | environment | s3
+    files: tuple[str, ...] = ()  # model.py, requirements.txt … uploaded beside serving.properties
+    secret_env: tuple[str, ...] = ()  # variables copied from this shell into the container, never shown
+    tags: tuple[tuple[str, str], ...] = ()
+    autoscale: tuple[int, int] | None = None  # (min, max) instances
+    autoscale_target: float | None = None  # invocations per instance per minute
+    image: str | None = None  # an image URI instead of the table's
+    sizing: SizingOverrides = field(default_factory=SizingOverrides)
+    update: bool = False  # roll an existing endpoint to the new configuration
+    endpoint_url: str | None = None  # one URL for every AWS service (private endpoints, tests)
+    wait: bool = True
+    wait_timeout_seconds: int | None = None
+    poll_seconds: float | None = None
+    keep_on_failure: bool = False
+
+
+@dataclass(frozen=True)
+class ApiCall:
+    """One call: ``service.operation(**parameters)``, what it is for, and what it creates."""
+
+    service: str  # s3 | sagemaker | application-autoscaling
+    operation: str
+    parameters: dict[str, Any]
+    purpose: str
+    creates: tuple[str, str] | None = None  # (kind, name): what to remove when a later step fails
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """A file uploaded to the model's S3 prefix."""
+
+    name: str
+    key: str
+    data: bytes
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "key": self.key,
+            "bytes": len(self.data),
+            "sha256": hashlib.sha256(self.data).hexdigest(),
+        }
+
+
+@dataclass
+class DeployPlan:
+    """The calls deploy makes, with the choices behind them."""
+
+    region: str
+    endpoint_name: str
+    model_name: str
+    endpoint_config_name: str
+    variant_name: str
+    instance_type: str
+    instance_count: int
+    image: ImageChoice
+    delivery: str  # environment | s3
+    bucket: str | None
+    prefix: str | None  # the model's own prefix inside the bucket (ends with /)
+    files: list[PlannedFile]
+    environment: dict[str, str]
+    secret_names: frozenset[str]
+    sizing: EndpointSizing
+    calls: list[ApiCall]
+    update: bool
+    role: str | None
+    wait_timeout_seconds: int
+    poll_seconds: float
+    rendered: Any  # lmi_config.render.Rendered
+    target: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    autoscale: tuple[int, int] | None = None
+
+    @property
+    def model_data_uri(self) -> str | None:
+        return f"s3://{self.bucket}/{self.prefix}" if self.bucket and self.prefix is not None else None
+
+    @property
+    def blocking(self) -> list[str]:
+        """Error-level findings of the rendered configuration: deploy refuses, as render does."""
+        rendered = self.rendered
+        found = [f"{finding.code} [{finding.rule}] {finding.message}" for finding in rendered.errors]
+        return found + list(rendered.problems)
+
+    def secret_values(self) -> frozenset[str]:
+        """The values that must never be printed."""
+        return frozenset(
+            value for name, value in self.environment.items() if name in self.secret_names and value
+        )
+
+    def masked(self, value: Any) -> Any:
+        """``value`` with the secret environment variables' values replaced by a mask (deeply)."""
+        if isinstance(value, dict):
+            return {
+                key: MASK if key in self.secret_names and isinstance(item, str) else self.masked(item)
+                for key, item in value.items()
+            }
+        if isinstance(value, list):
+            return [self.masked(item) for item in value]
+        if isinstance(value, bytes):
+            return f"<{len(value)} bytes, sha256 {hashlib.sha256(value).hexdigest()[:16]}…>"
+        return value
+
+    def public(self) -> dict[str, Any]:
+        """The plan as one JSON-able document (what ``--format json`` prints), secrets masked."""
+        return {
+            "endpoint_name": self.endpoint_name,
+            "region": self.region,
+            "update": self.update,
+            "model_name": self.model_name,
+            "endpoint_config_name": self.endpoint_config_name,
+            "variant_name": self.variant_name,
+            "instance_type": f"ml.{self.instance_type}",
+            "instance_count": self.instance_count,
+            "target": self.target,
+            "image": self.image.public(),
+            "delivery": self.delivery,
+            "model_data": self.model_data_uri,
+            "files": [planned.public() for planned in self.files],
+            "environment": self.masked(dict(self.environment)),
+            "sizing": {
+                "container_startup_health_check_timeout_seconds": self.sizing.health_check_timeout_seconds,
+                "model_data_download_timeout_seconds": self.sizing.download_timeout_seconds,
+                "volume_size_gb": self.sizing.volume_size_gb,
+                "inference_ami_version": self.sizing.inference_ami,
+                "reasons": list(self.sizing.reasons),
+            },
+            "autoscale": {"min": self.autoscale[0], "max": self.autoscale[1]} if self.autoscale else None,
+            "wait_timeout_seconds": self.wait_timeout_seconds,
+            "calls": [
+                {
+                    "service": call.service,
+                    "operation": call.operation,
+                    "purpose": call.purpose,
+                    "parameters": self.masked(call.parameters),
+                }
+                for call in self.calls
+            ],
+            "notes": list(self.notes),
+            "warnings": list(self.warnings),
+            "refused": self.blocking,
+        }
+
+    def as_json(self) -> str:
+        return json.dumps(self.public(), indent=2, default=str) + "\n"

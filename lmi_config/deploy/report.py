@@ -1,0 +1,139 @@
+"""The plan and the outcome as text (the plan's JSON is :meth:`DeployPlan.as_json`); secrets masked."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lmi_config.deploy.cleanup import Removal
+from lmi_config.deploy.plan import DeployPlan
+from lmi_config.deploy.run import Outcome
+from lmi_config.secrets import redact
+
+
+def _parameters(plan: DeployPlan, parameters: dict[str, Any]) -> str:
+    text = json.dumps(plan.masked(parameters), indent=2, default=str)
+    return "\n".join("       " + line for line in text.splitlines())
+
+
+def format_plan(plan: DeployPlan, *, dry_run: bool) -> str:
+    """Every call with its parameters, and why the image, timeouts and volume are what they are."""
+    lines = [
+        f"{'Dry run: ' if dry_run else ''}{'update' if plan.update else 'create'} endpoint {plan.endpoint_name} "
+        f"in {plan.region}",
+        f"  instance   {plan.instance_count} x ml.{plan.instance_type}",
+        f"  image      {plan.image.uri}",
+    ]
+    if plan.delivery == "environment":
+        lines.append(f"  config     as the container Environment ({len(plan.environment)} variables)")
+    else:
+        lines.append(f"  config     serving.properties uploaded to {plan.model_data_uri} (uncompressed)")
+    lines.extend(f"  sizing     {reason}" for reason in plan.sizing.reasons)
+    if plan.autoscale:
+        lines.append(f"  scaling    {plan.autoscale[0]} to {plan.autoscale[1]} instances (target tracking)")
+    lines.extend(f"  note       {note}" for note in plan.notes)
+    lines.extend(f"  warning    {warning}" for warning in plan.warnings)
+    for planned in plan.files:
+        lines.append(f"\n--- {planned.name} ({len(planned.data)} bytes) ---")
+        lines.append(planned.data.decode("utf-8", "replace").rstrip("\n"))
+    lines.append("\nAPI calls, in order:")
+    for number, call in enumerate(plan.calls, 1):
+        lines.append(f"  {number}. {call.service}.{call.operation} — {call.purpose}")
+        lines.append(_parameters(plan, call.parameters))
+    return redact("\n".join(lines), plan.secret_values()) + "\n"
+
+
+def format_removal(removal: Removal) -> list[str]:
+    lines = [f"  removed {kind} {name}" for kind, name in removal.removed]
+    lines += [f"  NOT removed {kind} {name}: {why}" for kind, name, why in removal.failed]
+    return lines
+
+
+def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
+    """What happened: InService (and how to call it), or the failure with its log lines and clean-up."""
+    secrets = plan.secret_values()
+    minutes = outcome.elapsed_seconds / 60
+    where = f"--region {outcome.region}" + (
+        f" --endpoint-url {outcome.endpoint_url}" if outcome.endpoint_url else ""
+    )
+    if outcome.succeeded and outcome.status == "InService":
+        body = '\'{"inputs": "Hello"}\''
+        lines = [
+            f"endpoint {outcome.endpoint_name} is InService ({minutes:.1f} min)",
+            f"  invoke:  aws sagemaker-runtime invoke-endpoint {where} --endpoint-name {outcome.endpoint_name} "
+            f"--content-type application/json --cli-binary-format raw-in-base64-out --body {body} out.json",
+            f"  remove:  lmi-config deploy --delete {outcome.endpoint_name} {where}",
+        ]
+    elif outcome.succeeded:
+        lines = [
+            f"endpoint {outcome.endpoint_name} is {outcome.status}; not waiting (--no-wait)",
+            f"  follow:  aws sagemaker describe-endpoint {where} --endpoint-name {outcome.endpoint_name}",
+            f"  remove:  lmi-config deploy --delete {outcome.endpoint_name} {where}",
+        ]
+    else:
+        lines = [f"deploy failed at {outcome.failed_step}: {outcome.failure}"]
+        if outcome.log_lines:
+            lines.append(f"last lines of /aws/sagemaker/Endpoints/{outcome.endpoint_name}:")
+            lines.extend(f"  | {line}" for line in outcome.log_lines)
+        elif outcome.log_note:
+            lines.append(f"  ({outcome.log_note})")
+    if outcome.retired is not None and outcome.retired.removed:
+        lines.append("retired: " + ", ".join(f"{kind} {name}" for kind, name in outcome.retired.removed))
+    lines.append("created: " + (", ".join(f"{kind} {name}" for kind, name in outcome.created) or "nothing"))
+    if outcome.removal is not None:
+        lines.append(
+            "removed: " + (", ".join(f"{kind} {name}" for kind, name in outcome.removal.removed) or "nothing")
+        )
+        lines.extend(format_removal(outcome.removal)[len(outcome.removal.removed) :])
+    elif not outcome.succeeded and outcome.created:
+        lines.append(
+            "kept (--keep-on-failure): " + ", ".join(f"{kind} {name}" for kind, name in outcome.created)
+        )
+    return redact("\n".join(lines), secrets) + "\n"
+
+
+def outcome_document(outcome: Outcome) -> dict[str, Any]:
+    """The outcome as JSON (``--format json``)."""
+    removal = outcome.removal
+    return {
+        "endpoint_name": outcome.endpoint_name,
+        "region": outcome.region,
+        "status": outcome.status,
+        "succeeded": outcome.succeeded,
+        "failed_step": outcome.failed_step,
+        "failure": outcome.failure,
+        "log_lines": outcome.log_lines,
+        "created": [{"kind": kind, "name": name} for kind, name in outcome.created],
+        "removed": [{"kind": kind, "name": name} for kind, name in removal.removed] if removal else [],
+        "not_removed": [{"kind": kind, "name": name, "why": why} for kind, name, why in removal.failed]
+        if removal
+        else [],
+        "retired": [{"kind": kind, "name": name} for kind, name in outcome.retired.removed]
+        if outcome.retired
+        else [],
+        "elapsed_seconds": round(outcome.elapsed_seconds, 1),
+    }
+
+
+def format_images(rows: list[dict[str, Any]], *, region: str | None) -> str:
+    """The image table as text: one line per image, newest last per family."""
+    origin = next(
+        (row["regions_from"] for row in rows if row["regions_from"] and not row["regions_assumed"]), ""
+    )
+    lines = [f"LMI images (tags and regions: {origin or 'the package table'})"]
+    framework = None
+    for row in rows:
+        if row["framework"] != framework:
+            framework = row["framework"]
+            lines.append(f"\n{framework} ({row['accelerator']})")
+        tag = row["tag"] or f"{row['djl_version']} (LMI v{row['lmi_version']}): unpublished"
+        versions = ", ".join(f"{name} {version}" for name, version in row["backend_versions"].items())
+        where = row["uri"] if region and row["uri"] else (f"{row['regions']} regions" if row["tag"] else "")
+        if region and row["tag"] and not row["uri"]:
+            where = f"not in {region}"
+        assumed = " (regions assumed)" if row["regions_assumed"] else ""
+        lines.append(
+            f"  {tag:<36} {', '.join(row['backends']):<40} {where}{assumed}"
+            + (f"  [{versions}]" if versions else "")
+        )
+    return "\n".join(lines) + "\n"

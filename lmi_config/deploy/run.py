@@ -1,0 +1,158 @@
+"""Carry out a plan: check the name, make the calls in order, wait, and clean up after a failure."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
+from lmi_config.deploy.cleanup import Removal, remove
+from lmi_config.deploy.plan import OWNER_TAG, ApiCall, DeployPlan
+from lmi_config.deploy.progress import Progress, clock_text, last_log_lines, wait_for_endpoint
+from lmi_config.errors import DeployError
+from lmi_config.secrets import redact
+
+
+@dataclass
+class Outcome:
+    """What a run did: the endpoint's state, what it created and removed, and why it failed."""
+
+    endpoint_name: str
+    region: str
+    endpoint_url: str | None = None  # where the calls went (repeated in the commands shown)
+    status: str = "not started"
+    succeeded: bool = False
+    created: list[tuple[str, str]] = field(default_factory=list)
+    removal: Removal | None = None
+    retired: Removal | None = None  # after --update: the previous config and model, when deploy made them
+    failure: str | None = None
+    failed_step: str | None = None
+    log_lines: list[str] = field(default_factory=list)
+    log_note: str | None = None
+    elapsed_seconds: float = 0.0
+
+
+class _StepFailed(Exception):
+    """A call was refused or the endpoint did not come up."""
+
+
+def _preflight(plan: DeployPlan, clients: Clients) -> str | None:
+    """Refuse before creating anything: an existing name (or a missing one with --update), no bucket."""
+    sagemaker = clients("sagemaker")
+    try:
+        existing = sagemaker.describe_endpoint(EndpointName=plan.endpoint_name)
+    except aws_errors() as error:
+        if not is_missing(error):
+            raise DeployError(describe_error(error)) from None
+        existing = None
+    if existing is not None and not plan.update:
+        raise DeployError(
+            f"endpoint {plan.endpoint_name} already exists ({existing.get('EndpointStatus')}); choose another "
+            f"--endpoint-name, roll it to this configuration with --update, or remove it with --delete "
+            f"{plan.endpoint_name}"
+        )
+    if existing is None and plan.update:
+        raise DeployError(f"--update: there is no endpoint {plan.endpoint_name} in {plan.region} to update")
+    if plan.bucket:
+        try:
+            clients("s3").head_bucket(Bucket=plan.bucket)
+        except aws_errors() as error:
+            raise DeployError(
+                f"S3 bucket {plan.bucket} is not usable ({describe_error(error)}); create it or give another "
+                "--s3-prefix"
+            ) from None
+    return str(existing["EndpointConfigName"]) if existing else None
+
+
+def _retire_previous(clients: Clients, previous: str, say: Progress) -> Removal:
+    """After an update: remove the previous endpoint config and its model, if deploy created them."""
+    sagemaker = clients("sagemaker")
+    try:
+        config = sagemaker.describe_endpoint_config(EndpointConfigName=previous)
+        tags = sagemaker.list_tags(ResourceArn=config["EndpointConfigArn"]).get("Tags", [])
+    except aws_errors() as error:
+        say(f"kept the previous endpoint config {previous}: {describe_error(error)}", False)
+        return Removal()
+    if not any(tag.get("Key") == OWNER_TAG for tag in tags):
+        say(f"kept the previous endpoint config {previous}: lmi-config did not create it", False)
+        return Removal()
+    models = [
+        variant["ModelName"] for variant in config.get("ProductionVariants", []) if variant.get("ModelName")
+    ]
+    say("removing the previous configuration, no longer used:", False)
+    return remove(clients, [*(("model", model) for model in models), ("endpoint-config", previous)], say)
+
+
+def _invoke(clients: Clients, call: ApiCall) -> None:
+    try:
+        getattr(clients(call.service), call.operation)(**call.parameters)
+    except aws_errors() as error:
+        raise _StepFailed(describe_error(error)) from None
+
+
+def execute(
+    plan: DeployPlan,
+    progress: Progress,
+    *,
+    endpoint_url: str | None = None,
+    wait: bool = True,
+    keep_on_failure: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Outcome:
+    """Make the plan's calls. Raises :class:`DeployError` when nothing could start (the name, the
+    bucket, credentials); a later failure is in the returned :class:`Outcome`, after clean-up."""
+    if plan.role is None:
+        raise DeployError("no execution role: give --role arn:aws:iam::ACCOUNT:role/NAME")
+    secrets = plan.secret_values()
+    clients = Clients(plan.region, endpoint_url)
+    outcome = Outcome(plan.endpoint_name, plan.region, endpoint_url)
+    started = time.monotonic()
+
+    def say(message: str, transient: bool = False) -> None:
+        progress(redact(message, secrets), transient)
+
+    previous = _preflight(plan, clients)
+    try:
+        for call in plan.calls:
+            outcome.failed_step = f"{call.service}.{call.operation}"
+            say(f"[{clock_text(time.monotonic() - started)}] {call.purpose}: {call.service}.{call.operation}")
+            _invoke(clients, call)
+            if call.creates:
+                outcome.created.append(call.creates)
+            if call.operation in ("create_endpoint", "update_endpoint"):
+                outcome.status = "Creating" if call.operation == "create_endpoint" else "Updating"
+                if not wait:
+                    break
+                result = wait_for_endpoint(
+                    clients("sagemaker"),
+                    plan.endpoint_name,
+                    expected_config=plan.endpoint_config_name,
+                    health_check_seconds=plan.sizing.health_check_timeout_seconds,
+                    timeout_seconds=plan.wait_timeout_seconds,
+                    poll_seconds=plan.poll_seconds,
+                    progress=say,
+                    sleep=sleep,
+                )
+                outcome.status = result.status
+                if result.status != "InService":
+                    raise _StepFailed(
+                        f"endpoint {plan.endpoint_name} is {result.status}: {result.failure_reason}"
+                    )
+        outcome.succeeded = True
+        outcome.failed_step = None
+        if plan.update and previous and wait and previous != plan.endpoint_config_name:
+            outcome.retired = _retire_previous(clients, previous, say)
+    except _StepFailed as failure:
+        outcome.failure = redact(str(failure), secrets)
+        if outcome.status not in ("not started",):
+            lines, note = last_log_lines(clients("logs"), plan.endpoint_name)
+            outcome.log_lines = [redact(line, secrets) for line in lines]
+            outcome.log_note = note
+        if keep_on_failure:
+            say("kept what this run created (--keep-on-failure)")
+        else:
+            say("removing what this run created:")
+            outcome.removal = remove(clients, outcome.created, say)
+    outcome.elapsed_seconds = time.monotonic() - started
+    return outcome

@@ -1,0 +1,568 @@
+"""The schema of every data file, as pydantic models (used by the test suite and by anyone editing
+the data; the lint path never imports this module, so pydantic stays off it).
+
+Every entry that states a fact has a ``source``; unknown keys are refused, so a typo in a data file
+fails the tests instead of being ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Severity = Literal["error", "warning", "info"]
+Accelerator = Literal["neuron", "gpu", "cpu", "any"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(Strict):
+    source: str = Field(min_length=10)
+
+
+class Value(Sourced):
+    """A number or text with its evidence."""
+
+    value: Any
+    until: str | None = None
+    note: str | None = None
+
+
+# --- backends.json -----------------------------------------------------------------------------
+
+
+class RenderBase(Strict):
+    since: str | None
+    until: str | None
+    options: dict[str, str]
+
+
+class Render(Sourced):
+    base: list[RenderBase]
+    batch_key: str | None = None
+    sequence_key: str | None = None
+
+
+class BackendRow(Sourced):
+    id: str
+    aliases: list[str]
+    accelerator: Accelerator
+    image: str | None
+    reads: list[str]
+    engine_args: str | None
+    engine_args_since: str | None = None
+    summary: str
+    feature: str | None
+    render: Render | None = None
+    extra_allowed: bool = False
+    since: str | None = None
+
+
+class EntryPoint(Sourced):
+    module: str
+    backend: str | None
+    since: str | None
+    until: str | None
+    renamed_to: str | None = None
+    never_existed: bool = False
+
+
+class Engine(Sourced):
+    name: str
+    backend: str | None
+    until: str | None = None
+
+
+class ModelLocation(Sourced):
+    keys: list[str]
+    artifact_pattern: str
+
+
+class InferenceStep(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)  # a named step's own table names
+    step: Literal["entry_point", "engine", "other_engine", "key_scores"] | None = None
+    when: dict[str, list[str]] | None = None
+    when_accelerator: Accelerator | None = None
+    unless_accelerator: Accelerator | None = None
+    backend: str | None = None
+    on_neuron: str | None = None
+    assumed: bool = False
+    reason: str | None = None
+
+
+class Inference(Sourced):
+    steps: list[InferenceStep]
+
+
+class BackendsFile(Sourced):
+    backends: list[BackendRow]
+    inference: Inference
+    entry_points: list[EntryPoint]
+    engines: list[Engine]
+    model_location: ModelLocation
+
+
+# --- conflicts.json ----------------------------------------------------------------------------
+
+
+class Condition(Strict):
+    key: str | list[str]
+    op: Literal["absent", "present", "not_true", "in", "not_in", "ne", "gt", "differs_from"]
+    value: Any = None
+    values: list[str] | None = None
+    other: str | None = None  # differs_from: the key it is compared with
+    anchor: bool = False
+
+
+class Conflict(Sourced):
+    id: str
+    severity: Severity
+    all: list[Condition]
+    message: str
+    fix: str
+    backends: list[str] | None = None
+    since: str | None = None
+
+
+class ConflictsFile(Sourced):
+    conflicts: list[Conflict]
+
+
+# --- container_shape.json ----------------------------------------------------------------------
+
+
+class LargeBatch(Strict):
+    min_max_rolling_batch_size: int
+    becomes: str
+
+
+class RollingBatchRow(Sourced):
+    backends: list[str]
+    since: str | None
+    until: str | None
+    absent: str
+    auto: str
+    auto_large_batch: LargeBatch | None
+    async_mode: bool
+
+
+class KeyList(Sourced):
+    keys: list[str]
+
+
+class ModuleList(Sourced):
+    modules: list[str]
+
+
+class RecommendedBatch(Sourced):
+    by_rolling_batch: dict[str, int]
+    otherwise: int
+
+
+class BatchRow(Sourced):
+    backends: list[str]
+    modes: list[Literal["rolling", "async", "dynamic"]]
+    keys: list[str]
+    render_keys: list[str]
+    default: int | Literal["recommended_max_rolling_batch_size"]
+
+
+class SequenceRow(Sourced):
+    backends: list[str]
+    keys: list[str]
+    render_key: str | None
+    default: Literal["neuron", "model_max"]
+    note: str | None = None
+
+
+class ContainerShapeFile(Sourced):
+    rolling_batch: list[RollingBatchRow]
+    dynamic_batching_forces_disable: KeyList
+    async_entry_points: ModuleList
+    recommended_max_rolling_batch_size: RecommendedBatch
+    batch: list[BatchRow]
+    sequence: list[SequenceRow]
+
+
+# --- env_vars.json -----------------------------------------------------------------------------
+
+
+class PrefixRule(Sourced):
+    prefix: str
+    target: str
+    role: Literal["fill", "global", "override", "default", "generated"]
+    lowercase_if: str
+
+
+class NamedVariable(Sourced):
+    name: str
+    key: str
+    role: Literal["fill", "global", "override", "default", "generated"]
+    written_for_key: bool = False
+    also: list[str] | None = None
+
+
+class Pattern(Sourced):
+    pattern: str
+
+
+class Translation(Sourced):
+    name: str
+    target: str
+    since: str
+    invert_bool: bool = False
+    target_trtllm: str | None = None
+
+
+class Foreign(Sourced):
+    name: str
+    instead: str
+
+
+class Secret(Sourced):
+    name: str
+    value_regex: str | None = None
+
+
+class SecretPattern(Sourced):
+    name: str
+    regex: str
+
+
+class RuntimeSetting(Sourced):
+    name: str
+    effect: str
+    values: list[str]
+
+
+class EnvironmentLimits(Sourced):
+    max_entries: int
+    max_value_length: int
+    key_pattern: str
+
+
+class EnvVarsFile(Sourced):
+    prefix_rules: list[PrefixRule]
+    variables: list[NamedVariable]
+    process_env: list[Pattern]
+    tgi_translations: list[Translation]
+    foreign_variables: list[Foreign]
+    secrets: list[Secret]
+    secret_patterns: list[SecretPattern]
+    runtime_settings: list[RuntimeSetting]
+    sagemaker_environment_limits: EnvironmentLimits
+
+
+# --- images.json -------------------------------------------------------------------------------
+
+
+class Framework(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    framework: str
+
+
+class Registry(Sourced):
+    region: str
+    account: str
+    domain: str
+
+
+class Image(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    framework: str
+    djl_version: str
+    tag: str | None
+    published: bool
+
+
+class ImagesFile(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    repository: str
+    frameworks: list[Framework]
+    registries: list[Registry]
+    images: list[Image]
+
+
+# --- instances.json ----------------------------------------------------------------------------
+
+
+class InstanceRow(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)  # prices and other optional facts
+    instance_type: str
+    accelerator: Literal["neuron", "gpu", "cpu"]
+    family: str
+    platform: str
+    accelerator_name: str | None
+    num_devices: int = Field(ge=0)
+    physical_cores_per_device: int | None
+    default_lnc: int | None
+    device_memory_gib: float = Field(ge=0)
+    host_memory_gib: float | None
+
+
+class OnDemandPrices(Sourced):
+    """List prices per instance-hour (plan --objective cost), with their date."""
+
+    unit: str
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    region: str
+    note: str
+    sagemaker: dict[str, float]
+    ec2: dict[str, float]
+    not_found: dict[Literal["sagemaker", "ec2"], list[str]]
+
+
+class InstancesFile(Sourced):
+    instances: list[InstanceRow]
+    on_demand_prices: OnDemandPrices
+
+
+# --- memory.json -------------------------------------------------------------------------------
+
+
+class MemoryFile(Sourced):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    budget: dict[str, str]
+    neuron: dict[str, dict[str, Any]]
+    dtype_bytes: dict[str, float | str]
+    host: dict[str, Value]
+    loading: dict[str, Value]
+    headroom_warning_fraction: Value
+    container_defaults: dict[str, Value]
+
+
+# --- models.json -------------------------------------------------------------------------------
+
+
+class ModelRow(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    model_id: str
+    aliases: list[str]
+    config: dict[str, Any]
+    total_params: int | None
+
+
+class Family(Sourced):
+    values: list[str]
+
+
+class GatedRepository(Sourced):
+    prefix: str
+
+
+class ModelsFile(Sourced):
+    models: list[ModelRow]
+    type_defaults: dict[str, dict[str, Any]]
+    architecture_families: dict[str, Family]
+    gated_repositories: list[GatedRepository]
+
+
+# --- options.json ------------------------------------------------------------------------------
+
+
+class OptionRow(Sourced):
+    key: str
+    backends: list[str]
+    kind: Literal["lmi", "passthrough", "server"]
+    type: str
+    allowed: list[Any] | None
+    min: float | None
+    max: float | None
+    default: Any
+    since: str | None
+    until: str | None
+    deprecated: str | None
+    aliases: list[str]
+    env: str | None
+    summary: str
+    doc: str | None
+    note: str | None
+    case_insensitive: bool = False
+
+
+class Synonyms(Sourced):
+    values: dict[str, str]
+
+
+class OptionsFile(Sourced):
+    backends: dict[str, Any]
+    options: list[OptionRow]
+    value_synonyms: Synonyms
+
+
+# --- releases.json -----------------------------------------------------------------------------
+
+
+class ReleaseRow(Sourced):
+    djl: str
+    lmi: str | None
+    vllm: str | None
+    features: dict[str, list[str]]
+
+
+class ReleasesFile(Sourced):
+    releases: list[ReleaseRow]
+    defaults: dict[str, dict[str, Any]]
+
+
+# --- tp_rules.json -----------------------------------------------------------------------------
+
+
+class TpRule(Sourced):
+    platform: str
+    backends: list[str]
+    kind: Literal[
+        "runtime", "documented", "observed", "capacity", "heads", "kv_heads", "unsupported", "known_issue"
+    ]
+    degrees: list[int] | None = None
+    multiple_of: int | None = None
+    message: str | None = None
+    note: str | None = None
+    policy: Literal["error", "pad", "warn", "none"] | None = None
+    model_types: list[str] | None = None
+    kv_rule: str | None = None
+    verified: bool | None = None
+    min_neuron_sdk: str | None = None
+    condition: str | None = None
+    nxdi_version: str | None = None
+
+
+class TpRulesFile(Sourced):
+    rules: list[TpRule]
+
+
+# --- generated files ---------------------------------------------------------------------------
+
+
+class EngineArgsFile(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    versions: dict[str, dict[str, Any]]
+
+
+class VllmMemoryFile(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    versions: dict[str, dict[str, Any]]
+    error_margin_fraction: Value
+
+
+# --- deploy.json, sagemaker_api.json ----------------------------------------------------------
+
+
+class SourcedPolicy(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)  # the policy's own numbers
+
+
+class DeployFile(Strict):
+    about: str
+    volume: SourcedPolicy
+    wait: SourcedPolicy
+    logs: SourcedPolicy
+    autoscaling: SourcedPolicy
+
+
+class SagemakerApiFile(Sourced):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    botocore_version: str
+    names: dict[str, dict[str, Any]]
+    environment: dict[str, Any]
+    variant: dict[str, dict[str, Any]]
+    instance_types: list[str]
+    endpoint_waiter: SourcedPolicy
+
+
+# --- search.json -------------------------------------------------------------------------------
+
+
+class SeedGridSection(Sourced):
+    batch_sizes: list[int]
+    minimum_sequence_length: int = Field(gt=0)
+    minimum_tensor_parallel_size: int = Field(gt=0)
+    order: str
+    note: str
+
+
+class SearchCommands(Sourced):
+    export: list[str]
+    load_classes: dict[str, str]
+    load: str
+
+
+class CacheFormat(Sourced):
+    fields: list[str]
+    instance_type_of_family: dict[str, str] | None = None
+    auto_cast_types: list[str] | None = None
+
+
+class CacheConfigFormats(Strict):
+    current: CacheFormat
+    legacy: CacheFormat
+
+
+class SearchMargin(Sourced):
+    fraction: float = Field(gt=0, lt=1)
+    why: str
+
+
+class SearchTimeouts(Sourced):
+    export_minimum_seconds: int = Field(gt=0)
+    load_seconds: int = Field(gt=0)
+    anchor_export_seconds: int = Field(gt=0)
+    why: str
+
+
+class SearchDisk(Sourced):
+    free_factor: float = Field(gt=0)
+    why: str
+
+
+class FailureClassRow(Sourced):
+    class_: Literal["device-oom", "host-oom", "compiler-error"] = Field(alias="class")
+    meaning: str
+    patterns: list[str]
+    signals: list[int] = Field(default_factory=list)
+
+
+class SearchFile(Sourced):
+    seed_grid: SeedGridSection
+    commands: SearchCommands
+    cache_config: CacheConfigFormats
+    memory_error_margin: SearchMargin
+    timeouts: SearchTimeouts
+    disk: SearchDisk
+    failure_classes: list[FailureClassRow]
+
+
+def _djl_properties() -> type[BaseModel]:
+    from lmi_config.knowledge.djl_properties import DjlCatalogue
+
+    return DjlCatalogue
+
+
+SCHEMAS: dict[str, Any] = {
+    "backends.json": BackendsFile,
+    "conflicts.json": ConflictsFile,
+    "container_shape.json": ContainerShapeFile,
+    "deploy.json": DeployFile,
+    "djl_properties.json": _djl_properties,
+    "env_vars.json": EnvVarsFile,
+    "images.json": ImagesFile,
+    "instances.json": InstancesFile,
+    "memory.json": MemoryFile,
+    "models.json": ModelsFile,
+    "options.json": OptionsFile,
+    "releases.json": ReleasesFile,
+    "sagemaker_api.json": SagemakerApiFile,
+    "search.json": SearchFile,
+    "tp_rules.json": TpRulesFile,
+    "vllm_engine_args.json": EngineArgsFile,
+    "vllm_memory.json": VllmMemoryFile,
+}
+
+
+def schema_for(name: str) -> type[BaseModel]:
+    """The root model of a data file; KeyError for a file without one."""
+    found = SCHEMAS[name]
+    return found() if callable(found) and not isinstance(found, type) else found
