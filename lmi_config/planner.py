@@ -89,6 +89,12 @@ def valid_degrees(target: Target, backend_accelerator: str) -> list[int]:
     ]
 
 
+def degree_allowed(target: Target, backend_accelerator: str, degree: int) -> bool:
+    """Whether the judge lets a planner choose this TP degree (what :func:`valid_degrees` keeps)."""
+    judged = parallel_target(target, backend_accelerator)
+    return not any(problem.blocking for problem in judge_tensor_parallel(judged, degree))
+
+
 def auto_sequence_lengths(target: Target) -> list[int]:
     """Neuron: the container's min(max_position_embeddings, 4096); GPU: the longest that fits first."""
     assert target.arch is not None

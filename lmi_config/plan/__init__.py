@@ -32,6 +32,7 @@ from lmi_config.plan.candidates import (
 )
 from lmi_config.plan.targets import plan_groups
 from lmi_config.plan.walks import Judge, walk, whole_grid
+from lmi_config.planner import degree_allowed
 
 __all__ = [
     "OBJECTIVES",
@@ -111,7 +112,8 @@ def plan_model(request: PlanRequest) -> PlanResult:
     auto_cast = request.dtype if request.dtype in ("bf16", "fp16") else model_dtype
     exhaustive = request.include_infeasible or request.complete or request.top <= 0
     rest = "" if exhaustive else "; the others cannot rank higher"
-    notes.append(f"judged {evaluated} candidates in {len(groups)} (instance, TP) groups{rest}")
+    planned_instances = len({group.instance.instance_type for group in groups})
+    notes.append(f"judged {evaluated} candidates on {planned_instances} instance types{rest}")
     return PlanResult(
         request.model, request.objective, ranked + infeasible, feasible, notes, evaluated, task, auto_cast
     )
@@ -128,6 +130,10 @@ def _best_first(groups: list[Group], judge: Judge, request: PlanRequest) -> list
     while heap and len(chosen) < request.top:
         _, order, steps, group, candidate = heapq.heappop(heap)
         if steps is None:
+            if not group.checked and not degree_allowed(
+                group.writer.target, group.writer.backend_accelerator, group.degree
+            ):
+                continue
             steps = walk(group, judge, request.objective)
         elif candidate is not None:
             chosen.append(candidate)

@@ -96,6 +96,7 @@ class Group:
     sequences: list[int | None]
     bound: tuple[float, ...] = ()
     price: float | None = None
+    checked: bool = True  # False: the judge has not yet said whether this TP degree may be chosen
 
 
 def sequence_grid(maximum: int | None, minimum: int | None) -> list[int]:

@@ -80,7 +80,11 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
             else [None]
         )
         cap = GPU_BATCH_CAP if instance.accelerator == "gpu" else NEURON_BATCH_CAP
-        degrees = valid_degrees(target, backend.accelerator)
+        lazy = not (request.include_infeasible or request.complete or request.top <= 0)
+        # best-first: a degree is judged when its group could still reach the top, not before
+        degrees = (
+            list(range(1, instance.num_cores + 1)) if lazy else valid_degrees(target, backend.accelerator)
+        )
         if request.include_infeasible:
             powers = {2**power for power in range(instance.num_cores.bit_length())}
             degrees = sorted(
@@ -100,6 +104,7 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
                     batch_grid(max(cap, minimum_batch or 1), minimum_batch),
                     sequences,
                     price=price.usd_per_hour if price else None,
+                    checked=not lazy,
                 )
             )
     return groups, notes
