@@ -117,17 +117,6 @@ def test_known_good_rows_are_planned_as_feasible_or_dominated(model: str, instan
         "trn2.48xlarge": 64,
     }
     served = copies[instance] // row["tp_degree"] * row["batch_size"]
-    if (model, instance) in AT_THE_EDGE:
-        result = plan_model(_request(model, instance, row, include_infeasible=True))
-        same = [
-            c
-            for c in result.candidates
-            if (c.tensor_parallel_degree, c.batch_size, c.sequence_length)
-            == (row["tp_degree"], row["batch_size"], row["sequence_length"])
-        ]
-        assert same and not same[0].feasible and same[0].blocked_by == ("memory-headroom-low",)
-        assert 0 <= same[0].headroom_fraction < 0.05
-        return
     result = plan_model(_request(model, instance, row))
     dominating = [
         c
@@ -135,6 +124,11 @@ def test_known_good_rows_are_planned_as_feasible_or_dominated(model: str, instan
         if c.instance == instance and c.sequence_length >= row["sequence_length"] and c.concurrency >= served
     ]
     assert dominating, f"{model} on {instance}: nothing serves {served} x {row['sequence_length']} tokens"
+    if (model, instance) in AT_THE_EDGE:
+        # the estimate puts these within its error: feasible with the warning, ranked after clean ones
+        edge = [c for c in dominating if c.warnings == ("memory-headroom-low",)]
+        assert edge and all(0 <= c.headroom_fraction < 0.05 for c in edge)
+        assert all("at the edge of the estimate" in c.reason for c in edge)
 
 
 @pytest.mark.parametrize("objective", ["throughput", "latency", "cost"])

@@ -48,6 +48,14 @@ __all__ = [
 def _reason(candidate: PlannedCandidate, objective: str) -> str:
     if not candidate.feasible:
         return f"blocked by {', '.join(candidate.blocked_by)}"
+    if candidate.warnings:
+        return f"at the edge of the estimate ({', '.join(candidate.warnings)}); " + _served(
+            candidate, objective
+        )
+    return _served(candidate, objective)
+
+
+def _served(candidate: PlannedCandidate, objective: str) -> str:
     copies = f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'}"
     served = f"{copies} x batch {candidate.batch_size} = {candidate.concurrency} sequences at once"
     if objective == "latency":

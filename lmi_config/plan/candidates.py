@@ -54,6 +54,7 @@ class PlannedCandidate:
     headroom_fraction: float
     blocked_by: tuple[str, ...]
     problems: tuple[str, ...]
+    warnings: tuple[str, ...]  # a feasible candidate at the edge of the estimate (memory-headroom-low …)
     items: tuple[tuple[str, str], ...]
     usd_per_hour: float | None = None
     reason: str = ""
@@ -122,13 +123,32 @@ def batch_grid(cap: int, minimum: int | None) -> list[int]:
 
 
 def blocked_by(assessment: Assessment) -> tuple[str, ...]:
-    """The rule slugs that make a candidate infeasible (empty when it is feasible)."""
-    if assessment.acceptable and assessment.memory is not None and assessment.shape.complete:
-        return ()
+    """The rule slugs that make a candidate infeasible (empty when it is feasible).
+
+    Feasible is what the judge does not refuse: no error, no warning the planner avoids (an
+    untested TP degree), and memory that fits. A configuration at the edge of the estimate
+    (``memory-headroom-low``, a vLLM KV cache within the margin) is feasible with a warning
+    (:func:`edge_warnings`) and ranks after the clean ones: known-good configurations have run
+    there.
+    """
+    memory = assessment.memory
     blocking = [problem.check for problem in assessment.problems if problem.blocking]
-    if not blocking:
-        blocking = [problem.check for problem in assessment.problems if problem.check in MEMORY_CHECKS]
-    return tuple(dict.fromkeys(blocking or ["memory-exceeds-budget"]))
+    if memory is not None and not memory.fits:
+        blocking.append("memory-exceeds-budget")
+    if not blocking and (memory is None or not assessment.shape.complete):
+        blocking.append("memory-exceeds-budget")
+    return tuple(dict.fromkeys(blocking))
+
+
+def edge_warnings(assessment: Assessment) -> tuple[str, ...]:
+    """The memory warnings of a feasible candidate: it fits, but within the estimate's error."""
+    return tuple(
+        dict.fromkeys(
+            problem.check
+            for problem in assessment.problems
+            if problem.check in MEMORY_CHECKS and not problem.blocking
+        )
+    )
 
 
 def planned(group: Group, candidate: Candidate, sequence: int | None) -> PlannedCandidate:
@@ -153,6 +173,7 @@ def planned(group: Group, candidate: Candidate, sequence: int | None) -> Planned
         headroom_fraction=memory.headroom_fraction if memory else 0.0,
         blocked_by=slugs,
         problems=tuple(problem.message for problem in assessment.problems if problem.check in slugs),
+        warnings=() if slugs else edge_warnings(assessment),
         items=candidate.items,
         usd_per_hour=group.price,
         assessment=assessment,
@@ -165,7 +186,13 @@ def memory_only(candidate: PlannedCandidate) -> bool:
 
 
 def rank_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
-    """Larger is better: throughput = sequences at once; latency = largest TP; cost = cheapest per sequence."""
+    """Larger is better: clean before the edge of the estimate, then throughput = sequences at once;
+    latency = largest TP; cost = cheapest per sequence."""
+    clean = 0.0 if candidate.warnings else 1.0
+    return (clean, *_objective_key(candidate, objective))
+
+
+def _objective_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
     if objective == "latency":
         return (
             candidate.tensor_parallel_degree,
@@ -190,6 +217,10 @@ def rank_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
 
 def bound(group: Group, objective: str) -> tuple[float, ...]:
     """The best key any candidate of the group could have (compared with a key's first items)."""
+    return (1.0, *_objective_bound(group, objective))
+
+
+def _objective_bound(group: Group, objective: str) -> tuple[float, ...]:
     copies = max(group.instance.num_cores // group.degree, 1)
     best_batch = group.batches[-1]
     longest = group.sequences[-1] or 0

@@ -35,6 +35,7 @@ def candidate_document(candidate: PlannedCandidate) -> dict[str, Any]:
         "usd_per_sequence_hour": round(cost, 4) if cost is not None else None,
         "reason": candidate.reason,
         "blocked_by": list(candidate.blocked_by),
+        "warnings": list(candidate.warnings),
         "problems": list(candidate.problems),
     }
 
