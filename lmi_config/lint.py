@@ -268,6 +268,7 @@ class LintResult:
     units: list[LintUnit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files: int = 0
+    problems: list[str] = field(default_factory=list)  # inputs that could not be read (exit code 2)
 
     @property
     def errors(self) -> int:

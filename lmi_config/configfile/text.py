@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
+MAX_JSON_DEPTH = 64  # Environment JSON is 1-4 levels deep, a model's config.json rarely over 5
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -17,3 +22,19 @@ def split_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def json_nesting_depth(text: str) -> int:
+    """How deeply arrays and objects nest in JSON text, found without parsing it (strings skipped).
+
+    Checked before ``json.loads``, whose recursion fails on a document nested ~1000 deep.
+    """
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    if not brackets:
+        return 0
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)))
+
+
+def shorten(text: str, limit: int = 80) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis, for messages about huge values."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -125,15 +125,14 @@ class LintUnit:
         """Values of credential variables in these files: never echoed in a message."""
         cached = getattr(self, "_secret_values", None)
         if cached is None:
-            from lmi_config.secrets import secret_variable_names
+            from lmi_config.secrets import is_secret_name
 
-            names = secret_variable_names()
             values: set[str] = set()
             for source in self.sources:
                 values.update(
                     value.strip()
                     for key, value, _ in source.assignments()
-                    if key.upper() in names and value.strip()
+                    if value.strip() and is_secret_name(key)
                 )
             cached = frozenset(values)
             self._secret_values = cached
