@@ -53,7 +53,7 @@ def read_bounded(
             raise InputError(f"{shown}: is a directory; give a file (or lint the directory)")
         if stat.S_ISREG(mode) and status.st_size > limit_bytes:
             raise InputError(
-                f"{shown}: file is {status.st_size} bytes; a configuration is at most {limit_bytes} bytes"
+                f"{shown}: file is {status.st_size} bytes; lmi-config reads at most {limit_bytes} bytes of one input"
             )
         if stat.S_ISFIFO(mode):
             return _read_fifo(handle, shown, limit_bytes)
@@ -114,8 +114,8 @@ def _read_capped(handle: int, shown: str, limit_bytes: int, chunks: list[bytes] 
         chunks.append(chunk)
         total += len(chunk)
     raise InputError(
-        f"{shown}: more than {limit_bytes} bytes (reading stopped there); a configuration is at most "
-        f"{limit_bytes} bytes"
+        f"{shown}: more than {limit_bytes} bytes (reading stopped there); lmi-config reads at most "
+        f"{limit_bytes} bytes of one input"
     )
 
 
