@@ -266,6 +266,7 @@ def lint(
         settings_file=settings_file,
         isolated=isolated,
     )
+    options.max_findings = max_findings if output_format == "text" else 0  # json lists every finding
     stdin_bytes = _stdin_bytes() if "-" in paths else None
     try:
         result = api.lint_paths(
@@ -276,7 +277,7 @@ def lint(
         return
     if result.problems and not result.files:
         _fail_input("\n".join(result.problems))
-    summary = report.summarize(result.findings, result.files, result.notes, result.problems)
+    summary = report.summarize(result.findings, result.files, result.notes, result.problems, result.hidden)
     if output_format == "json":
         output = report.format_json(result.findings, summary)
     elif output_format == "sarif":
@@ -285,7 +286,9 @@ def lint(
         output = report.format_github(result.findings)
     else:
         use_color = sys.stdout.isatty() if color is None else color
-        output = report.format_text(result.findings, summary, color=use_color, max_findings=max_findings)
+        output = report.format_text(
+            result.findings, summary, color=use_color, max_findings=max_findings, hidden=result.hidden
+        )
     _emit(output)
     if result.problems:  # the readable files were reported; the unreadable ones make the run unusable
         _fail_input("\n".join(result.problems))

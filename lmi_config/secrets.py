@@ -11,7 +11,7 @@ type is a number or a boolean (``option.max_prompt_adapter_token``) hold no cred
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from lmi_config.knowledge.environment import secret_patterns, secret_variables
 
@@ -87,9 +87,18 @@ def redact(text: str, values: frozenset[str] = frozenset()) -> str:
     A text that is exactly one of ``values`` is masked whatever its length; inside a longer text
     only values of 4 characters or more are (a shorter one would mask ordinary words).
     """
-    if text.strip() in values:
-        return MASK
-    for value in sorted(values, key=len, reverse=True):
-        if len(value) >= 4:
+    if values:
+        if text.strip() in values:
+            return MASK
+        for value in _longest_first(values):
             text = text.replace(value, MASK)
-    return secret_pattern().sub(lambda match: match.group()[:3] + MASK, text)
+    return secret_pattern().sub(_mask_match, text)
+
+
+@lru_cache(maxsize=64)
+def _longest_first(values: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted((value for value in values if len(value) >= 4), key=len, reverse=True))
+
+
+def _mask_match(match: re.Match[str]) -> str:
+    return match.group()[:3] + MASK

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # How strongly a source holds a key; a higher rank wins. "fill" and "default" only apply
 # when nothing of a higher rank set the key (putIfAbsent); "override" always wins.
 ROLE_RANK = {"global": 0, "default": 1, "fill": 2, "generated": 3, "file": 4, "override": 5}
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(NamedTuple):
     """Where a value was read."""
 
     path: str
@@ -32,8 +32,7 @@ class Origin:
         return f"{self.variable} in {place}" if self.variable else place
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One value of one canonical key."""
 
     key: str
@@ -42,7 +41,7 @@ class Setting:
     role: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EnvMapping:
     """What the container does with one environment variable."""
 
@@ -129,11 +128,14 @@ class CanonicalConfig:
 
     def offer(self, setting: Setting) -> None:
         """Add a value; it takes effect if its role outranks the current one."""
-        self.candidates.setdefault(setting.key, []).append(setting)
-        current = self.settings.get(setting.key)
-        if current is None:
-            self.settings[setting.key] = setting
+        key = setting.key
+        competing = self.candidates.get(key)
+        if competing is None:  # the common case: the first value of a key
+            self.candidates[key] = [setting]
+            self.settings[key] = setting
             return
+        competing.append(setting)
+        current = self.settings[key]
         new_rank, old_rank = ROLE_RANK[setting.role], ROLE_RANK[current.role]
         # Within the file the last duplicate wins; env fills never replace anything.
         if new_rank > old_rank or (new_rank == old_rank and setting.role in ("file", "override")):

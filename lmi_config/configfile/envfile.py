@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten, split_lines
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
 
-@dataclass(frozen=True)
-class EnvEntry:
+class EnvEntry(NamedTuple):
     """One variable with the line it was set on."""
 
     name: str
@@ -30,7 +30,7 @@ class EnvEntry:
     inline_comment: str | None = None  # text after an unquoted `` #`` (dropped by dotenv)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EnvSyntaxError:
     """A line that is not ``KEY=VALUE``."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,13 +39,14 @@ class SourceFile:
     properties: PropertiesDocument | None = None
     env: EnvDocument | None = None
 
-    def assignments(self) -> list[tuple[str, str, int | None]]:
+    def assignments(self) -> Iterator[tuple[str, str, int | None]]:
         """Every ``(key or variable name, value, line)`` as written, in file order."""
         if self.properties is not None:
-            return [(entry.key, entry.value, entry.line) for entry in self.properties.entries]
-        if self.env is not None:
-            return [(entry.name, entry.value, entry.line) for entry in self.env.entries]
-        return []
+            for entry in self.properties.entries:
+                yield entry.key, entry.value, entry.line
+        elif self.env is not None:
+            for env_entry in self.env.entries:
+                yield env_entry.name, env_entry.value, env_entry.line
 
     @property
     def comments(self) -> list[tuple[str, int]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from lmi_config import __version__
 from lmi_config.rules.base import Finding, Rule
@@ -37,11 +37,21 @@ def _escape_character(character: str) -> str:
     return named or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
+Hidden = Mapping[tuple[str, str, str, str], int]  # (path, code, slug, severity) -> findings not kept
+
+
 def summarize(
-    findings: Sequence[Finding], files: int, notes: Sequence[str] = (), unreadable: Sequence[str] = ()
+    findings: Sequence[Finding],
+    files: int,
+    notes: Sequence[str] = (),
+    unreadable: Sequence[str] = (),
+    hidden: Hidden | None = None,
 ) -> dict[str, object]:
-    """Counts per severity, as the JSON summary carries them, and the inputs that could not be read."""
+    """Counts per severity (``hidden``: findings counted but not kept), as the JSON summary carries
+    them, and the inputs that could not be read."""
     counts = Counter(finding.severity for finding in findings)
+    for (_, _, _, severity), count in (hidden or {}).items():
+        counts[severity] += count
     summary: dict[str, object] = {
         "files": files,
         "errors": counts.get("error", 0),
@@ -60,11 +70,13 @@ def format_text(
     *,
     color: bool = False,
     max_findings: int = MAX_FINDINGS_PER_RULE,
+    hidden: Hidden | None = None,
 ) -> str:
     """``path:line: CODE severity [slug] message`` lines and a closing count.
 
     Beyond ``max_findings`` findings of one rule in one file (0: no limit) the rest are counted on
-    one line; control characters are escaped and very long messages cut (``visible``).
+    one line (with those the linter already counted instead of keeping, ``hidden``); control
+    characters are escaped and very long messages cut (``visible``).
     """
     colors = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
     reset = "\x1b[0m"
@@ -81,7 +93,7 @@ def format_text(
         if color:
             severity = f"{colors[severity]}{severity}{reset}"
         lines.append(f"{place}: {finding.code} {severity} [{finding.rule}] {visible(finding.message)}")
-    lines.extend(_collapsed(findings, shown, max_findings))
+    lines.extend(_collapsed(findings, shown, max_findings, hidden or {}))
     notes = summary.get("notes") or []
     assert isinstance(notes, list)
     if len(notes) > MAX_TEXT_NOTES:
@@ -101,16 +113,26 @@ def format_text(
     return "\n".join(lines) + "\n"
 
 
-def _collapsed(findings: Sequence[Finding], shown: Counter[tuple[str, str]], max_findings: int) -> list[str]:
+def _collapsed(
+    findings: Sequence[Finding], shown: Counter[tuple[str, str]], max_findings: int, hidden: Hidden
+) -> list[str]:
     """One line per (file, rule) whose findings went over the limit."""
-    if not max_findings:
+    if not max_findings and not hidden:
         return []
-    slugs = {(finding.path, finding.code): finding.rule for finding in findings}
+    more: Counter[tuple[str, str]] = Counter()
+    slugs: dict[tuple[str, str], str] = {}
+    for (path, code), count in shown.items():
+        if max_findings and count > max_findings:
+            more[(path, code)] += count - max_findings
+    for finding in findings:
+        slugs.setdefault((finding.path, finding.code), finding.rule)
+    for (path, code, slug, _), count in hidden.items():
+        more[(path, code)] += count
+        slugs[(path, code)] = slug
     return [
-        f"{visible(path)}: {code} … and {count - max_findings} more [{slugs[(path, code)]}] findings in this file "
+        f"{visible(path)}: {code} … and {count} more [{slugs[(path, code)]}] findings in this file "
         "not shown (--max-findings 0 shows them all; --format json lists them all)"
-        for (path, code), count in shown.items()
-        if count > max_findings
+        for (path, code), count in more.items()
     ]
 
 
