@@ -124,9 +124,8 @@ def test_unreadable_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Mo
         # root reads a mode-000 file: make the read fail as it would for anyone else, in-process
         from click.testing import CliRunner
 
-        from lmi_config.cli import main
-
         import lmi_config.io
+        from lmi_config.cli import main
 
         real_open = os.open
 

@@ -98,9 +98,9 @@ def _read_quoted(rest: str, lines: list[str], index: int) -> _Quoted | None:
     while closing == -1 and next_index < len(lines):
         line = lines[next_index]
         next_index += 1
+        if _ASSIGNMENT.match(line):
+            return None  # a NAME= line: the quote was not meant to span it
         closing = _closing_quote(line, 0, quote)
-        if closing == -1 and _ASSIGNMENT.match(line):
-            return None
         pieces.append(line if closing == -1 else line[:closing])
         after = line[closing + 1 :] if closing != -1 else ""
     if closing == -1 or (len(pieces) > 1 and not _only_comment(after)):
