@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting, classify_env
 from lmi_config.configfile.loader import InputError, LintTarget, parse_source
+from lmi_config.configfile.text import collector_paused
 from lmi_config.context import Context, read_pragmas, resolve_context
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.environment import runtime_settings, tgi_translations
@@ -63,9 +64,9 @@ def build_config(target: LintTarget) -> CanonicalConfig:
     config = CanonicalConfig()
     for source in target.sources:
         if source.properties is not None:
-            for entry in source.properties.entries:
-                origin = Origin(source.path, entry.line, "properties")
-                config.offer(Setting(entry.key, entry.value, origin, "file"))
+            config.offer_file_entries(
+                source.path, ((entry.key, entry.value, entry.line) for entry in source.properties.entries)
+            )
         if source.env is not None:
             for env_entry in source.env.entries:
                 mapping = classify_env(env_entry.name)
@@ -355,7 +356,8 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
         except ValueError as error:
             raise InputError(f"{target.primary.path}: {error}") from None
         result.units.append(unit)
-        result.findings.extend(lint_unit(unit, unit_options, result.hidden))
+        with collector_paused():  # findings hold no cycles; see collector_paused
+            result.findings.extend(lint_unit(unit, unit_options, result.hidden))
         result.files += len(target.sources)
         note = _assumption_note(unit)
         if note:

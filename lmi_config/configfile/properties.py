@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from lmi_config.configfile.text import split_lines
+from lmi_config.configfile.text import collector_paused, split_lines
 
 _BLANKS = " \t\f"
 
@@ -171,6 +171,11 @@ def _split_escaped_key_value(logical: str) -> tuple[str, str, str]:
 
 def parse_properties(text: str) -> PropertiesDocument:
     """Parse properties text; syntax problems are collected in ``errors``, never raised."""
+    with collector_paused():
+        return _parse_properties(text)
+
+
+def _parse_properties(text: str) -> PropertiesDocument:
     document = PropertiesDocument()
     entries = document.entries
     lines = split_lines(text)
@@ -199,9 +204,9 @@ def parse_properties(text: str) -> PropertiesDocument:
         else:
             logical = stripped
         raw_key, separator, raw_value = _split_key_value(logical)
-        try:
-            key = _unescape(raw_key, start_line)
-            value = _unescape(raw_value, start_line)
+        try:  # most keys and values hold no escape: no call for them
+            key = _unescape(raw_key, start_line) if "\\" in raw_key else raw_key
+            value = _unescape(raw_value, start_line) if "\\" in raw_value else raw_value
         except PropertiesSyntaxError as error:
             document.errors.append(error)
             continue

@@ -76,7 +76,8 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
 def duplicate_key(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
         last_line = {key: line for key, _, line in source.assignments()}
-        if len(last_line) == sum(1 for _ in source.assignments()):
+        document = source.properties or source.env
+        if document is None or len(last_line) == len(document.entries):
             continue  # no key twice: the common case
         seen: dict[str, int | None] = {}
         for key, _, line in source.assignments():
@@ -119,7 +120,7 @@ def trailing_whitespace(unit: LintUnit) -> Iterator[Finding]:
                 yield unit.finding(
                     "LMI003",
                     f"value of {entry.key} ends with {_blank_name(entry.value)} that the container keeps "
-                    f"({entry.value!r}); delete them",
+                    f"({shorten(entry.value)!r}); delete them",
                     path=source.path,
                     line=entry.line,
                     key=entry.key,
@@ -141,15 +142,15 @@ _INLINE_COMMENT = re.compile(r"\s#(?!#)(?=\s|$|[A-Za-z])")
 )
 def inline_comment(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
-        if source.properties is not None:
+        if source.properties is not None and "#" in source.text:
             for entry in source.properties.entries:
                 match = _INLINE_COMMENT.search(entry.value)
                 if match and not entry.value.lstrip().startswith(("{", "[")):
                     kept = entry.value[: match.start()].rstrip()
                     yield unit.finding(
                         "LMI004",
-                        f"the container reads {entry.key} as {entry.value!r}, comment included; "
-                        f"move the comment to its own line above (value {kept!r})",
+                        f"the container reads {entry.key} as {shorten(entry.value)!r}, comment included; "
+                        f"move the comment to its own line above (value {shorten(kept)!r})",
                         path=source.path,
                         line=entry.line,
                         key=entry.key,
@@ -263,7 +264,7 @@ def env_style_key(unit: LintUnit) -> Iterator[Finding]:
 )
 def non_ascii_text(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
-        if source.properties is None:
+        if source.properties is None or source.text.isascii():
             continue
         for entry in source.properties.entries:
             raw = entry.raw_value + entry.key

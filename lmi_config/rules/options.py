@@ -14,6 +14,7 @@ from functools import cache, lru_cache
 from itertools import chain
 
 from lmi_config.configfile.canonical import Setting
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import Backend, Release, backends, entry_points, version_tuple
 from lmi_config.knowledge.options import (
     OptionSpec,
@@ -52,6 +53,7 @@ def _is_env_style(setting: Setting) -> bool:
     return setting.origin.kind == "properties" and key.upper() == key and not key.startswith("option.")
 
 
+_MAX_COMPARED_CHARACTERS = 200  # a longer value is compared with nothing (difflib is quadratic)
 _SUGGESTION_CUTOFF = 0.8  # difflib ratio: a typo or two in a key of normal length
 _SHORT_BODY = 6  # known keys of at most this many characters after option. are always candidates
 _MAX_CANDIDATES = 12  # keys compared character by character, at most, per unknown key
@@ -208,6 +210,9 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
 
 def _last_in_each_file(settings: list[Setting]) -> Iterator[Setting]:
     """The last of a key's settings in each file: the one that counts there."""
+    if len(settings) == 1:
+        yield settings[0]
+        return
     last: dict[str, Setting] = {}
     for setting in settings:
         last[setting.origin.path] = setting
@@ -222,7 +227,11 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
     release = unit.context.release
     if known is None or known.get("never_existed"):
         names = sorted(name for name, row in entry_points().items() if not row.get("never_existed"))
-        close = difflib.get_close_matches(module, names, n=1, cutoff=0.75)
+        close = (
+            difflib.get_close_matches(module, names, n=1, cutoff=0.75)
+            if len(module) <= _MAX_COMPARED_CHARACTERS
+            else []
+        )
         renamed = known.get("renamed_to") if known else None
         if close and not renamed:
             renamed = entry_points()[close[0]].get("renamed_to")
@@ -230,7 +239,7 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
         advice = f"use {hint}" if hint else "use one of " + ", ".join(names)
         return unit.finding(
             "LMI102",
-            f"option.entryPoint={module} is not a handler module in any LMI image; {advice}",
+            f"option.entryPoint={shorten(module)} is not a handler module in any LMI image; {advice}",
             setting=setting,
         )
     if not release.in_range(known.get("since"), known.get("until")):
@@ -305,7 +314,8 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             synonym = value_synonyms().get(stripped.lower())
             close = [synonym] if synonym in every_version else []
             close = close or [item for item in every_version if item.lower() == stripped.lower()]
-            close = close or difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
+            if not close and len(stripped) <= _MAX_COMPARED_CHARACTERS:
+                close = difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
             if close and close[0] in spec.allowed:
                 advice = f" — use {close[0]}"
             elif close:
@@ -314,12 +324,12 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             else:
                 advice = f" — allowed: {', '.join(spec.allowed)}"
         elif setting.value != setting.value.strip():
-            advice = f" — write {setting.value.strip()!r}"
+            advice = f" — write {shorten(setting.value.strip())!r}"
         if " #" in setting.value and setting.origin.kind == "properties":
             advice += " (the text after # is part of the value: serving.properties has no inline comments)"
         yield unit.finding(
             "LMI102",
-            f"{_display(setting)}={setting.value!r} {reason} for {backend.id}{advice}",
+            f"{_display(setting)}={shorten(setting.value)!r} {reason} for {backend.id}{advice}",
             setting=setting,
         )
 
