@@ -207,6 +207,16 @@ def test_standard_input_from_dev_zero_stops_at_the_cap(untouched: Path, command:
     assert_refused(result, 2, "<stdin>", SIZE_REFUSAL)
 
 
+def test_a_settings_file_that_never_ends_is_refused(untouched: Path) -> None:
+    write(untouched / "serving.properties", "option.model_id=gpt2\n")
+    os.mkfifo(untouched / "settings.toml")
+    settle(untouched)
+    result = run("lint", "serving.properties", "--config", "/dev/zero", cwd=untouched)
+    assert_refused(result, 2, "cannot read the settings file", SIZE_REFUSAL)
+    result = run("lint", "serving.properties", "--config", "settings.toml", cwd=untouched, timeout=20)
+    assert_refused(result, 2, "cannot read the settings file", "FIFO")
+
+
 def test_fifty_megabytes_on_standard_input_are_refused(untouched: Path) -> None:
     big = b"option.model_id=gpt2\n" * (50 * 1024 * 1024 // 21)
     result = run("lint", "-", cwd=untouched, stdin=big, memory_bytes=512 * 1024 * 1024)
