@@ -40,7 +40,7 @@ def read_bounded(
     symlink, a symlink loop, a directory, a socket, no permission, a FIFO nothing writes to, and
     an input over the cap.
     """
-    shown = shown if shown is not None else os.fspath(path)
+    shown = _short(shown if shown is not None else os.fspath(path))
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer (it is cleared before reading)
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
@@ -65,6 +65,11 @@ def read_bounded(
         raise InputError(f"{shown}: cannot read: {error.strerror or error}") from None
     finally:
         os.close(handle)
+
+
+def _short(name: str, limit: int = 200) -> str:
+    """A path as shown in a message: a 5,000-character name would hide what went wrong."""
+    return name if len(name) <= limit else f"{name[: limit - 1]}…"
 
 
 def read_stdin(*, limit_bytes: int = MAX_INPUT_BYTES) -> bytes:

@@ -20,10 +20,19 @@ from typing import Any
 from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten
 from lmi_config.knowledge.models import architecture_family as _family
 from lmi_config.knowledge.models import catalog_rows, type_defaults
-
-
-class ModelResolutionError(ValueError):
-    """A model that cannot be described: not in the catalog, offline, gated, or a bad config."""
+from lmi_config.modelfields import (
+    EXPERTS,
+    EXPERTS_PER_TOKEN,
+    HEADS,
+    HIDDEN,
+    INTERMEDIATE,
+    LAYERS,
+    POSITIONS,
+    ModelResolutionError,
+    count_field,
+    is_count_integer,
+    key_value_heads,
+)
 
 
 @dataclass(frozen=True)
@@ -116,53 +125,6 @@ def estimate_params(arch: dict[str, Any]) -> int:
     return int(total)
 
 
-def _integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)  # True is an int to Python, not a count
-
-
-def _count(
-    config: dict[str, Any], names: tuple[str, ...], *, where: str, minimum: int = 1, required: bool = False
-) -> int | None:
-    """The first of ``names`` that is set, checked to be an integer >= ``minimum`` (None when unset).
-
-    A boolean, a float (NaN included), a string or a number below the minimum is a
-    :class:`ModelResolutionError` naming the field and the file.
-    """
-    for name in names:
-        value = config.get(name)
-        if value is None:
-            continue
-        if not _integer(value) or value < minimum:
-            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-            raise ModelResolutionError(f"{where}: {name} must be {kind}, not {_shown(value)}; fix the config")
-        return int(value)
-    if required:
-        raise ModelResolutionError(
-            f"{where}: config.json lacks the attention heads, hidden size or layer count "
-            "(num_attention_heads/n_head, hidden_size/n_embd, num_hidden_layers/n_layer)"
-        )
-    return None
-
-
-def _shown(value: Any) -> str:
-    text = (
-        json.dumps(value)
-        if isinstance(value, bool | int | float | str) or value is None
-        else type(value).__name__
-    )
-    return text if len(text) <= 40 else text[:39] + "…"
-
-
-_HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads", "num_head")
-_HIDDEN = ("hidden_size", "n_embd", "d_model", "model_dim", "dim")
-_LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
-_KV_HEADS = ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
-_INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "inner_hidden_size")
-_EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
-_EXPERTS_PER_TOKEN = ("num_experts_per_tok", "num_experts_per_token", "moe_top_k")
-_POSITIONS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
-
-
 def normalize_config(
     raw: dict[str, Any],
     *,
@@ -178,18 +140,18 @@ def normalize_config(
     if defaults:
         config = {**defaults["values"], **{key: value for key, value in config.items() if value is not None}}
     where = source if source.endswith("config.json") else f"{shorten(model_id, 100)} ({shorten(source, 200)})"
-    heads = _count(config, _HEADS, where=where, required=True) or 1
-    hidden = _count(config, _HIDDEN, where=where, required=True) or 1
-    layers = _count(config, _LAYERS, where=where, required=True) or 1
+    heads = count_field(config, HEADS, where=where, required=True) or 1
+    hidden = count_field(config, HIDDEN, where=where, required=True) or 1
+    layers = count_field(config, LAYERS, where=where, required=True) or 1
     notes: list[str] = []
-    kv = _key_value_heads(config, model_type, heads, where, notes)
-    head_dim = _count(config, ("head_dim",), where=where) or max(1, hidden // heads)
-    intermediate = _count(config, _INTERMEDIATE, where=where) or 4 * hidden
-    experts = _count(config, _EXPERTS, where=where, minimum=0) or 0
-    per_token = _count(config, _EXPERTS_PER_TOKEN, where=where, minimum=0) or 0
-    max_positions = _count(config, _POSITIONS, where=where)
-    vocab = _count(config, ("vocab_size", "padded_vocab_size"), where=where) or 32000
-    moe_intermediate = _count(config, ("moe_intermediate_size",), where=where)
+    kv = key_value_heads(config, model_type, heads, where, notes)
+    head_dim = count_field(config, ("head_dim",), where=where) or max(1, hidden // heads)
+    intermediate = count_field(config, INTERMEDIATE, where=where) or 4 * hidden
+    experts = count_field(config, EXPERTS, where=where, minimum=0) or 0
+    per_token = count_field(config, EXPERTS_PER_TOKEN, where=where, minimum=0) or 0
+    max_positions = count_field(config, POSITIONS, where=where)
+    vocab = count_field(config, ("vocab_size", "padded_vocab_size"), where=where) or 32000
+    moe_intermediate = count_field(config, ("moe_intermediate_size",), where=where)
     tie = config.get("tie_word_embeddings")
     if tie is None:
         tie = raw.get("tie_word_embeddings", True)  # PretrainedConfig's default
@@ -213,7 +175,7 @@ def normalize_config(
     window: Any = config.get("sliding_window")
     # null, false or 0 mean no sliding window
     sliding: int | None = None
-    if _integer(window) and window > 0 and config.get("use_sliding_window") is not False:
+    if is_count_integer(window) and window > 0 and config.get("use_sliding_window") is not False:
         sliding = int(window)
     return ModelArch(
         model_id=model_id,
@@ -240,23 +202,6 @@ def normalize_config(
         source=source,
         notes=tuple(notes),
     )
-
-
-def _key_value_heads(
-    config: dict[str, Any], model_type: str, heads: int, where: str, notes: list[str]
-) -> int:
-    """KV heads by the family's convention (Falcon's multi_query, GQA's num_key_value_heads …)."""
-    if model_type == "falcon" or "RefinedWeb" in str(config.get("model_type")):
-        if config.get("new_decoder_architecture"):
-            return _count(config, ("num_kv_heads", "n_head_kv", "num_key_value_heads"), where=where) or heads
-        if config.get("multi_query", True):
-            if config.get("num_kv_heads") not in (None, 1):
-                notes.append("multi_query=true means one KV head although num_kv_heads says otherwise")
-            return 1
-        return heads
-    if config.get("multi_query") is True:
-        return 1
-    return _count(config, _KV_HEADS, where=where) or heads
 
 
 @cache
@@ -323,7 +268,7 @@ def from_directory(directory: Path) -> ModelArch:
         try:
             index = read_json_file(index_path, "the safetensors index")
             total = index["metadata"]["total_size"]
-            weight_bytes = int(total) if _integer(total) and total > 0 else None
+            weight_bytes = int(total) if is_count_integer(total) and total > 0 else None
         except (ModelResolutionError, KeyError, TypeError):
             weight_bytes = None  # the exact size is a refinement; the architecture still gives one
     name = str(raw.get("_name_or_path") or directory.name)

@@ -232,6 +232,15 @@ def test_a_file_over_the_cap_is_refused_by_its_size(untouched: Path) -> None:
 # --- 2. no traceback on any input -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("name", ["a" * 5000, "a/" * 3000])
+def test_a_path_longer_than_the_system_allows_is_a_usage_error(untouched: Path, name: str) -> None:
+    for args in (["lint", name], ["explain", name], ["convert", name, "--to", "env"], ["render", name]):
+        assert_refused(run(*args, cwd=untouched), 2, "name is too long")
+    click_refusal = run("render", "--model", "gpt2", "--template-dir", name, cwd=untouched)
+    assert click_refusal.returncode == 2 and "does not exist" in click_refusal.stderr
+    assert "Traceback" not in click_refusal.stderr
+
+
 def test_a_model_id_longer_than_a_file_name_is_a_note_not_a_traceback(untouched: Path) -> None:
     write(untouched / "serving.properties", f"option.model_id={'a' * 300}\n")
     settle(untouched)

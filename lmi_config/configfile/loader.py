@@ -168,6 +168,13 @@ def _never(_: str) -> bool:
     return False
 
 
+def _is_directory(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long for the system: reading it says so
+        return False
+
+
 def collect(
     paths: list[str], env_files: list[str] | None = None, excluded: Callable[[str], bool] | None = None
 ) -> Collection:
@@ -186,7 +193,7 @@ def collect(
         path = Path(item)
         if excluded(item):
             continue
-        if path.is_dir():
+        if _is_directory(path):
             problems_before = len(found.problems)
             files = _walk(path, excluded, found)
             if not files and len(found.problems) == problems_before:
