@@ -485,6 +485,7 @@ def test_a_directory_with_broken_files_reports_them_and_the_findings_of_the_othe
     (untouched / "loop").mkdir()
     (untouched / "loop" / "loop.env").symlink_to("loop.env")
     write(untouched / "binary" / "model.properties", b"a=1\n\x00\x01\x02")
+    (untouched / "linked").symlink_to(untouched / "good")
     settle(untouched)
     result = run("lint", ".", "--backend", "vllm", cwd=untouched)
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -492,6 +493,7 @@ def test_a_directory_with_broken_files_reports_them_and_the_findings_of_the_othe
     assert "dangling/serving.properties: is a symlink to" in result.stderr
     assert "loop/loop.env: is a symlink loop" in result.stderr
     assert "binary/model.properties:2: binary file" in result.stderr
+    assert "linked: skipped: a symlink to a directory is not followed" in result.stdout
     document = json.loads(run("lint", ".", "--backend", "vllm", "--format", "json", cwd=untouched).stdout)
     assert len(document["summary"]["unreadable"]) == 3
 

@@ -146,6 +146,11 @@ def _walk(root: Path, excluded: Callable[[str], bool], found: Collection) -> lis
         subdirectories[:] = sorted(
             d for d in subdirectories if d not in _SKIP_DIRS and not excluded(os.path.join(directory, d))
         )
+        for name in subdirectories:
+            if os.path.islink(os.path.join(directory, name)):  # os.walk does not follow them (loops)
+                found.notes.append(
+                    f"{os.path.join(directory, name)}: skipped: a symlink to a directory is not followed"
+                )
         for name in sorted(names):
             path = Path(directory) / name
             if not _is_config_name(name) or excluded(str(path)):
