@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lmi_config.configfile.loader import LintTarget, collect_targets, parse_source
+from lmi_config.configfile.loader import LintTarget, collect, parse_source
 from lmi_config.errors import DeployError, InputError, OutputError, PlanningError, SpecError, TemplateProblem
 from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
 
@@ -112,22 +112,39 @@ def lint_paths(
     stdin_kind: str | None = None,
     exclude: bool = True,
 ) -> LintResult:
-    """Lint files and directories (``-`` reads ``stdin_bytes``). Raises :class:`InputError`.
+    """Lint files and directories (``-`` reads ``stdin_bytes``).
 
-    With ``exclude``, paths the project settings or ``options.exclude`` exclude are skipped.
+    A file that cannot be read (missing, binary, too large, a dangling symlink) does not stop the
+    run: it is listed in ``result.problems`` and the other files are linted. Raises
+    :class:`InputError` for bad options. With ``exclude``, paths the project settings or
+    ``options.exclude`` exclude are skipped.
     """
     options = options or LintOptions()
     excluded = options.excluded if exclude else None
-    targets = collect_targets(
+    found = collect(
         [path for path in paths if path != "-"],
         env_files,
         excluded,
         named_excluded=options.force_excluded if exclude else None,
     )
+    targets = found.targets
     if "-" in paths:
         raw = stdin_bytes if stdin_bytes is not None else b""
-        targets.insert(paths.index("-"), LintTarget([parse_source("<stdin>", raw, None, stdin_kind)]))
-    return lint_targets(targets, options)
+        try:
+            targets.insert(paths.index("-"), LintTarget([parse_source("<stdin>", raw, None, stdin_kind)]))
+        except InputError as error:
+            found.problems.append(str(error))
+    result = lint_targets(targets, options)
+    result.problems.extend(found.problems)
+    result.notes.extend(found.notes)
+    return result
+
+
+def _usable(result: LintResult) -> LintResult:
+    """The result of a command that needs every input: the first unreadable one is an error."""
+    if result.problems:
+        raise InputError("\n".join(result.problems))
+    return result
 
 
 @dataclass
@@ -152,7 +169,7 @@ def explain_paths(
     """How the container reads each configuration: effective values, shape, memory, verdict."""
     from lmi_config.explain import explain_unit
 
-    result = lint_paths(paths, options, env_files=env_files, stdin_bytes=stdin_bytes, exclude=False)
+    result = _usable(lint_paths(paths, options, env_files=env_files, stdin_bytes=stdin_bytes, exclude=False))
     documents = [explain_unit(unit, result.findings_of(unit)) for unit in result.units]
     return ExplainResult(documents, result)
 
@@ -185,13 +202,11 @@ def convert_path(
 ) -> ConvertResult:
     """The effective configuration of ``path`` (after precedence) in another form."""
     from lmi_config import __version__
-    from lmi_config.convert import convert_items, effective_settings
+    from lmi_config.convert import convert_unit
     from lmi_config.formats import format_output
 
-    result = lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes)
-    unit = result.units[0]
-    effective, process_env = effective_settings(unit)
-    items, extra_env, lost = convert_items(effective, process_env, to)
+    result = _usable(lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes))
+    items, extra_env, lost = convert_unit(result.units[0], to)
     text, problems = format_output(
         items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
     )

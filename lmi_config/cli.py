@@ -6,6 +6,7 @@ with ``--strict``; nothing fits), 2 unusable input (files, specs, templates, set
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -20,8 +21,42 @@ USAGE_ERRORS = (InputError, OutputError, SpecError, TemplateProblem)
 
 
 def _fail_input(message: str) -> None:
-    click.echo(f"lmi-config: error: {message}", err=True)
+    from lmi_config.report import visible
+
+    for line in message.splitlines() or [""]:
+        click.echo(f"lmi-config: error: {visible(line)}", err=True)
     sys.exit(2)
+
+
+def _stdin_bytes() -> bytes:
+    """Standard input, read with the same cap as any file (exit 2 beyond it)."""
+    from lmi_config.io import read_stdin
+
+    try:
+        return read_stdin()
+    except InputError as error:
+        _fail_input(str(error))
+        raise
+
+
+class _GuardedGroup(click.Group):
+    """Every command behind one guard: exhausted memory or recursion, a closed or full standard
+    output become one line on stderr and exit code 2, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemoryError:
+            _fail_input("ran out of memory; the input is too large or too deeply nested")
+        except RecursionError:
+            _fail_input("the input is nested too deeply to read")
+        except OSError as error:
+            if error.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EBADF):
+                raise
+            from lmi_config.io import silence_stdout
+
+            silence_stdout()
+            _fail_input(f"cannot write the output: {error.strerror or error}")
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -124,7 +159,7 @@ def _lint_options(
         _fail_input(str(error))
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+@click.group(cls=_GuardedGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="lmi-config")
 def main() -> None:
     """Check and write DJL Serving / LMI configurations offline, in milliseconds.
@@ -185,6 +220,14 @@ def main() -> None:
 @click.option(
     "--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal)."
 )
+@click.option(
+    "--max-findings",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="Text output: at most N findings of one rule per file, the rest counted (0: all).",
+)
 def lint(
     paths: tuple[str, ...],
     output_format: str,
@@ -197,6 +240,7 @@ def lint(
     settings_file: str | None,
     isolated: bool,
     color: bool | None,
+    max_findings: int,
     env_files: tuple[str, ...],
     **target: Any,
 ) -> None:
@@ -231,7 +275,8 @@ def lint(
         settings_file=settings_file,
         isolated=isolated,
     )
-    stdin_bytes = sys.stdin.buffer.read() if "-" in paths else None
+    options.max_findings = max_findings if output_format == "text" else 0  # json lists every finding
+    stdin_bytes = _stdin_bytes() if "-" in paths else None
     try:
         result = api.lint_paths(
             list(paths), options, env_files=list(env_files), stdin_bytes=stdin_bytes, stdin_kind=stdin_kind
@@ -239,7 +284,9 @@ def lint(
     except InputError as error:
         _fail_input(str(error))
         return
-    summary = report.summarize(result.findings, result.files, result.notes)
+    if result.problems and not result.files:
+        _fail_input("\n".join(result.problems))
+    summary = report.summarize(result.findings, result.files, result.notes, result.problems, result.hidden)
     if output_format == "json":
         output = report.format_json(result.findings, summary)
     elif output_format == "sarif":
@@ -248,8 +295,12 @@ def lint(
         output = report.format_github(result.findings)
     else:
         use_color = sys.stdout.isatty() if color is None else color
-        output = report.format_text(result.findings, summary, color=use_color)
+        output = report.format_text(
+            result.findings, summary, color=use_color, max_findings=max_findings, hidden=result.hidden
+        )
     _emit(output)
+    if result.problems:  # the readable files were reported; the unreadable ones make the run unusable
+        _fail_input("\n".join(result.problems))
     failing = result.errors + (result.warnings if strict else 0)
     sys.exit(1 if failing else 0)
 
@@ -281,7 +332,7 @@ def explain(path: str, env_files: tuple[str, ...], output_format: str, **target:
 
     options = _lint_options(**target)
     try:
-        stdin_bytes = sys.stdin.buffer.read() if path == "-" else None
+        stdin_bytes = _stdin_bytes() if path == "-" else None
         result = api.explain_paths([path], options, env_files=list(env_files), stdin_bytes=stdin_bytes)
     except InputError as error:
         _fail_input(str(error))
@@ -472,13 +523,15 @@ def convert(path: str, target: str, env_files: tuple[str, ...], output: str | No
     from lmi_config import api
 
     try:
-        stdin_bytes = sys.stdin.buffer.read() if path == "-" else None
+        stdin_bytes = _stdin_bytes() if path == "-" else None
         result = api.convert_path(path, target, env_files=list(env_files), stdin_bytes=stdin_bytes)
     except USAGE_ERRORS as error:
         _fail_input(str(error))
         return
+    from lmi_config.report import visible
+
     for problem in result.lost:
-        click.echo(f"not converted: {problem}", err=True)
+        click.echo(f"not converted: {visible(problem)}", err=True)
     _emit(result.text, output, target)
     sys.exit(1 if result.lost else 0)
 

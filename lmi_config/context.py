@@ -298,8 +298,10 @@ def _unread_options(config: CanonicalConfig, backend: Backend, release: Release)
     from lmi_config.knowledge.options import catalogue, check_value, is_placeholder
 
     count = 0
-    for key, setting in config.settings.items():
-        specs = [spec for spec in catalogue().get(key, ()) if spec.applies_to(backend)]
+    known = catalogue()
+    for key in known.keys() & config.settings.keys():  # only catalogue keys can count
+        setting = config.settings[key]
+        specs = [spec for spec in known[key] if spec.applies_to(backend)]
         if not specs:
             continue
         available = [spec for spec in specs if spec.available_in(release)]

@@ -1,14 +1,21 @@
 """``convert``: the effective configuration of a file in another of the three forms.
 
 The container's precedence decides what is converted (file over ``OPTION_*``, ``SAGEMAKER_*`` over
-both); credentials are never copied; what the target form cannot carry is reported, not dropped.
+both); credentials are never copied; nothing is dropped silently: every line the readers could not
+read, every variable the container would not read from that file and every value the target form
+cannot carry is reported with its file and line.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lmi_config.configfile.canonical import classify_env
+
+# control characters an env file cannot carry (\t, \n and \r have escapes in double quotes)
+_UNCARRIED_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SECRET_LOST = "not copied: credentials are never written by lmi-config; pass it at deploy time"
 
 
 def ordered(items: dict[str, str]) -> list[tuple[str, str]]:
@@ -18,33 +25,47 @@ def ordered(items: dict[str, str]) -> list[tuple[str, str]]:
     )
 
 
+def convert_unit(unit: Any, to: str) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
+    """What a lint unit becomes in format ``to``: (items, extra env, everything not carried over)."""
+    lost = unread_lines(unit)
+    effective, process_env = effective_settings(unit)
+    lost.extend(uncarried_variables(unit, {key for key, _ in effective}))
+    items, extra_env, not_copied = convert_items(effective, process_env, to)
+    return items, extra_env, lost + not_copied
+
+
 def convert_items(
     effective: list[tuple[str, str]], process_env: list[tuple[str, str]], to: str
 ) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
     """Prepare a converted configuration: (items, extra env, what cannot be carried over)."""
-    from lmi_config.secrets import looks_like_secret, secret_variable_names
+    from lmi_config.secrets import looks_like_secret
 
     lost: list[str] = []
     extra: dict[str, str] = {}
     kept = []
     for key, value in effective:
-        if key.upper() in secret_variable_names() or looks_like_secret(value, key):
-            lost.append(
-                f"{key} not copied: credentials are never written by lmi-config; pass it at deploy time"
-            )
+        if looks_like_secret(value, key):
+            lost.append(f"{key} {_SECRET_LOST}")
+        elif to == "env" and (_UNCARRIED_CONTROL.search(key) or _UNCARRIED_CONTROL.search(value)):
+            lost.append(f"{key}: {_control_problem(key + value)}")
         else:
             kept.append((key, value))
-    effective = kept
     for name, value in process_env:
-        if name in secret_variable_names():
-            lost.append(
-                f"{name} not copied: credentials are never written by lmi-config; pass it at deploy time"
-            )
+        if looks_like_secret(value, name) or classify_env(name).kind == "secret":
+            lost.append(f"{name} {_SECRET_LOST}")
         elif to == "properties":
             lost.append(f"{name} is a process environment variable; serving.properties cannot set it")
+        elif to == "env" and (_UNCARRIED_CONTROL.search(name) or _UNCARRIED_CONTROL.search(value)):
+            lost.append(f"{name}: {_control_problem(name + value)}")
         else:
             extra[name] = value
-    return effective, extra, lost
+    return kept, extra, lost
+
+
+def _control_problem(text: str) -> str:
+    match = _UNCARRIED_CONTROL.search(text)
+    code = ord(match.group()) if match else 0
+    return f"contains the control character U+{code:04X}, which an env file cannot carry; not converted"
 
 
 def effective_settings(unit: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -63,3 +84,50 @@ def effective_settings(unit: Any) -> tuple[list[tuple[str, str]], list[tuple[str
             if kind in ("process", "secret", "unknown"):
                 process.append((entry.name, entry.value))
     return ordered(dict(items)), process
+
+
+def unread_lines(unit: Any) -> list[str]:
+    """Every line of the unit's files that the readers could not take as a setting."""
+    lost: list[str] = []
+    for source in unit.sources:
+        if source.properties is not None:
+            lost.extend(
+                f"{source.path}:{error.line}: {error}; the line was not converted"
+                for error in source.properties.errors
+            )
+        if source.env is not None:
+            lost.extend(
+                f"{source.path}{f':{error.line}' if error.line else ''}: {error.message}; not converted"
+                for error in source.env.errors
+                if error.severity == "error"
+            )
+    return lost
+
+
+def uncarried_variables(unit: Any, converted_keys: set[str]) -> list[str]:
+    """Variables of the unit's env files that the container does not read as configuration here."""
+    translated = {name for name, _, _ in unit.applied_translations}
+    lost: list[str] = []
+    for source in unit.sources:
+        for entry in source.env.entries if source.env is not None else []:
+            reason = _why_not_carried(entry, converted_keys, translated, unit)
+            if reason:
+                lost.append(f"{source.path}{f':{entry.line}' if entry.line else ''}: {entry.name} {reason}")
+    return lost
+
+
+def _why_not_carried(entry: Any, converted_keys: set[str], translated: set[str], unit: Any) -> str | None:
+    mapping = classify_env(entry.name)
+    if mapping.kind in ("process", "secret", "unknown") or entry.name in translated:
+        return None
+    if mapping.kind == "config":
+        if entry.value == "" and entry.name.startswith("OPTION_"):
+            return "is empty and the container skips empty OPTION_* variables; not converted"
+        if mapping.key in converted_keys or mapping.key not in unit.config.settings:
+            return None  # converted, or overridden by a stronger source (precedence)
+        return f"sets the server-wide default {mapping.key}, which convert does not carry; not converted"
+    if mapping.kind == "tgi":
+        return f"is a TGI variable that the {unit.context.backend.id} image does not translate; not converted"
+    if mapping.kind == "option-style":
+        return "is a serving.properties key, which the container does not read from the environment; not converted"
+    return "is read by another server, not by the LMI container; not converted"

@@ -9,6 +9,7 @@ source. The key → environment-variable mapping is the container's
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from lmi_config.configfile.canonical import env_name_for_key
 from lmi_config.configfile.envfile import quote_env_value
 from lmi_config.configfile.properties import escape_properties_text
 from lmi_config.errors import TemplateProblem as TemplateProblem
+from lmi_config.io import MAX_INPUT_BYTES
 from lmi_config.knowledge.environment import sagemaker_environment_limits
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -41,13 +43,35 @@ def environment_items(
     return result, lost
 
 
+def _bounded_loader(directory: Path) -> Any:
+    """A jinja2 loader reading templates through the bounded reader: a FIFO or a device named like
+    a template is refused (:class:`TemplateProblem`) instead of hanging or filling memory."""
+    import jinja2
+
+    from lmi_config.io import InputError, read_bounded
+
+    def load(name: str) -> tuple[str, str, Any] | None:
+        path = directory / name
+        if not os.path.lexists(path):
+            return None  # the next loader (the shipped templates) is asked
+        try:
+            text = read_bounded(path).decode("utf-8")
+        except InputError as error:
+            raise TemplateProblem(f"template {error}") from None
+        except UnicodeDecodeError as error:
+            raise TemplateProblem(f"{path}: template is not UTF-8 text (byte {error.start})") from None
+        return text, str(path), lambda: False  # read once per run: never "up to date" for a cache
+
+    return jinja2.FunctionLoader(load)
+
+
 def _template_environment(template_dir: Path | None) -> Any:
     import jinja2  # only on the render path
     from jinja2.sandbox import SandboxedEnvironment
 
     loaders: list[Any] = []
     if template_dir is not None:
-        loaders.append(jinja2.FileSystemLoader(str(template_dir)))
+        loaders.append(_bounded_loader(template_dir))
     loaders.append(jinja2.FileSystemLoader(str(TEMPLATE_DIR)))
     return SandboxedEnvironment(
         loader=jinja2.ChoiceLoader(loaders),
@@ -64,7 +88,9 @@ def _render(template_dir: Path | None, output_format: str, **values: Any) -> str
     where = f"{template_dir}/{name}" if template_dir is not None else name
     try:
         template = _template_environment(template_dir).get_template(name)
-        return str(template.render(**values))
+        return _bounded_render(template, where, values)
+    except RecursionError:
+        raise TemplateProblem(f"{where}: template nested too deeply to compile") from None
     except jinja2.TemplateSyntaxError as error:
         raise TemplateProblem(
             f"{error.filename or where}:{error.lineno}: template error: {error.message}"
@@ -73,6 +99,30 @@ def _render(template_dir: Path | None, output_format: str, **values: Any) -> str
         raise TemplateProblem(f"{where}: template refused by the sandbox: {error}") from None
     except jinja2.TemplateError as error:
         raise TemplateProblem(f"{where}: template error: {error}") from None
+
+
+def _bounded_render(template: Any, where: str, values: dict[str, Any]) -> str:
+    """Render piece by piece, stopping at the input cap: a template loop cannot fill memory."""
+    pieces: list[str] = []
+    total = 0
+    for piece in template.generate(**values):
+        total += len(piece)
+        if total > MAX_INPUT_BYTES:
+            raise TemplateProblem(
+                f"{where}: the template writes more than {MAX_INPUT_BYTES} characters; lmi-config reads at most "
+                f"{MAX_INPUT_BYTES} bytes of one configuration"
+            )
+        pieces.append(piece)
+    return "".join(pieces)
+
+
+def _oversized(text: str) -> list[str]:
+    size = len(text.encode("utf-8"))
+    if size <= MAX_INPUT_BYTES:
+        return []
+    return [
+        f"the output is {size} bytes; lmi-config reads at most {MAX_INPUT_BYTES} bytes of one configuration"
+    ]
 
 
 def header_lines(lines: list[str]) -> list[str]:
@@ -102,12 +152,14 @@ def format_output(
             problems.append(
                 f"{name} is an environment variable; serving.properties cannot set it (use the env or json format)"
             )
-        return _render(template_dir, output_format, header=header_lines(header), items=escaped), problems
+        text = _render(template_dir, output_format, header=header_lines(header), items=escaped)
+        return text, problems + _oversized(text)
     env_items, lost = environment_items(items, extra_env or {})
     problems.extend(lost)
     if output_format == "env":
         quoted = [(name, quote_env_value(value)) for name, value in env_items]
-        return _render(template_dir, output_format, header=header_lines(header), items=quoted), problems
+        text = _render(template_dir, output_format, header=header_lines(header), items=quoted)
+        return text, problems + _oversized(text)
     limits = sagemaker_environment_limits()
     if len(env_items) > limits.max_entries:
         problems.append(
@@ -121,4 +173,5 @@ def format_output(
                 f"{name}: value is {len(value)} characters; SageMaker allows {limits.max_value_length}"
             )
     document = json.dumps(dict(env_items), indent=2, ensure_ascii=False)
-    return _render(template_dir, output_format, document=document), problems
+    text = _render(template_dir, output_format, document=document)
+    return text, problems + _oversized(text)

@@ -1,6 +1,13 @@
-"""Input and output at the edge: safe writes of generated files.
+"""Input and output at the edge: bounded reads of every input, safe writes of generated files.
 
-A regular file is replaced atomically (a reader sees the old content or the new, never half),
+Reading: every input (configuration files, standard input, specs, templates, model configs)
+goes through :func:`read_bounded` or :func:`read_stdin`. A regular file larger than the cap is
+refused from its size, without reading it; standard input, character devices (``/dev/zero``)
+and FIFOs report no useful size, so they are read in chunks and reading stops at the cap. A
+FIFO that nothing is writing to is refused at once instead of waiting forever. Every failure
+is an :class:`InputError` naming the path (exit code 2). Memory stays proportional to the cap.
+
+Writing: a regular file is replaced atomically (a reader sees the old content or the new, never half),
 keeping its mode and, where the operating system allows, its owner. A symlink is followed and
 its target updated. A FIFO or a character device (``/dev/stdout``, ``/dev/full``) is written
 through, never replaced by a regular file. Every failure is an :class:`OutputError` whose
@@ -16,9 +23,119 @@ import stat
 import sys
 from pathlib import Path
 
+from lmi_config.errors import InputError as InputError
 from lmi_config.errors import OutputError as OutputError
 
 STDOUT = "-"
+MAX_INPUT_BYTES = 4 * 1024 * 1024  # the largest input read: far beyond any real configuration
+_CHUNK_BYTES = 64 * 1024
+
+
+def read_bounded(
+    path: str | os.PathLike[str], *, shown: str | None = None, limit_bytes: int = MAX_INPUT_BYTES
+) -> bytes:
+    """The bytes of a regular file, a character device or a FIFO, at most ``limit_bytes`` of them.
+
+    Raises :class:`InputError` (with ``shown``, default the path) for a missing file, a dangling
+    symlink, a symlink loop, a directory, a socket, no permission, a FIFO nothing writes to, and
+    an input over the cap.
+    """
+    shown = _short(shown if shown is not None else os.fspath(path))
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (it is cleared before reading)
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        raise InputError(f"{shown}: {_open_problem(path, error)}") from None
+    try:
+        status = os.fstat(handle)
+        mode = status.st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError(f"{shown}: is a directory; give a file (or lint the directory)")
+        if stat.S_ISREG(mode) and status.st_size > limit_bytes:
+            raise InputError(
+                f"{shown}: file is {status.st_size} bytes; lmi-config reads at most {limit_bytes} bytes of one input"
+            )
+        if stat.S_ISFIFO(mode):
+            return _read_fifo(handle, shown, limit_bytes)
+        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)):
+            raise InputError(f"{shown}: {special_file_kind(mode)}, not a file that can be read")
+        os.set_blocking(handle, True)
+        return _read_capped(handle, shown, limit_bytes)
+    except OSError as error:
+        raise InputError(f"{shown}: cannot read: {error.strerror or error}") from None
+    finally:
+        os.close(handle)
+
+
+def _short(name: str, limit: int = 200) -> str:
+    """A path as shown in a message: a 5,000-character name would hide what went wrong."""
+    return name if len(name) <= limit else f"{name[: limit - 1]}…"
+
+
+def read_stdin(*, limit_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """Standard input, at most ``limit_bytes``: reading stops at the cap (:class:`InputError`)."""
+    try:
+        return _read_capped(0, "<stdin>", limit_bytes)
+    except OSError as error:
+        raise InputError(f"<stdin>: cannot read standard input: {error.strerror or error}") from None
+
+
+def special_file_kind(mode: int) -> str:
+    """``is a FIFO``, ``is a socket``… for a file that is not a regular file or a directory."""
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "is a socket"
+    if stat.S_ISCHR(mode):
+        return "is a character device"
+    if stat.S_ISBLK(mode):
+        return "is a block device"
+    return "is not a regular file"
+
+
+def _open_problem(path: str | os.PathLike[str], error: OSError) -> str:
+    if error.errno == errno.ENOENT:
+        if os.path.islink(path):
+            return f"is a symlink to {os.readlink(path)}, which does not exist"
+        return "no such file or directory"
+    if error.errno == errno.ELOOP:
+        return "is a symlink loop (a symlink that points back to itself)"
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied (cannot read the file)"
+    if error.errno == errno.ENAMETOOLONG:
+        return "the file name is too long"
+    if error.errno == errno.ENXIO:
+        return "is a socket or a device with nothing behind it; give a file"
+    return f"cannot read: {error.strerror or error}"
+
+
+def _read_capped(handle: int, shown: str, limit_bytes: int, chunks: list[bytes] | None = None) -> bytes:
+    chunks = chunks if chunks is not None else []
+    total = sum(len(chunk) for chunk in chunks)
+    while total <= limit_bytes:
+        chunk = os.read(handle, min(_CHUNK_BYTES, limit_bytes + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+    raise InputError(
+        f"{shown}: more than {limit_bytes} bytes (reading stopped there); lmi-config reads at most "
+        f"{limit_bytes} bytes of one input"
+    )
+
+
+def _read_fifo(handle: int, shown: str, limit_bytes: int) -> bytes:
+    """Read a FIFO opened without blocking: end of file at once means nothing has it open for writing."""
+    try:
+        first = os.read(handle, _CHUNK_BYTES)
+    except BlockingIOError:
+        first = None  # a writer has it open but has not written yet: wait for it
+    if first == b"":
+        raise InputError(
+            f"{shown}: is a FIFO (named pipe) that nothing is writing to; start the writer first, or give a file"
+        )
+    os.set_blocking(handle, True)
+    return _read_capped(handle, shown, limit_bytes, [first] if first else [])
 
 
 def write_output(destination: str, text: str) -> str:
@@ -52,7 +169,17 @@ def _write_stdout(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     except OSError as error:
+        silence_stdout()
         raise OutputError(f"cannot write to standard output: {error.strerror or error}") from None
+
+
+def silence_stdout() -> None:
+    """Point standard output at /dev/null after it failed (closed pipe, full disk), so that the
+    interpreter's last flush at exit does not fail a second time with a traceback."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _write_through(target: Path, text: str, shown: str, mode: int) -> None:

@@ -5,11 +5,13 @@ It knows no rule by name: rules register themselves in :mod:`lmi_config.rules`.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting, classify_env
 from lmi_config.configfile.loader import InputError, LintTarget, parse_source
+from lmi_config.configfile.text import collector_paused
 from lmi_config.context import Context, read_pragmas, resolve_context
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.environment import runtime_settings, tgi_translations
@@ -35,6 +37,7 @@ class LintOptions:
     settings: ProjectSettings | None = None  # project settings: per-path defaults and exclusions
     exclude: list[str] = field(default_factory=list)  # --exclude patterns, added to the settings'
     force_exclude: bool = False  # apply the exclusions to paths named explicitly too
+    max_findings: int = 0  # keep at most this many findings of one rule per file (0: all); text output
 
     def excluded(self, path: str) -> bool:
         """Whether a path met in a directory walk is excluded by the project settings or ``--exclude``."""
@@ -67,9 +70,9 @@ def build_config(target: LintTarget) -> CanonicalConfig:
     config = CanonicalConfig()
     for source in target.sources:
         if source.properties is not None:
-            for entry in source.properties.entries:
-                origin = Origin(source.path, entry.line, "properties")
-                config.offer(Setting(entry.key, entry.value, origin, "file"))
+            config.offer_file_entries(
+                source.path, ((entry.key, entry.value, entry.line) for entry in source.properties.entries)
+            )
         if source.env is not None:
             for env_entry in source.env.entries:
                 mapping = classify_env(env_entry.name)
@@ -173,7 +176,7 @@ def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
 
 def _attach_model(unit: LintUnit, options: LintOptions) -> None:
     """Resolve the model (``--model``, pragma, else option.model_id) and, with an instance, the fit."""
-    from lmi_config.modelarch import ModelResolutionError, resolve_model
+    from lmi_config.modelarch import ModelResolutionError, ModelUnavailable, resolve_model
 
     pragma = unit.pragmas.values.get("model")
     name = (
@@ -187,7 +190,10 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         arch = resolve_model(name, base_directory=directory, allow_hub=options.hub)
     except ModelResolutionError as error:
         # every other check still runs; the note says what was skipped (a --model given
-        # explicitly is skipped the same way, so an offline run still reports the file)
+        # explicitly is skipped the same way, so an offline run still reports the file) —
+        # unless the flag names no model or a broken one: that is a usage error
+        if options.model and not isinstance(error, ModelUnavailable):
+            raise ValueError(str(error)) from None
         if explicit or unit.context.instance is not None:
             unit.notes.append(
                 f"model checks skipped: {error}"
@@ -245,8 +251,14 @@ def normalize_rule_names(names: list[str]) -> set[str]:
     return result
 
 
-def lint_unit(unit: LintUnit, options: LintOptions) -> list[Finding]:
-    """Run every rule on a unit and apply pragmas, --select and --ignore."""
+def lint_unit(
+    unit: LintUnit, options: LintOptions, hidden: Counter[tuple[str, str, str, str]] | None = None
+) -> list[Finding]:
+    """Run every rule on a unit and apply pragmas, --select and --ignore.
+
+    With ``options.max_findings``, findings beyond that many of one rule in one file are counted
+    in ``hidden`` by (path, code, slug, severity) instead of returned.
+    """
     rules = load_rules()
     select = normalize_rule_names(options.select)
     ignore = normalize_rule_names(options.ignore)
@@ -256,20 +268,56 @@ def lint_unit(unit: LintUnit, options: LintOptions) -> list[Finding]:
             disabled |= normalize_rule_names([name])
         except ValueError as error:
             unit.pragmas.problems.append((f"pragma disable={name}: {error}", line))
-    findings: list[Finding] = []
+    kept = _Kept(options.max_findings)
     for registered in rules:
-        findings.extend(registered.check(unit))
-    kept = []
-    for finding in findings:
-        if select and not _matches(finding, select):
-            continue
-        if ignore and _matches(finding, ignore):
-            continue
-        if _matches(finding, disabled):
-            continue
-        kept.append(finding)
-    kept.sort(key=lambda f: (f.path, f.line or 0, SEVERITY_ORDER[f.severity], f.code))
-    return kept
+        for finding in registered.check(unit):
+            if select and not _matches(finding, select):
+                continue
+            if ignore and _matches(finding, ignore):
+                continue
+            if disabled and _matches(finding, disabled):
+                continue
+            kept.add(finding)
+    return kept.findings(hidden)
+
+
+def _report_order(finding: Finding) -> tuple[str, int, int, str]:
+    return (finding.path, finding.line or 0, SEVERITY_ORDER[finding.severity], finding.code)
+
+
+_TRIM_BATCH = 1024  # findings over the limit collected before the extra ones are counted and dropped
+
+
+class _Kept:
+    """Findings in report order, at most ``limit`` of one rule in one file (0: all); the others are
+    counted, not kept, so that a file of a million bad lines does not hold a million findings."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.groups: dict[tuple[str, str], list[Finding]] = {}
+        self.counted: Counter[tuple[str, str, str, str]] = Counter()
+
+    def add(self, finding: Finding) -> None:
+        group = self.groups.get((finding.path, finding.code))
+        if group is None:
+            group = self.groups[(finding.path, finding.code)] = []
+        group.append(finding)
+        if self.limit and len(group) > self.limit + _TRIM_BATCH:
+            self._trim(group)
+
+    def _trim(self, group: list[Finding]) -> None:
+        group.sort(key=_report_order)
+        self.counted.update((item.path, item.code, item.rule, item.severity) for item in group[self.limit :])
+        del group[self.limit :]
+
+    def findings(self, hidden: Counter[tuple[str, str, str, str]] | None) -> list[Finding]:
+        """The kept findings in report order; the count of the others added to ``hidden``."""
+        for group in self.groups.values():
+            if self.limit and len(group) > self.limit:
+                self._trim(group)
+        if hidden is not None:
+            hidden.update(self.counted)
+        return sorted((finding for group in self.groups.values() for finding in group), key=_report_order)
 
 
 @dataclass
@@ -280,14 +328,21 @@ class LintResult:
     units: list[LintUnit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files: int = 0
+    problems: list[str] = field(default_factory=list)  # inputs that could not be read (exit code 2)
+    # findings not kept (LintOptions.max_findings), counted by (path, code, slug, severity)
+    hidden: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
 
     @property
     def errors(self) -> int:
-        return sum(1 for finding in self.findings if finding.severity == "error")
+        return self._count("error")
 
     @property
     def warnings(self) -> int:
-        return sum(1 for finding in self.findings if finding.severity == "warning")
+        return self._count("warning")
+
+    def _count(self, severity: str) -> int:
+        kept = sum(1 for finding in self.findings if finding.severity == severity)
+        return kept + sum(count for (_, _, _, level), count in self.hidden.items() if level == severity)
 
     def findings_of(self, unit: LintUnit) -> list[Finding]:
         """The findings in the files of one unit."""
@@ -316,7 +371,8 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
         except ValueError as error:
             raise InputError(f"{target.primary.path}: {error}") from None
         result.units.append(unit)
-        result.findings.extend(lint_unit(unit, unit_options))
+        with collector_paused():  # findings hold no cycles; see collector_paused
+            result.findings.extend(lint_unit(unit, unit_options, result.hidden))
         result.files += len(target.sources)
         note = _assumption_note(unit)
         if note:

@@ -10,17 +10,31 @@ computed from the architecture.
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten
 from lmi_config.knowledge.models import architecture_family as _family
 from lmi_config.knowledge.models import catalog_rows, type_defaults
-
-
-class ModelResolutionError(ValueError):
-    """A model that cannot be described: not in the catalog, offline, gated, or a bad config."""
+from lmi_config.modelfields import (
+    EXPERTS,
+    EXPERTS_PER_TOKEN,
+    HEADS,
+    HIDDEN,
+    INTERMEDIATE,
+    LAYERS,
+    POSITIONS,
+    ModelResolutionError,
+    ModelUnavailable,
+    UnusableModelName,
+    count_field,
+    is_count_integer,
+    key_value_heads,
+)
 
 
 @dataclass(frozen=True)
@@ -127,44 +141,19 @@ def normalize_config(
     defaults = type_defaults(model_type)
     if defaults:
         config = {**defaults["values"], **{key: value for key, value in config.items() if value is not None}}
-    heads = _first(config, "num_attention_heads", "n_head", "num_heads", "n_heads", "num_head")
-    hidden = _first(config, "hidden_size", "n_embd", "d_model", "model_dim", "dim")
-    layers = _first(config, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
-    if not (isinstance(heads, int) and isinstance(hidden, int) and isinstance(layers, int)):
-        raise ModelResolutionError(
-            f"{model_id}: config.json lacks the attention heads, hidden size or layer count "
-            "(num_attention_heads/n_head, hidden_size/n_embd, num_hidden_layers/n_layer)"
-        )
-    notes = []
-    if model_type == "falcon" or "RefinedWeb" in str(config.get("model_type")):
-        if config.get("new_decoder_architecture"):
-            kv = int(_first(config, "num_kv_heads", "n_head_kv", "num_key_value_heads") or heads)
-        elif config.get("multi_query", True):
-            kv = 1
-            if config.get("num_kv_heads") not in (None, 1):
-                notes.append("multi_query=true means one KV head although num_kv_heads says otherwise")
-        else:
-            kv = heads
-    elif config.get("multi_query") is True:
-        kv = 1
-    else:
-        kv = int(
-            _first(config, "num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
-            or heads
-        )
-    head_dim = config.get("head_dim") or hidden // heads
-    intermediate = _first(
-        config, "intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "inner_hidden_size"
-    )
-    if not intermediate:
-        intermediate = 4 * hidden
-    experts = int(
-        _first(config, "num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts") or 0
-    )
-    per_token = int(_first(config, "num_experts_per_tok", "num_experts_per_token", "moe_top_k") or 0)
-    max_positions = _first(
-        config, "max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length"
-    )
+    where = source if source.endswith("config.json") else f"{shorten(model_id, 100)} ({shorten(source, 200)})"
+    heads = count_field(config, HEADS, where=where, required=True) or 1
+    hidden = count_field(config, HIDDEN, where=where, required=True) or 1
+    layers = count_field(config, LAYERS, where=where, required=True) or 1
+    notes: list[str] = []
+    kv = key_value_heads(config, model_type, heads, where, notes)
+    head_dim = count_field(config, ("head_dim",), where=where) or max(1, hidden // heads)
+    intermediate = count_field(config, INTERMEDIATE, where=where) or 4 * hidden
+    experts = count_field(config, EXPERTS, where=where, minimum=0) or 0
+    per_token = count_field(config, EXPERTS_PER_TOKEN, where=where, minimum=0) or 0
+    max_positions = count_field(config, POSITIONS, where=where)
+    vocab = count_field(config, ("vocab_size", "padded_vocab_size"), where=where) or 32000
+    moe_intermediate = count_field(config, ("moe_intermediate_size",), where=where)
     tie = config.get("tie_word_embeddings")
     if tie is None:
         tie = raw.get("tie_word_embeddings", True)  # PretrainedConfig's default
@@ -177,17 +166,19 @@ def normalize_config(
         "num_layers": int(layers),
         "intermediate_size": int(intermediate),
         "num_experts": experts,
-        "moe_intermediate_size": config.get("moe_intermediate_size"),
-        "vocab_size": int(_first(config, "vocab_size", "padded_vocab_size") or 32000),
+        "moe_intermediate_size": moe_intermediate,
+        "vocab_size": vocab,
         "tie_word_embeddings": bool(tie),
-        "max_position_embeddings": int(max_positions) if isinstance(max_positions, int) else None,
+        "max_position_embeddings": max_positions,
         "model_type": model_type,
     }
     exact = total_params is not None
     params = int(total_params) if total_params else estimate_params(arch)
-    sliding = config.get("sliding_window")
-    if config.get("use_sliding_window") is False:
-        sliding = None
+    window: Any = config.get("sliding_window")
+    # null, false or 0 mean no sliding window
+    sliding: int | None = None
+    if is_count_integer(window) and window > 0 and config.get("use_sliding_window") is not False:
+        sliding = int(window)
     return ModelArch(
         model_id=model_id,
         model_type=model_type,
@@ -204,7 +195,7 @@ def normalize_config(
         moe_intermediate_size=arch["moe_intermediate_size"],
         tie_word_embeddings=arch["tie_word_embeddings"],
         max_position_embeddings=arch["max_position_embeddings"],
-        sliding_window=int(sliding) if isinstance(sliding, int) else None,
+        sliding_window=sliding,
         rope_scaling=rope if isinstance(rope, dict) else None,
         torch_dtype=str(_first(config, "torch_dtype", "dtype") or "") or None,
         total_params=params,
@@ -239,25 +230,49 @@ def from_catalog(model_id: str) -> ModelArch | None:
     )
 
 
+def read_json_file(path: Path, what: str) -> Any:
+    """A JSON file read through the bounded reader, its nesting checked before parsing.
+
+    Every failure is a :class:`ModelResolutionError` naming the file.
+    """
+    from lmi_config.io import InputError, read_bounded
+
+    try:
+        text = read_bounded(path).decode("utf-8")
+    except InputError as error:
+        raise ModelResolutionError(f"cannot read {what}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ModelResolutionError(
+            f"{path}: cannot read {what} (not UTF-8 text at byte {error.start})"
+        ) from None
+    depth = json_nesting_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise ModelResolutionError(
+            f"{path}: {what} is nested {depth} levels deep (at most {MAX_JSON_DEPTH} are read)"
+        )
+    try:
+        return json.loads(text)
+    except ValueError as error:  # JSONDecodeError, or an integer of more than 4300 digits
+        raise ModelResolutionError(f"{path}: cannot read {what} ({shorten(str(error), 200)})") from None
+
+
 def from_directory(directory: Path) -> ModelArch:
     """A local model directory: ``config.json`` plus the safetensors index for exact bytes."""
     config_path = directory / "config.json"
-    try:
-        raw = json.loads(config_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelResolutionError(f"{directory}: no config.json in this directory") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelResolutionError(f"{config_path}: cannot read config.json ({error})") from None
+    if not os.path.lexists(config_path):
+        raise ModelResolutionError(f"{directory}: no config.json in this directory")
+    raw = read_json_file(config_path, "config.json")
     if not isinstance(raw, dict):
         raise ModelResolutionError(f"{config_path}: config.json is not a JSON object")
     weight_bytes = None
     index_path = directory / "model.safetensors.index.json"
     if index_path.exists():
         try:
-            index = json.loads(index_path.read_text(encoding="utf-8"))
-            weight_bytes = int(index["metadata"]["total_size"])
-        except (OSError, ValueError, KeyError, TypeError):
-            weight_bytes = None
+            index = read_json_file(index_path, "the safetensors index")
+            total = index["metadata"]["total_size"]
+            weight_bytes = int(total) if is_count_integer(total) and total > 0 else None
+        except (ModelResolutionError, KeyError, TypeError):
+            weight_bytes = None  # the exact size is a refinement; the architecture still gives one
     name = str(raw.get("_name_or_path") or directory.name)
     catalog = from_catalog(name) if name else None
     return normalize_config(
@@ -283,17 +298,17 @@ def from_hub(model_id: str) -> ModelArch:
     """The Hugging Face Hub: ``AutoConfig`` for the architecture and the safetensors metadata for
     the exact parameter count; both cached so a model is looked up once."""
     cache = hub_cache_path(model_id)
-    if cache.exists():
+    if _exists(cache):
         try:
-            cached = json.loads(cache.read_text(encoding="utf-8"))
+            cached = read_json_file(cache, "the Hub cache entry")
             return normalize_config(
                 cached["config"],
                 model_id=model_id,
                 source=f"Hugging Face Hub config of {model_id} (cached in {cache})",
                 total_params=cached.get("total_params"),
             )
-        except (OSError, ValueError, KeyError, ModelResolutionError):
-            pass  # a damaged cache entry is fetched again
+        except (ValueError, KeyError, TypeError):
+            pass  # a damaged cache entry (ModelResolutionError included) is fetched again
     config_dict = _fetch_hub_config(model_id)
     total_params = _fetch_hub_parameter_count(model_id)
     arch = normalize_config(
@@ -302,14 +317,14 @@ def from_hub(model_id: str) -> ModelArch:
         source=f"Hugging Face Hub config of {model_id}",
         total_params=total_params,
     )
-    try:
-        from lmi_config.io import write_atomically
+    from lmi_config.io import OutputError, write_atomically
 
+    try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(
             cache, json.dumps({"config": config_dict, "total_params": total_params}, sort_keys=True)
         )
-    except OSError:
+    except (OSError, OutputError):
         pass  # caching is an optimisation
     return arch
 
@@ -331,7 +346,7 @@ def _fetch_hub_config(model_id: str) -> dict[str, Any]:
     try:
         from transformers import AutoConfig  # heavy: only on this path
     except ImportError:
-        raise ModelResolutionError(
+        raise ModelUnavailable(
             f"{model_id} is not in the built-in catalog and transformers is not installed; "
             "install lmi-config[hub], pass --model with a local directory holding config.json, "
             "or run `lmi-config models` for the catalog"
@@ -340,28 +355,59 @@ def _fetch_hub_config(model_id: str) -> dict[str, Any]:
         config = AutoConfig.from_pretrained(model_id)
     except Exception as error:  # offline, gated, missing: all one message for the user
         reason = str(error).splitlines()[0][:200]
-        raise ModelResolutionError(
+        raise ModelUnavailable(
             f"cannot read the config of {model_id} from the Hub ({reason}); for a gated model set HF_TOKEN, "
             "offline pass --model with a local directory holding config.json"
         ) from None
     return dict(json.loads(config.to_json_string(use_diff=False)))
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name too long for a path, or holding a NUL
+        return False
+
+
+def _is_directory(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+# a Hugging Face repository id: [namespace/]name, each at most 96 characters
+_HUB_ID = re.compile(r"(?:[A-Za-z0-9][\w.\-]{0,95}/)?[A-Za-z0-9][\w.\-]{0,95}")
+
+
 def resolve_model(model: str, *, base_directory: Path | None = None, allow_hub: bool = True) -> ModelArch:
     """A local directory, else the catalog, else the Hub (when allowed)."""
     candidate = Path(model)
-    if not candidate.is_absolute() and base_directory is not None and (base_directory / model).is_dir():
+    if not _is_absolute(candidate) and base_directory is not None and _is_directory(base_directory / model):
         candidate = base_directory / model
-    if candidate.is_dir():
+    if _is_directory(candidate):
         return from_directory(candidate)
     found = from_catalog(model)
     if found is not None:
         return found
+    shown = shorten(model, 100)
+    if not model.startswith(("s3://", "djl://", "/", ".")) and not _HUB_ID.fullmatch(model.strip()):
+        raise UnusableModelName(
+            f"{shown} is neither a local directory, a catalog id nor a Hugging Face model id (namespace/name, "
+            "at most 96 characters each)"
+        )
     if model.startswith(("s3://", "djl://", "/")):
-        raise ModelResolutionError(
-            f"{model} is not a local directory and not in the catalog; pass --model with a Hub id or a "
+        raise ModelUnavailable(
+            f"{shown} is not a local directory and not in the catalog; pass --model with a Hub id or a "
             "local directory holding config.json"
         )
     if not allow_hub:
-        raise ModelResolutionError(f"{model} is not in the built-in catalog (Hub look-ups are off)")
-    return from_hub(model)
+        raise ModelUnavailable(f"{shown} is not in the built-in catalog (Hub look-ups are off)")
+    return from_hub(model.strip())
+
+
+def _is_absolute(path: Path) -> bool:
+    try:
+        return path.is_absolute()
+    except ValueError:
+        return False

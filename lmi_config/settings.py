@@ -109,9 +109,13 @@ def load_settings(path: Path) -> ProjectSettings | None:
     """
     import tomllib
 
+    from lmi_config.io import read_bounded
+
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
+        document = tomllib.loads(read_bounded(path).decode("utf-8"))
+    except InputError as error:
+        raise InputError(f"cannot read the settings file: {error}") from None
+    except UnicodeDecodeError as error:
         raise InputError(f"{path}: cannot read the settings file ({error})") from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: not valid TOML ({error})") from None

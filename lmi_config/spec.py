@@ -114,26 +114,96 @@ def _line_of(document: Any, location: tuple[Any, ...]) -> int | None:
     return line
 
 
+MAX_YAML_DEPTH = 32  # a spec is 2-4 levels deep; PyYAML's composer recurses per level
+MAX_YAML_NODES = 100_000  # after aliases are expanded: "billion laughs" stops here, not in memory
+
+
 def load_spec(path: Path) -> Spec:
     """Read and validate a spec file; every problem becomes a :class:`SpecError` with the line."""
+    from lmi_config.io import InputError, read_bounded
+
+    try:
+        raw = read_bounded(path)
+    except InputError as error:
+        raise SpecError(str(error)) from None
+    if b"\x00" in raw:
+        raise SpecError(f"{path}: binary file (contains a NUL byte); a spec is a YAML text file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SpecError(f"{path}: not UTF-8 text (byte {error.start}); save the spec as UTF-8") from None
+    return parse_spec_text(text, str(path))
+
+
+def parse_spec_text(text: str, name: str) -> Spec:
+    """Parse and validate YAML spec text; :class:`SpecError` (naming ``name`` and the line) otherwise.
+
+    Nesting depth and the size after alias expansion are checked on the event stream first,
+    so neither a deeply nested document nor a "billion laughs" of aliases is ever built.
+    """
     import yaml  # only on the render path
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise SpecError(f"{path}: cannot read ({error})") from None
-    try:
+        _check_yaml_shape(text, name)
         data = yaml.safe_load(text)
         document = yaml.compose(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise SpecError(f"{path}{where}: not valid YAML ({getattr(error, 'problem', error)})") from None
+        problem = getattr(error, "problem", None) or error
+        raise SpecError(f"{name}{where}: not valid YAML ({_one_line(str(problem))})") from None
+    except SpecError:
+        raise
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise SpecError(f"{name}: unusable value ({_one_line(str(error))})") from None
     if not isinstance(data, dict):
-        raise SpecError(f"{path}: a spec is a YAML mapping with at least `model:` (see `lmi-config schema`)")
-    return validate_spec(data, str(path), document)
+        raise SpecError(f"{name}: a spec is a YAML mapping with at least `model:` (see `lmi-config schema`)")
+    return validate_spec(data, name, document)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _line_of_event(event: Any) -> str:
+    mark = getattr(event, "start_mark", None)
+    return f":{mark.line + 1}" if mark is not None else ""
+
+
+def _check_yaml_shape(text: str, name: str) -> None:
+    """Refuse YAML nested deeper than ``MAX_YAML_DEPTH`` or expanding to more than ``MAX_YAML_NODES``
+    nodes through aliases, reading only the parser's events (an iterative state machine)."""
+    import yaml
+
+    anchored: dict[str, int] = {}  # anchor -> nodes it expands to
+    frames: list[list[Any]] = [[None, 0]]  # per open collection: [anchor, nodes so far]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: 20x faster
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(frames) > MAX_YAML_DEPTH:
+                raise SpecError(
+                    f"{name}{_line_of_event(event)}: nested more than {MAX_YAML_DEPTH} levels deep; "
+                    "a spec is a flat mapping of a few fields"
+                )
+            frames.append([event.anchor, 1])
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            anchor, size = frames.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, size = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, size = None, anchored.get(event.anchor or "", 1)
+        else:
+            continue
+        if anchor is not None:
+            anchored[anchor] = size
+        frames[-1][1] += size
+        if frames[-1][1] > MAX_YAML_NODES:
+            raise SpecError(
+                f"{name}{_line_of_event(event)}: expands to more than {MAX_YAML_NODES} values through "
+                "YAML aliases (&anchor / *alias); write the values out"
+            )
 
 
 def validate_spec(data: dict[str, Any], name: str, document: Any = None) -> Spec:

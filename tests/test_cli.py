@@ -124,16 +124,17 @@ def test_unreadable_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Mo
         # root reads a mode-000 file: make the read fail as it would for anyone else, in-process
         from click.testing import CliRunner
 
+        import lmi_config.io
         from lmi_config.cli import main
 
-        real_read_bytes = Path.read_bytes
+        real_open = os.open
 
-        def refuse(self: Path) -> bytes:
-            if self == path:
-                raise PermissionError(13, "Permission denied", str(self))
-            return real_read_bytes(self)
+        def refuse(name: object, flags: int, *args: object) -> int:
+            if str(name) == str(path):
+                raise PermissionError(13, "Permission denied", str(name))
+            return real_open(name, flags, *args)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(Path, "read_bytes", refuse)
+        monkeypatch.setattr(lmi_config.io.os, "open", refuse)
         result = CliRunner().invoke(main, ["lint", str(path)])
         assert result.exit_code == 2
         lines = result.stderr.strip().splitlines()

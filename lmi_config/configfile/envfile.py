@@ -13,14 +13,20 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from lmi_config.configfile.text import split_lines
+from lmi_config.configfile.text import (
+    MAX_JSON_DEPTH,
+    collector_paused,
+    json_nesting_depth,
+    shorten,
+    split_lines,
+)
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 
 
-@dataclass(frozen=True)
-class EnvEntry:
+class EnvEntry(NamedTuple):
     """One variable with the line it was set on."""
 
     name: str
@@ -30,7 +36,7 @@ class EnvEntry:
     inline_comment: str | None = None  # text after an unquoted `` #`` (dropped by dotenv)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EnvSyntaxError:
     """A line that is not ``KEY=VALUE``."""
 
@@ -53,36 +59,81 @@ class EnvDocument:
 
 
 _DOUBLE_QUOTE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "$": "$"}
+# the text of a double-quoted value up to its closing quote (backslash escapes skipped)
+_DOUBLE_QUOTED_BODY = re.compile(r'(?:[^"\\]|\\.)*"')
+_ASSIGNMENT = re.compile(r"\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.\-]*\s*=")
+_ESCAPE = re.compile(r"\\(.)", re.S)
 
 
-def _parse_double_quoted(text: str) -> tuple[str, str] | None:
-    """Return (value, rest after the closing quote) or None if unterminated."""
-    out: list[str] = []
-    index = 1
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and index + 1 < len(text):
-            following = text[index + 1]
-            out.append(_DOUBLE_QUOTE_ESCAPES.get(following, "\\" + following))
-            index += 2
-            continue
-        if char == '"':
-            return "".join(out), text[index + 1 :]
-        out.append(char)
-        index += 1
-    return None
+def _closing_quote(text: str, start: int, quote: str) -> int:
+    """Index of the quote that closes a value in ``text`` from ``start``, or -1."""
+    if quote == "'":
+        return text.find("'", start)
+    match = _DOUBLE_QUOTED_BODY.match(text, start)
+    return match.end() - 1 if match else -1
+
+
+def _unescape_double(body: str) -> str:
+    if "\\" not in body:
+        return body
+    return _ESCAPE.sub(lambda match: _DOUBLE_QUOTE_ESCAPES.get(match.group(1), match.group()), body)
+
+
+@dataclass
+class _Quoted:
+    """A quoted value: its text, the index of the line after it, and what follows the closing quote."""
+
+    value: str
+    next_index: int
+    after: str
+
+
+def _read_quoted(rest: str, lines: list[str], index: int) -> _Quoted | None:
+    """The quoted value that ``rest`` opens (``index``: the line after it), or None when the quote
+    does not close properly: then it ends at the end of its own line.
+
+    A value may span lines (as python-dotenv reads it) when its closing quote is followed by
+    nothing but a comment and no line inside it looks like a ``NAME=`` setting; otherwise an
+    unmatched quote would swallow every later setting. Each line is scanned once.
+    """
+    quote = rest[0]
+    closing = _closing_quote(rest, 1, quote)
+    pieces = [rest[1:closing] if closing != -1 else rest[1:]]
+    after = rest[closing + 1 :] if closing != -1 else ""
+    next_index = index
+    while closing == -1 and next_index < len(lines):
+        line = lines[next_index]
+        next_index += 1
+        if _ASSIGNMENT.match(line):
+            return None  # a NAME= line: the quote was not meant to span it
+        closing = _closing_quote(line, 0, quote)
+        pieces.append(line if closing == -1 else line[:closing])
+        after = line[closing + 1 :] if closing != -1 else ""
+    if closing == -1 or (len(pieces) > 1 and not _only_comment(after)):
+        return None
+    body = "\n".join(pieces)
+    return _Quoted(body if quote == "'" else _unescape_double(body), next_index, after)
+
+
+def _only_comment(text: str) -> bool:
+    stripped = text.strip()
+    return not stripped or stripped.startswith("#")
 
 
 def parse_env_text(text: str) -> EnvDocument:
     """Parse an env file; bad lines become ``errors`` (never raised)."""
+    with collector_paused():
+        return _parse_env_text(text)
+
+
+def _parse_env_text(text: str) -> EnvDocument:
     document = EnvDocument()
     lines = split_lines(text)
     index = 0
     while index < len(lines):
         line_number = index + 1
-        line = lines[index]
+        stripped = lines[index].strip()
         index += 1
-        stripped = line.strip()
         if not stripped:
             continue
         if stripped.startswith("#"):
@@ -103,47 +154,70 @@ def parse_env_text(text: str) -> EnvDocument:
             )
             continue
         rest = rest.strip()
-        quoted = False
+        if rest[:1] in ("'", '"'):
+            quoted = _read_quoted(rest, lines, index)
+            if quoted is None:
+                kind = "single" if rest[0] == "'" else "double"
+                document.errors.append(
+                    EnvSyntaxError(
+                        f"{name}: unterminated {kind} quote; the value ends at the end of this line and the "
+                        f"next lines are read as settings — close the quote",
+                        line_number,
+                    )
+                )
+                continue
+            index = quoted.next_index
+            if not _only_comment(quoted.after):
+                document.errors.append(
+                    EnvSyntaxError(
+                        f"{name}: text after the closing quote ({_shorten(quoted.after.strip())!r}) is not part of "
+                        "the value; quote the whole value",
+                        line_number,
+                    )
+                )
+            document.entries.append(EnvEntry(name, quoted.value, line_number, True, None))
+            continue
         inline_comment = None
-        if rest.startswith("'"):
-            closing = rest.find("'", 1)
-            while closing == -1 and index < len(lines):  # a multi-line single-quoted value
-                rest += "\n" + lines[index]
-                index += 1
-                closing = rest.find("'", 1)
-            if closing == -1:
-                document.errors.append(EnvSyntaxError("unterminated single quote", line_number))
-                continue
-            value = rest[1:closing]
-            quoted = True
-        elif rest.startswith('"'):
-            parsed = _parse_double_quoted(rest)
-            while parsed is None and index < len(lines):
-                rest += "\n" + lines[index]
-                index += 1
-                parsed = _parse_double_quoted(rest)
-            if parsed is None:
-                document.errors.append(EnvSyntaxError("unterminated double quote", line_number))
-                continue
-            value = parsed[0]
-            quoted = True
-        else:
-            match = re.search(r"\s#", rest)
-            if match:
-                inline_comment = rest[match.start() :].strip()
-                rest = rest[: match.start()]
-            value = rest.strip()
-        document.entries.append(EnvEntry(name, value, line_number, quoted, inline_comment))
+        match = re.search(r"\s#", rest)
+        if match:
+            inline_comment = rest[match.start() :].strip()
+            rest = rest[: match.start()]
+        document.entries.append(EnvEntry(name, rest.strip(), line_number, False, inline_comment))
     return document
 
 
 def _shorten(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
-def _line_of_key(text: str, key: str) -> int | None:
-    match = re.search(r'"' + re.escape(json.dumps(key)[1:-1]) + r'"\s*:', text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """The line where each object key first appears, in one pass over the text."""
+    lines: dict[str, int] = {}
+    line = 1
+    position = 0
+    for match in _JSON_KEY.finditer(text):
+        line += text.count("\n", position, match.start())
+        position = match.start()
+        raw = match.group(1)
+        try:
+            key = json.loads(f'"{raw}"') if "\\" in raw else raw
+        except ValueError:
+            continue
+        lines.setdefault(key, line)
+    return lines
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {"list": "array", "dict": "object", "str": "string"}.get(type(value).__name__, "value")
 
 
 def _find_environment(data: object) -> dict | None:
@@ -166,23 +240,42 @@ def _find_environment(data: object) -> dict | None:
 def parse_env_json(text: str) -> EnvDocument:
     """Parse a SageMaker ``Environment`` JSON object (alone or inside a CreateModel document)."""
     document = EnvDocument()
+    depth = json_nesting_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        document.errors.append(
+            EnvSyntaxError(
+                f"JSON nested {depth} levels deep; an Environment is a flat object of strings "
+                f"(at most {MAX_JSON_DEPTH} levels are read)",
+                1,
+            )
+        )
+        return document
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         document.errors.append(EnvSyntaxError(f"invalid JSON: {error.msg}", error.lineno))
         return document
+    except ValueError as error:  # an integer of more than 4300 digits
+        document.errors.append(EnvSyntaxError(f"invalid JSON: {shorten(str(error))}", 1))
+        return document
     environment = _find_environment(data)
     if environment is None:
-        document.errors.append(EnvSyntaxError("expected a JSON object of environment variables", 1))
+        document.errors.append(
+            EnvSyntaxError(
+                f"expected a JSON object of environment variables, not a JSON {_json_kind(data)}", 1
+            )
+        )
         return document
+    lines = _key_lines(text)
     for name, value in environment.items():
-        line = _line_of_key(text, name)
+        line = lines.get(name)
+        shown = shorten(name, 60)
         if isinstance(value, bool | int | float):
             as_string = ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
             document.errors.append(
                 EnvSyntaxError(
-                    f"value of {name!r} is a JSON {type(value).__name__}; SageMaker's Environment takes strings "
-                    f'only: write "{as_string}"',
+                    f"value of {shown!r} is a JSON {_json_kind(value)}; SageMaker's Environment takes strings "
+                    f'only: write "{shorten(as_string, 40)}"',
                     line,
                     severity="warning",
                 )
@@ -190,7 +283,7 @@ def parse_env_json(text: str) -> EnvDocument:
             value = as_string
         elif not isinstance(value, str):
             document.errors.append(
-                EnvSyntaxError(f"value of {name!r} must be a string, not {type(value).__name__}", line)
+                EnvSyntaxError(f"value of {shown!r} must be a string, not a JSON {_json_kind(value)}", line)
             )
             continue
         document.entries.append(EnvEntry(str(name), value, line, quoted=True))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,8 +21,9 @@ from lmi_config.configfile.properties import (
     parse_properties,
 )
 from lmi_config.errors import InputError as InputError
+from lmi_config.io import MAX_INPUT_BYTES, read_bounded, special_file_kind
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_FILE_BYTES = MAX_INPUT_BYTES
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
 
 
@@ -37,13 +39,14 @@ class SourceFile:
     properties: PropertiesDocument | None = None
     env: EnvDocument | None = None
 
-    def assignments(self) -> list[tuple[str, str, int | None]]:
+    def assignments(self) -> Iterator[tuple[str, str, int | None]]:
         """Every ``(key or variable name, value, line)`` as written, in file order."""
         if self.properties is not None:
-            return [(entry.key, entry.value, entry.line) for entry in self.properties.entries]
-        if self.env is not None:
-            return [(entry.name, entry.value, entry.line) for entry in self.env.entries]
-        return []
+            for entry in self.properties.entries:
+                yield entry.key, entry.value, entry.line
+        elif self.env is not None:
+            for env_entry in self.env.entries:
+                yield env_entry.name, env_entry.value, env_entry.line
 
     @property
     def comments(self) -> list[tuple[str, int]]:
@@ -89,9 +92,11 @@ def detect_kind(name: str, text: str) -> str:
 
 def parse_source(path: str, raw: bytes, directory: Path | None, kind: str | None = None) -> SourceFile:
     """Parse bytes into a :class:`SourceFile`; refuses binary data with :class:`InputError`."""
-    if b"\x00" in raw[:8192]:
+    position = raw.find(b"\x00")
+    if position != -1:
+        line = raw.count(b"\n", 0, position) + 1
         raise InputError(
-            f"{path}: binary file (contains NUL bytes); give a serving.properties, env or JSON file"
+            f"{path}:{line}: binary file (contains a NUL byte); give a serving.properties, env or JSON file"
         )
     if kind is None:
         kind = detect_kind(os.path.basename(path), raw[:4096].decode("latin-1"))
@@ -104,24 +109,9 @@ def parse_source(path: str, raw: bytes, directory: Path | None, kind: str | None
 
 
 def read_file(path: Path, display: str | None = None, kind: str | None = None) -> SourceFile:
-    """Read and parse one file; every failure becomes an :class:`InputError` with the path."""
+    """Read (bounded) and parse one file; every failure becomes an :class:`InputError` with the path."""
     shown = display or str(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(
-                f"{shown}: file is {size} bytes; a configuration is at most {MAX_FILE_BYTES} bytes"
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{shown}: no such file or directory") from None
-    except IsADirectoryError:
-        raise InputError(f"{shown}: is a directory") from None
-    except PermissionError:
-        raise InputError(f"{shown}: permission denied (cannot read the file)") from None
-    except OSError as error:
-        raise InputError(f"{shown}: cannot read: {error.strerror or error}") from None
-    return parse_source(shown, raw, path.parent, kind)
+    return parse_source(shown, read_bounded(path, shown=shown), path.parent, kind)
 
 
 def _is_config_name(name: str) -> bool:
@@ -129,22 +119,107 @@ def _is_config_name(name: str) -> bool:
     return lower.endswith(".properties") or lower == ".env" or lower.endswith(".env")
 
 
-def _walk(root: Path, excluded: Callable[[str], bool]) -> list[Path]:
-    found: list[Path] = []
-    for directory, subdirectories, files in os.walk(root):
+@dataclass
+class Collection:
+    """What a set of command-line paths holds: the targets, and the files that could not be used.
+
+    ``problems`` are inputs that could not be read (the run exits 2, after reporting the rest);
+    ``notes`` are files left alone on purpose (FIFOs, devices and sockets met in a directory).
+    """
+
+    targets: list[LintTarget] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _walk(root: Path, excluded: Callable[[str], bool], found: Collection) -> list[Path]:
+    """Configuration files under ``root``; special files are noted, never opened."""
+    files: list[Path] = []
+
+    def unreadable(error: OSError) -> None:
+        reason = "permission denied" if isinstance(error, PermissionError) else (error.strerror or str(error))
+        found.problems.append(
+            f"{error.filename}: cannot read the directory ({reason}); its files were not checked"
+        )
+
+    for directory, subdirectories, names in os.walk(root, onerror=unreadable):
         subdirectories[:] = sorted(
             d for d in subdirectories if d not in _SKIP_DIRS and not excluded(os.path.join(directory, d))
         )
-        found.extend(
-            Path(directory) / name
-            for name in sorted(files)
-            if _is_config_name(name) and not excluded(os.path.join(directory, name))
-        )
-    return found
+        for name in subdirectories:
+            if os.path.islink(os.path.join(directory, name)):  # os.walk does not follow them (loops)
+                found.notes.append(
+                    f"{os.path.join(directory, name)}: skipped: a symlink to a directory is not followed"
+                )
+        for name in sorted(names):
+            path = Path(directory) / name
+            if not _is_config_name(name) or excluded(str(path)):
+                continue
+            try:
+                mode = os.stat(path).st_mode
+            except OSError:
+                files.append(path)  # a dangling symlink or a loop: reading it reports why
+                continue
+            if stat.S_ISREG(mode):
+                files.append(path)
+            elif not stat.S_ISDIR(mode):
+                found.notes.append(
+                    f"{path}: skipped: {special_file_kind(mode)}, not read in a directory walk"
+                )
+    return files
 
 
 def _never(_: str) -> bool:
     return False
+
+
+def _is_directory(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long for the system: reading it says so
+        return False
+
+
+def collect(
+    paths: list[str],
+    env_files: list[str] | None = None,
+    excluded: Callable[[str], bool] | None = None,
+    *,
+    named_excluded: Callable[[str], bool] | None = None,
+) -> Collection:
+    """Turn command-line paths into lint targets (``-`` is stdin, read by the caller).
+
+    Files named explicitly are linted alone (plus any ``env_files``); in a directory,
+    ``serving.properties`` is paired with the env files beside it. Paths for which
+    ``excluded`` is true (project settings, ``--exclude``) are skipped in directories, and when
+    named explicitly only where ``named_excluded`` says so (ruff's ``--force-exclude``; pre-commit
+    passes file names); a directory whose files are all excluded is not a problem. A file that
+    cannot be read is a problem of the collection, not the end of it; an unreadable ``env_files``
+    entry raises :class:`InputError` (it would change every target).
+    """
+    excluded = excluded or _never
+    found = Collection()
+    extra = [read_file(Path(item), item) for item in env_files or []]
+    for item in paths:
+        path = Path(item)
+        if named_excluded is not None and named_excluded(item):
+            continue
+        if _is_directory(path):
+            problems_before = len(found.problems)
+            files = _walk(path, excluded, found)
+            if not files and len(found.problems) == problems_before and not _walk(path, _never, Collection()):
+                found.problems.append(
+                    f"{item}: no serving.properties, *.properties, .env or *.env file in this directory"
+                )
+            found.targets.extend(_pair_directory_files(files, found))
+        elif item != "-":
+            try:
+                found.targets.append(LintTarget([read_file(path, item)]))
+            except InputError as error:
+                found.problems.append(str(error))
+    for target in found.targets:
+        target.sources.extend(extra)
+    return found
 
 
 def collect_targets(
@@ -154,36 +229,22 @@ def collect_targets(
     *,
     named_excluded: Callable[[str], bool] | None = None,
 ) -> list[LintTarget]:
-    """Turn command-line paths into lint targets (``-`` is stdin, read by the caller).
-
-    Files named explicitly are linted alone (plus any ``env_files``); in a directory,
-    ``serving.properties`` is paired with the env files beside it. Paths for which
-    ``excluded`` is true (project settings, ``--exclude``) are skipped in directories, and when
-    named explicitly only where ``named_excluded`` says so (ruff's ``--force-exclude``; pre-commit
-    passes file names). A directory whose files are all excluded is not an error.
-    """
-    excluded = excluded or _never
-    targets: list[LintTarget] = []
-    extra = [read_file(Path(item), item) for item in env_files or []]
-    for item in paths:
-        path = Path(item)
-        if named_excluded is not None and named_excluded(item):
-            continue
-        if path.is_dir():
-            files = _walk(path, excluded)
-            if not files and not _walk(path, _never):
-                raise InputError(
-                    f"{item}: no serving.properties, *.properties, .env or *.env file in this directory"
-                )
-            targets.extend(_pair_directory_files(files))
-        elif path.exists() or item != "-":
-            targets.append(LintTarget([read_file(path, item)]))
-    for target in targets:
-        target.sources.extend(extra)
-    return targets
+    """Like :func:`collect`, raising :class:`InputError` for the first file that cannot be read."""
+    found = collect(paths, env_files, excluded, named_excluded=named_excluded)
+    if found.problems:
+        raise InputError(found.problems[0])
+    return found.targets
 
 
-def _pair_directory_files(files: list[Path]) -> list[LintTarget]:
+def _read_into(path: Path, found: Collection) -> SourceFile | None:
+    try:
+        return read_file(path)
+    except InputError as error:
+        found.problems.append(str(error))
+        return None
+
+
+def _pair_directory_files(files: list[Path], found: Collection) -> list[LintTarget]:
     by_directory: dict[Path, list[Path]] = {}
     for file in files:
         by_directory.setdefault(file.parent, []).append(file)
@@ -194,8 +255,16 @@ def _pair_directory_files(files: list[Path]) -> list[LintTarget]:
         envs = [f for f in members if f.name.lower().endswith(".env")]
         rest = [f for f in members if f not in main and f not in envs]
         if main:
-            targets.append(LintTarget([read_file(main[0])] + [read_file(f) for f in envs]))
+            pair = [_read_into(file, found) for file in main[:1] + envs]
+            readable = [source for source in pair if source is not None]
+            if pair[0] is not None:
+                targets.append(LintTarget(readable))
+            else:  # without their serving.properties the env files are still checked, alone
+                targets.extend(LintTarget([source]) for source in readable)
         else:
             rest.extend(envs)
-        targets.extend(LintTarget([read_file(f)]) for f in sorted(rest))
+        for file in sorted(rest):
+            source = _read_into(file, found)
+            if source is not None:
+                targets.append(LintTarget([source]))
     return targets

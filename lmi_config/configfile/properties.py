@@ -11,9 +11,11 @@ Every entry remembers the physical lines it came from and the details a lint rul
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from lmi_config.configfile.text import split_lines
+from lmi_config.configfile.text import collector_paused, split_lines
 
 _BLANKS = " \t\f"
 
@@ -26,8 +28,7 @@ class PropertiesSyntaxError(ValueError):
         self.line = line
 
 
-@dataclass(frozen=True)
-class PropertyEntry:
+class PropertyEntry(NamedTuple):
     """One key/value pair as the container reads it, with where it came from."""
 
     key: str
@@ -39,8 +40,7 @@ class PropertyEntry:
     continued: bool  # the logical line spans more than one physical line
 
 
-@dataclass(frozen=True)
-class Comment:
+class Comment(NamedTuple):
     """A comment line (``#`` or ``!``), kept for pragmas."""
 
     text: str  # without the leading marker
@@ -66,11 +66,15 @@ def decode_properties_bytes(data: bytes) -> str:
 
 
 def _ends_with_odd_backslashes(text: str) -> bool:
+    if not text.endswith("\\"):
+        return False
     count = len(text) - len(text.rstrip("\\"))
     return count % 2 == 1
 
 
 def _unescape(text: str, line: int) -> str:
+    if "\\" not in text:
+        return text  # the common case, without a loop over every character
     out: list[str] = []
     index = 0
     length = len(text)
@@ -109,8 +113,31 @@ def _unescape(text: str, line: int) -> str:
         return joined  # a lone surrogate stays as Java keeps it
 
 
+_KEY_END = re.compile(r"[=: \t\f]")
+_AFTER_EQUALS = re.compile(r"[ \t\f]*")
+_AFTER_BLANK = re.compile(r"[ \t\f]*(?:([=:])[ \t\f]*)?")
+
+
 def _split_key_value(logical: str) -> tuple[str, str, str]:
     """Return (raw key, separator, raw value) following ``Properties.load0``."""
+    match = _KEY_END.search(logical)
+    if match is None or "\\" not in logical[: match.start()]:
+        # no escape in the key: the first separator ends it (regexes instead of a loop per character)
+        if match is None:
+            return logical, "", ""
+        key_end = match.start()
+        separator = match.group()
+        if separator in "=:":
+            value_start = _AFTER_EQUALS.match(logical, key_end + 1)
+            assert value_start is not None
+            return logical[:key_end], separator, logical[value_start.end() :]
+        after = _AFTER_BLANK.match(logical, key_end + 1)
+        assert after is not None
+        return logical[:key_end], after.group(1) or " ", logical[after.end() :]
+    return _split_escaped_key_value(logical)
+
+
+def _split_escaped_key_value(logical: str) -> tuple[str, str, str]:
     key_end = 0
     value_start = len(logical)
     separator = ""
@@ -144,42 +171,48 @@ def _split_key_value(logical: str) -> tuple[str, str, str]:
 
 def parse_properties(text: str) -> PropertiesDocument:
     """Parse properties text; syntax problems are collected in ``errors``, never raised."""
+    with collector_paused():
+        return _parse_properties(text)
+
+
+def _parse_properties(text: str) -> PropertiesDocument:
     document = PropertiesDocument()
+    entries = document.entries
     lines = split_lines(text)
+    count = len(lines)
     index = 0
-    while index < len(lines):
+    while index < count:
         start_line = index + 1
         stripped = lines[index].lstrip(_BLANKS)
         index += 1
         if not stripped:
             continue
         if stripped[0] in "#!":
-            document.comments.append(Comment(text=stripped[1:], line=start_line))
+            document.comments.append(Comment(stripped[1:], start_line))
             continue
-        parts = [stripped]
-        while _ends_with_odd_backslashes(parts[-1]) and index < len(lines):
-            parts[-1] = parts[-1][:-1]
-            parts.append(lines[index].lstrip(_BLANKS))
-            index += 1
-        if _ends_with_odd_backslashes(parts[-1]):
-            parts[-1] = parts[-1][:-1]
-        logical = "".join(parts)
+        continued = False
+        if stripped[-1] == "\\" and _ends_with_odd_backslashes(stripped):
+            parts = [stripped[:-1]]
+            while index < count:
+                parts.append(lines[index].lstrip(_BLANKS))
+                index += 1
+                if not _ends_with_odd_backslashes(parts[-1]):
+                    break
+                parts[-1] = parts[-1][:-1]
+            logical = "".join(parts)
+            continued = len(parts) > 1
+        else:
+            logical = stripped
         raw_key, separator, raw_value = _split_key_value(logical)
-        try:
-            key = _unescape(raw_key, start_line)
-            value = _unescape(raw_value, start_line)
+        try:  # most keys and values hold no escape: no call for them
+            key = _unescape(raw_key, start_line) if "\\" in raw_key else raw_key
+            value = _unescape(raw_value, start_line) if "\\" in raw_value else raw_value
         except PropertiesSyntaxError as error:
             document.errors.append(error)
             continue
-        document.entries.append(
+        entries.append(
             PropertyEntry(
-                key=key,
-                value=value,
-                line=start_line,
-                end_line=start_line + len(parts) - 1,
-                separator=separator,
-                raw_value=raw_value,
-                continued=len(parts) > 1,
+                key, value, start_line, index if continued else start_line, separator, raw_value, continued
             )
         )
     return document

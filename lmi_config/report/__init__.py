@@ -6,48 +6,104 @@ Formatting lives here, at the edge; rules only produce :class:`Finding` objects.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from lmi_config import __version__
 from lmi_config.rules.base import Finding, Rule
 
 MAX_TEXT_NOTES = 10
+MAX_FINDINGS_PER_RULE = 20  # per rule and file in text output; --max-findings changes it, 0 = all
+MAX_MESSAGE_CHARACTERS = 1000  # a finding about a 4 MB value does not print the 4 MB
+# C0 and C1 control characters (ESC starts terminal commands), DEL, and the bidirectional
+# overrides that reorder what a terminal shows (CVE-2021-42574)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def summarize(findings: Sequence[Finding], files: int, notes: Sequence[str] = ()) -> dict[str, object]:
-    """Counts per severity, as the JSON summary carries them."""
+def visible(text: str, limit: int = MAX_MESSAGE_CHARACTERS) -> str:
+    """Text safe for a terminal or a CI log: control characters shown as escapes (``\\x1b``), and
+    at most ``limit`` characters (the rest counted, not printed)."""
+    if len(text) > limit:
+        text = f"{text[:limit]}… ({len(text) - limit} more characters)"
+    if not _UNPRINTABLE.search(text):
+        return text
+    return _UNPRINTABLE.sub(lambda match: _escape_character(match.group()), text)
+
+
+def _escape_character(character: str) -> str:
+    code = ord(character)
+    named = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}.get(character)
+    return named or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+Hidden = Mapping[tuple[str, str, str, str], int]  # (path, code, slug, severity) -> findings not kept
+
+
+def summarize(
+    findings: Sequence[Finding],
+    files: int,
+    notes: Sequence[str] = (),
+    unreadable: Sequence[str] = (),
+    hidden: Hidden | None = None,
+) -> dict[str, object]:
+    """Counts per severity (``hidden``: findings counted but not kept), as the JSON summary carries
+    them, and the inputs that could not be read."""
     counts = Counter(finding.severity for finding in findings)
-    return {
+    for (_, _, _, severity), count in (hidden or {}).items():
+        counts[severity] += count
+    summary: dict[str, object] = {
         "files": files,
         "errors": counts.get("error", 0),
         "warnings": counts.get("warning", 0),
         "infos": counts.get("info", 0),
         "notes": list(notes),
     }
+    if unreadable:
+        summary["unreadable"] = list(unreadable)
+    return summary
 
 
-def format_text(findings: Sequence[Finding], summary: dict[str, object], *, color: bool = False) -> str:
-    """``path:line: CODE severity [slug] message`` lines and a closing count."""
+def format_text(
+    findings: Sequence[Finding],
+    summary: dict[str, object],
+    *,
+    color: bool = False,
+    max_findings: int = MAX_FINDINGS_PER_RULE,
+    hidden: Hidden | None = None,
+) -> str:
+    """``path:line: CODE severity [slug] message`` lines and a closing count.
+
+    Beyond ``max_findings`` findings of one rule in one file (0: no limit) the rest are counted on
+    one line (with those the linter already counted instead of keeping, ``hidden``); control
+    characters are escaped and very long messages cut (``visible``).
+    """
     colors = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
     reset = "\x1b[0m"
     lines = []
+    shown: Counter[tuple[str, str]] = Counter()
     for finding in findings:
-        place = f"{finding.path}:{finding.line}" if finding.line else finding.path
+        group = (finding.path, finding.code)
+        shown[group] += 1
+        if max_findings and shown[group] > max_findings:
+            continue
+        path = visible(finding.path)
+        place = f"{path}:{finding.line}" if finding.line else path
         severity = finding.severity
         if color:
             severity = f"{colors[severity]}{severity}{reset}"
-        lines.append(f"{place}: {finding.code} {severity} [{finding.rule}] {finding.message}")
+        lines.append(f"{place}: {finding.code} {severity} [{finding.rule}] {visible(finding.message)}")
+    lines.extend(_collapsed(findings, shown, max_findings, hidden or {}))
     notes = summary.get("notes") or []
     assert isinstance(notes, list)
     if len(notes) > MAX_TEXT_NOTES:
         # a directory of many files: one line instead of one note per file (json keeps them all)
-        lines.extend(f"note: {note}" for note in notes[:MAX_TEXT_NOTES])
+        lines.extend(f"note: {visible(note)}" for note in notes[:MAX_TEXT_NOTES])
         lines.append(
             f"note: … and {len(notes) - MAX_TEXT_NOTES} more notes (backend or version assumed); --format json lists them all"
         )
     else:
-        lines.extend(f"note: {note}" for note in notes)
+        lines.extend(f"note: {visible(note)}" for note in notes)
     errors, warnings, infos = summary["errors"], summary["warnings"], summary["infos"]
     files = summary["files"]
     lines.append(
@@ -55,6 +111,29 @@ def format_text(findings: Sequence[Finding], summary: dict[str, object], *, colo
         f"{warnings} warning{'s' if warnings != 1 else ''}, {infos} info"
     )
     return "\n".join(lines) + "\n"
+
+
+def _collapsed(
+    findings: Sequence[Finding], shown: Counter[tuple[str, str]], max_findings: int, hidden: Hidden
+) -> list[str]:
+    """One line per (file, rule) whose findings went over the limit."""
+    if not max_findings and not hidden:
+        return []
+    more: Counter[tuple[str, str]] = Counter()
+    slugs: dict[tuple[str, str], str] = {}
+    for (path, code), count in shown.items():
+        if max_findings and count > max_findings:
+            more[(path, code)] += count - max_findings
+    for finding in findings:
+        slugs.setdefault((finding.path, finding.code), finding.rule)
+    for (path, code, slug, _), count in hidden.items():
+        more[(path, code)] += count
+        slugs[(path, code)] = slug
+    return [
+        f"{visible(path)}: {code} … and {count} more [{slugs[(path, code)]}] findings in this file "
+        "not shown (--max-findings 0 shows them all; --format json lists them all)"
+        for (path, code), count in more.items()
+    ]
 
 
 def format_json(findings: Sequence[Finding], summary: dict[str, object]) -> str:
@@ -116,7 +195,9 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
 
 
 def _escape_github_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # % and line breaks as the workflow-command syntax wants, then any other control character
+    # as a visible escape so that it cannot reach the log viewer or a terminal raw
+    return visible(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_github_property(text: str) -> str:

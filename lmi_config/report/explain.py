@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lmi_config.report import visible
+
 GIB = 1024**3
 SHAPE_LINES = (
     "tensor_parallel_degree",
@@ -94,4 +96,5 @@ def format_explain_text(document: dict[str, Any]) -> str:
             )
     for note in document["notes"]:
         lines.append(f"note: {note}")
-    return "\n".join(lines) + "\n"
+    # keys and values come from the file: escape control characters, cut very long values
+    return "\n".join(visible(line) for line in lines) + "\n"

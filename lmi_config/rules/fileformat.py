@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from lmi_config.configfile.canonical import classify_env, env_name_for_key
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.options import VARIABLE_NAME
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
@@ -74,10 +75,12 @@ def parse_error(unit: LintUnit) -> Iterator[Finding]:
 )
 def duplicate_key(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
+        last_line = {key: line for key, _, line in source.assignments()}
+        document = source.properties or source.env
+        if document is None or len(last_line) == len(document.entries):
+            continue  # no key twice: the common case
         seen: dict[str, int | None] = {}
-        pairs = [(key, line) for key, _, line in source.assignments()]
-        last_line = {key: line for key, line in pairs}
-        for key, line in pairs:
+        for key, _, line in source.assignments():
             if key in seen:
                 yield unit.finding(
                     "LMI002",
@@ -117,7 +120,7 @@ def trailing_whitespace(unit: LintUnit) -> Iterator[Finding]:
                 yield unit.finding(
                     "LMI003",
                     f"value of {entry.key} ends with {_blank_name(entry.value)} that the container keeps "
-                    f"({entry.value!r}); delete them",
+                    f"({shorten(entry.value)!r}); delete them",
                     path=source.path,
                     line=entry.line,
                     key=entry.key,
@@ -139,15 +142,15 @@ _INLINE_COMMENT = re.compile(r"\s#(?!#)(?=\s|$|[A-Za-z])")
 )
 def inline_comment(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
-        if source.properties is not None:
+        if source.properties is not None and "#" in source.text:
             for entry in source.properties.entries:
                 match = _INLINE_COMMENT.search(entry.value)
                 if match and not entry.value.lstrip().startswith(("{", "[")):
                     kept = entry.value[: match.start()].rstrip()
                     yield unit.finding(
                         "LMI004",
-                        f"the container reads {entry.key} as {entry.value!r}, comment included; "
-                        f"move the comment to its own line above (value {kept!r})",
+                        f"the container reads {entry.key} as {shorten(entry.value)!r}, comment included; "
+                        f"move the comment to its own line above (value {shorten(kept)!r})",
                         path=source.path,
                         line=entry.line,
                         key=entry.key,
@@ -215,7 +218,8 @@ def separator_style(unit: LintUnit) -> Iterator[Finding]:
 def env_style_key(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
         if source.properties is not None:
-            for entry in source.properties.entries:
+            last = {entry.key: entry for entry in source.properties.entries}  # duplicates are LMI002's
+            for entry in last.values():
                 if not VARIABLE_NAME.fullmatch(entry.key):
                     continue
                 mapping = classify_env(entry.key)
@@ -260,11 +264,11 @@ def env_style_key(unit: LintUnit) -> Iterator[Finding]:
 )
 def non_ascii_text(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
-        if source.properties is None:
+        if source.properties is None or source.text.isascii():
             continue
         for entry in source.properties.entries:
             raw = entry.raw_value + entry.key
-            if any(ord(char) > 0x7F for char in raw):
+            if not raw.isascii():
                 try:
                     meant = raw.encode("latin-1").decode("utf-8")
                     detail = f" (the file holds UTF-8 {meant!r}, read as {raw!r})"
@@ -277,3 +281,55 @@ def non_ascii_text(unit: LintUnit) -> Iterator[Finding]:
                     line=entry.line,
                     key=entry.key,
                 )
+
+
+# $VAR or ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:=default} … as a shell would expand them
+_SHELL_EXPANSION = re.compile(
+    r"\$(?:\{(?P<braced>[A-Za-z_][A-Za-z0-9_]*)(?P<rest>[^}]*)\}|(?P<bare>[A-Za-z_][A-Za-z0-9_]*))"
+)
+
+
+@rule(
+    code="LMI008",
+    slug="shell-expansion",
+    severity="warning",
+    summary="`$VAR` or `${VAR:-default}` in an env file: nothing expands it; the container reads the text.",
+    why=(
+        "`docker run --env-file` uses every value as written (no interpolation), SageMaker passes its "
+        "Environment map as is, and the container reads OPTION_* values literally; so "
+        "OPTION_TENSOR_PARALLEL_DEGREE=$TP reaches the container as the four characters `$TP` and fails "
+        "validation, or silently becomes a string where a number was meant."
+    ),
+    bad=Example("HF_MODEL_ID=gpt2\nOPTION_GPU_MEMORY_UTILIZATION=${GPU_UTIL:-0.9}\n", kind="env"),
+    good=Example("HF_MODEL_ID=gpt2\nOPTION_GPU_MEMORY_UTILIZATION=0.9\n", kind="env"),
+    source=(
+        "docker/cli pkg/kvfile (env files: values used as-is, no interpolation or substitution); SageMaker "
+        "ContainerDefinition.Environment; djl-serving reads OPTION_* values from System.getenv as they are — "
+        "https://github.com/docker/cli/blob/3d41bbacb04b2fcfd4b4504323a46cc8da5b7681/pkg/kvfile/kvfile.go "
+        "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ContainerDefinition.html "
+        "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/ModelInfo.java"
+    ),
+)
+def shell_expansion(unit: LintUnit) -> Iterator[Finding]:
+    for source in unit.sources:
+        if source.env is None or "$" not in source.text:
+            continue
+        for entry in source.env.entries:
+            match = _SHELL_EXPANSION.search(entry.value)
+            if match is None:
+                continue
+            default = match.group("rest") or ""
+            fallback = re.match(r":?[-=](.*)", default)
+            advice = (
+                f"write the value itself (the default here: {fallback.group(1)!r})"
+                if fallback and fallback.group(1)
+                else "write the value itself, or set it when the file is generated"
+            )
+            yield unit.finding(
+                "LMI008",
+                f"{entry.name}={shorten(entry.value)!r}: {match.group()} is not expanded — neither docker --env-file, "
+                f"SageMaker nor the container expand variables, so the container reads the text; {advice}",
+                path=source.path,
+                line=entry.line,
+                key=entry.name,
+            )

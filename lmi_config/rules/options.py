@@ -11,18 +11,20 @@ import difflib
 from collections.abc import Iterator
 
 from lmi_config.configfile.canonical import Setting
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import Backend, Release, backends, entry_points, version_tuple
 from lmi_config.knowledge.options import (
     OptionSpec,
+    all_engine_arg_names,
     catalogue,
     check_value,
     engine_arg_version_range,
     engine_args_for,
     is_placeholder,
-    known_keys,
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.rules.suggestions import suggest
 
 _CATALOGUE_SOURCE = (
     "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source) — "
@@ -33,9 +35,14 @@ _LENIENT_BACKENDS = ("custom", "djl-engine")
 
 
 def _occurrences(unit: LintUnit) -> Iterator[Setting]:
-    """Every value a user wrote (file and env), in reading order."""
-    for settings in unit.config.candidates.values():
-        yield from settings
+    """Every value a user wrote (file and env) of a key the catalogue or vLLM's engine arguments
+    know, in reading order: the only keys the value, version and backend rules judge (unknown
+    keys are LMI101's; skipping them keeps a file of a million unknown keys cheap)."""
+    known = catalogue()
+    engine_args = all_engine_arg_names()
+    for key, settings in unit.config.candidates.items():
+        if key in known or (key.startswith("option.") and key[len("option.") :] in engine_args):
+            yield from settings
 
 
 def _is_env_style(setting: Setting) -> bool:
@@ -43,15 +50,7 @@ def _is_env_style(setting: Setting) -> bool:
     return setting.origin.kind == "properties" and key.upper() == key and not key.startswith("option.")
 
 
-def suggest(key: str) -> str | None:
-    """The closest known key, for "did you mean"."""
-    if not key.startswith("option.") and "option." + key in catalogue():
-        return "option." + key
-    matches = difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.8)
-    if not matches and key.startswith("option."):
-        lowered = key.lower()
-        matches = [known for known in known_keys() if known.lower() == lowered]
-    return matches[0] if matches else None
+_MAX_COMPARED_CHARACTERS = 200  # a longer value is compared with nothing (difflib is quadratic)
 
 
 def _vllm_passthrough(backend: Backend, release: Release) -> bool:
@@ -87,26 +86,41 @@ def _display(setting: Setting) -> str:
 )
 def unknown_option(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
-    for setting in _occurrences(unit):
-        key = setting.key
-        if key in catalogue() or _is_env_style(setting):
+    lenient = backend.id in _LENIENT_BACKENDS
+    for key, settings in unit.config.candidates.items():
+        if key in catalogue():
             continue
-        if key.startswith("option.") and engine_arg_version_range(key[len("option.") :]):
+        if key.startswith("option.") and key[len("option.") :] in all_engine_arg_names():
             continue  # a vLLM engine argument: LMI103 / LMI104 decide
-        hint = suggest(key)
-        advice = (
-            f"did you mean {hint}?"
-            if hint
-            else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
-        )
-        lenient = backend.id in _LENIENT_BACKENDS
-        where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
-        message = f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
-        if lenient:
+        advice: str | None = None
+        for setting in _last_in_each_file(settings):  # duplicates are LMI002's
+            if _is_env_style(setting):
+                continue
+            if advice is None:
+                hint = suggest(key)
+                advice = (
+                    f"did you mean {hint}?"
+                    if hint
+                    else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
+                )
+            where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
             message = (
-                f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
+                f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
             )
-        yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
+            if lenient:
+                message = f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
+            yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
+
+
+def _last_in_each_file(settings: list[Setting]) -> Iterator[Setting]:
+    """The last of a key's settings in each file: the one that counts there."""
+    if len(settings) == 1:
+        yield settings[0]
+        return
+    last: dict[str, Setting] = {}
+    for setting in settings:
+        last[setting.origin.path] = setting
+    yield from last.values()
 
 
 def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
@@ -117,7 +131,11 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
     release = unit.context.release
     if known is None or known.get("never_existed"):
         names = sorted(name for name, row in entry_points().items() if not row.get("never_existed"))
-        close = difflib.get_close_matches(module, names, n=1, cutoff=0.75)
+        close = (
+            difflib.get_close_matches(module, names, n=1, cutoff=0.75)
+            if len(module) <= _MAX_COMPARED_CHARACTERS
+            else []
+        )
         renamed = known.get("renamed_to") if known else None
         if close and not renamed:
             renamed = entry_points()[close[0]].get("renamed_to")
@@ -125,7 +143,7 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
         advice = f"use {hint}" if hint else "use one of " + ", ".join(names)
         return unit.finding(
             "LMI102",
-            f"option.entryPoint={module} is not a handler module in any LMI image; {advice}",
+            f"option.entryPoint={shorten(module)} is not a handler module in any LMI image; {advice}",
             setting=setting,
         )
     if not release.in_range(known.get("since"), known.get("until")):
@@ -200,7 +218,8 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             synonym = value_synonyms().get(stripped.lower())
             close = [synonym] if synonym in every_version else []
             close = close or [item for item in every_version if item.lower() == stripped.lower()]
-            close = close or difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
+            if not close and len(stripped) <= _MAX_COMPARED_CHARACTERS:
+                close = difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
             if close and close[0] in spec.allowed:
                 advice = f" — use {close[0]}"
             elif close:
@@ -209,12 +228,12 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             else:
                 advice = f" — allowed: {', '.join(spec.allowed)}"
         elif setting.value != setting.value.strip():
-            advice = f" — write {setting.value.strip()!r}"
+            advice = f" — write {shorten(setting.value.strip())!r}"
         if " #" in setting.value and setting.origin.kind == "properties":
             advice += " (the text after # is part of the value: serving.properties has no inline comments)"
         yield unit.finding(
             "LMI102",
-            f"{_display(setting)}={setting.value!r} {reason} for {backend.id}{advice}",
+            f"{_display(setting)}={shorten(setting.value)!r} {reason} for {backend.id}{advice}",
             setting=setting,
         )
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lmi_config.knowledge.options import VARIABLE_NAME, is_placeholder
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-from lmi_config.secrets import looks_like_secret, secret_variable_names
+from lmi_config.secrets import credential_format, is_reference, is_secret_name, secret_pattern
 
 
 @rule(
@@ -44,10 +43,12 @@ def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
     code="LMI502",
     slug="secret-in-config",
     severity="error",
-    summary="A Hugging Face token or AWS credential written into a configuration file.",
+    summary="A credential (a Hugging Face token, an AWS key, any value under a *_TOKEN, *SECRET* or *_PASSWORD name) in a configuration file.",
     why=(
         "Configuration files end up in git, S3 model tarballs and CI logs. Pass HF_TOKEN and AWS "
-        "credentials from a secret store or the execution role at deploy time instead."
+        "credentials from a secret store or the execution role at deploy time instead. A value in a "
+        "known credential format is an error; any other value under a secret-named key (option.hf_token, "
+        "MY_API_TOKEN, DB_PASSWORD) is a warning, and is never printed by lint, explain, convert or render."
     ),
     bad=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\nHF_TOKEN=hf_" + "x" * 34 + "\n", kind="env"),
     good=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B\n", kind="env"),
@@ -58,11 +59,12 @@ def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
     ),
 )
 def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
-    names = secret_variable_names()
     for source in unit.sources:
+        # one search of the whole text instead of one per value (an escape could hide a token)
+        text_may_hold = "\\" in source.text or secret_pattern().search(source.text) is not None
         for name, value, line in source.assignments():
-            stripped = value.strip()
-            if looks_like_secret(value, name):
+            secret_named = is_secret_name(name)
+            if (text_may_hold or secret_named) and credential_format(value, name):
                 yield unit.finding(
                     "LMI502",
                     f"{name} holds a credential (value not shown); remove it from the file and pass it at "
@@ -71,12 +73,7 @@ def secret_in_config(unit: LintUnit) -> Iterator[Finding]:
                     line=line,
                     key=name,
                 )
-            elif (
-                name.upper() in names
-                and stripped
-                and not is_placeholder(stripped)
-                and not VARIABLE_NAME.fullmatch(stripped)
-            ):
+            elif secret_named and not is_reference(value):
                 yield unit.finding(
                     "LMI502",
                     f"{name} is set in the file (the value does not look like a real credential and is not shown); "

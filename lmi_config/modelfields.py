@@ -1,0 +1,89 @@
+"""The fields of a model's ``config.json``: their names in each family, and their validation.
+
+Heads, layers and sizes must be positive integers (a boolean is an integer to Python, not a
+count; NaN and infinity are floats); anything else is a :class:`ModelResolutionError` naming
+the field and the file, so that no size check ever divides by zero or "fits" a negative model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# each field under the names the families use, the first one set wins
+HEADS = ("num_attention_heads", "n_head", "num_heads", "n_heads", "num_head")
+HIDDEN = ("hidden_size", "n_embd", "d_model", "model_dim", "dim")
+LAYERS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+KV_HEADS = ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num")
+INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "inner_hidden_size")
+EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
+EXPERTS_PER_TOKEN = ("num_experts_per_tok", "num_experts_per_token", "moe_top_k")
+POSITIONS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
+
+
+class ModelResolutionError(ValueError):
+    """A model that cannot be described: not in the catalog, offline, gated, or a bad config."""
+
+
+class UnusableModelName(ModelResolutionError):
+    """A name that cannot be a model at all: not a path, not a catalog id, not a Hub id."""
+
+
+class ModelUnavailable(ModelResolutionError):
+    """A plausible model this run cannot describe: not in the catalog and the Hub is off, offline or gated."""
+
+
+def is_count_integer(value: Any) -> bool:
+    """An ``int`` that is not a ``bool`` (True is an int to Python, not a count)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def count_field(
+    config: dict[str, Any], names: tuple[str, ...], *, where: str, minimum: int = 1, required: bool = False
+) -> int | None:
+    """The first of ``names`` that is set, checked to be an integer >= ``minimum`` (None when unset).
+
+    A boolean, a float (NaN included), a string or a number below the minimum is a
+    :class:`ModelResolutionError` naming the field and the file.
+    """
+    for name in names:
+        value = config.get(name)
+        if value is None:
+            continue
+        if not is_count_integer(value) or value < minimum:
+            kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+            raise ModelResolutionError(f"{where}: {name} must be {kind}, not {_shown(value)}; fix the config")
+        return int(value)
+    if required:
+        raise ModelResolutionError(
+            f"{where}: config.json lacks the attention heads, hidden size or layer count "
+            "(num_attention_heads/n_head, hidden_size/n_embd, num_hidden_layers/n_layer)"
+        )
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = (
+        json.dumps(value)
+        if isinstance(value, bool | int | float | str) or value is None
+        else type(value).__name__
+    )
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def key_value_heads(config: dict[str, Any], model_type: str, heads: int, where: str, notes: list[str]) -> int:
+    """KV heads by the family's convention (Falcon's multi_query, GQA's num_key_value_heads …)."""
+    if model_type == "falcon" or "RefinedWeb" in str(config.get("model_type")):
+        if config.get("new_decoder_architecture"):
+            return (
+                count_field(config, ("num_kv_heads", "n_head_kv", "num_key_value_heads"), where=where)
+                or heads
+            )
+        if config.get("multi_query", True):
+            if config.get("num_kv_heads") not in (None, 1):
+                notes.append("multi_query=true means one KV head although num_kv_heads says otherwise")
+            return 1
+        return heads
+    if config.get("multi_query") is True:
+        return 1
+    return count_field(config, KV_HEADS, where=where) or heads

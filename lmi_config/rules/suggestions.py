@@ -1,0 +1,110 @@
+"""Did-you-mean for unknown keys, linear in the size of the input.
+
+The catalogue's keys are indexed once per run by character trigrams; an unknown key is compared
+character by character (difflib, ratio >= 0.8) only with the few known keys that share the most
+trigrams with it and have a length that could reach the cutoff. A file of a million unknown keys
+costs a million index look-ups instead of a billion string comparisons (1.1 ms per key before).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from functools import cache, lru_cache
+from itertools import chain
+
+from lmi_config.knowledge.options import catalogue, known_keys
+
+_SUGGESTION_CUTOFF = 0.8  # difflib ratio: a typo or two in a key of normal length
+_SHORT_BODY = 6  # known keys of at most this many characters after option. are always candidates
+_MAX_CANDIDATES = 12  # keys compared character by character, at most, per unknown key
+_MAX_TRIGRAMS = 64  # of an unknown key, at most (a key longer than any known one has no match)
+
+
+def _body(key: str) -> str:
+    """The part after ``option.`` (or after a misspelt ``opton.``): the prefix every option shares
+    would make every key a candidate."""
+    head, dot, tail = key.partition(".")
+    return tail if dot and len(head) <= len("option") + 2 else key
+
+
+def _trigrams(text: str) -> set[str]:
+    padded = "^" + text + "$"
+    return {padded[index : index + 3] for index in range(min(len(padded) - 2, _MAX_TRIGRAMS))}
+
+
+def _query_bodies(key: str) -> list[str]:
+    body = _body(key)
+    if (
+        body == key
+        and len(key) > len("option.")
+        and difflib.SequenceMatcher(None, key[: len("option.")].lower(), "option.").quick_ratio() >= 0.7
+    ):  # optionfdtype: the dot itself may be the typo
+        return [body, key[len("option") :], key[len("option.") :]]
+    return [body]
+
+
+@cache
+def _suggestion_index() -> tuple[
+    tuple[str, ...], dict[str, tuple[int, ...]], dict[int, tuple[int, ...]], dict[str, str]
+]:
+    """Built once per run: the known keys, the keys holding each trigram, short keys by length,
+    and keys by lower case."""
+    keys = known_keys()
+    postings: dict[str, list[int]] = {}
+    short: dict[int, list[int]] = {}
+    for position, key in enumerate(keys):
+        body = _body(key)
+        for gram in _trigrams(body):
+            postings.setdefault(gram, []).append(position)
+        if len(body) <= _SHORT_BODY + 2:
+            short.setdefault(len(body), []).append(position)
+    lowered = {key.lower(): key for key in keys if key.startswith("option.")}
+    return (
+        keys,
+        {gram: tuple(found) for gram, found in postings.items()},
+        {length: tuple(found) for length, found in short.items()},
+        lowered,
+    )
+
+
+@cache
+def _known_lengths() -> tuple[int, int]:
+    lengths = [len(key) for key in known_keys()]
+    return min(lengths), max(lengths)
+
+
+@lru_cache(maxsize=65536)
+def suggest(key: str) -> str | None:
+    """The closest known key, for "did you mean"; linear in the length of ``key``.
+
+    Only the few known keys sharing the most character trigrams with ``key`` (and of a length
+    that could reach the cutoff) are compared with difflib, so a file of a million unknown keys
+    costs a million index look-ups, not a billion string comparisons.
+    """
+    if not key.startswith("option.") and "option." + key in catalogue():
+        return "option." + key
+    keys, postings, short, lowered = _suggestion_index()
+    # ratio >= 0.8 needs lengths within a factor 1.5
+    low, high = len(key) / 1.5, len(key) * 1.5
+    if high < _known_lengths()[0] or low > _known_lengths()[1]:
+        return None
+    bodies = _query_bodies(key)
+    grams = set().union(*(_trigrams(body) for body in bodies))
+    counts = Counter(chain.from_iterable(postings.get(gram, ()) for gram in grams))
+    needed = min(len(_trigrams(body)) for body in bodies)
+    for body in bodies:
+        if len(body) <= _SHORT_BODY:  # a typo in a short name leaves few trigrams in common
+            for length in range(len(body) - 2, len(body) + 3):
+                counts.update(dict.fromkeys(short.get(length, ()), needed))
+    ranked = sorted(
+        (-shared, abs(len(keys[position]) - len(key)), keys[position])
+        for position, shared in counts.items()
+        if low <= len(keys[position]) <= high and shared * 3 >= needed
+    )
+    candidates = [candidate for _, _, candidate in ranked[:_MAX_CANDIDATES]]
+    matches = difflib.get_close_matches(key, candidates, n=1, cutoff=_SUGGESTION_CUTOFF)
+    if not matches and key.startswith("option."):
+        found = lowered.get(key.lower())
+        matches = [found] if found else []
+    return matches[0] if matches else None
