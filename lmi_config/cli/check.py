@@ -1,0 +1,189 @@
+"""``lint`` and ``explain``: judge configurations that exist."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from lmi_config.cli.common import (
+    CONTEXT_SETTINGS,
+    _emit,
+    _fail_input,
+    _lint_options,
+    _stdin_bytes,
+    main,
+    target_options,
+)
+from lmi_config.errors import InputError
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "sarif", "github"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="RULES",
+    help="Only these rules (codes, slugs or prefixes such as LMI1; comma-separated).",
+)
+@click.option("--ignore", multiple=True, metavar="RULES", help="Skip these rules (codes, slugs or prefixes).")
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERNS",
+    help="Skip files and directories matching these fnmatch patterns (added to the settings' exclude).",
+)
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply the exclusions to files named on the command line too (for pre-commit).",
+)
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@target_options()
+@click.option(
+    "--stdin-kind",
+    type=click.Choice(["properties", "env", "json"]),
+    default=None,
+    help="How to read `-` (default: guessed).",
+)
+@click.option(
+    "--config",
+    "settings_file",
+    metavar="FILE",
+    help="Settings file (default: .lmi-config.toml or pyproject.toml, searched upwards).",
+)
+@click.option("--isolated", is_flag=True, help="Ignore every settings file.")
+@click.option(
+    "--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal)."
+)
+@click.option(
+    "--max-findings",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="Text output: at most N findings of one rule per file, the rest counted (0: all).",
+)
+def lint(
+    paths: tuple[str, ...],
+    output_format: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    force_exclude: bool,
+    strict: bool,
+    stdin_kind: str | None,
+    settings_file: str | None,
+    isolated: bool,
+    color: bool | None,
+    max_findings: int,
+    env_files: tuple[str, ...],
+    **target: Any,
+) -> None:
+    """Lint serving.properties files, env files, Environment JSON and directories.
+
+    A directory is searched for serving.properties, *.properties, .env and *.env;
+    serving.properties and the env files beside it are checked as the pair the
+    container reads. `-` reads standard input. Settings (select, ignore, exclude,
+    per-path instance/backend/version/model) come from .lmi-config.toml or a
+    [tool.lmi-config] table in pyproject.toml.
+
+    Exit status: 0 no errors (warnings allowed), 1 errors (or warnings with --strict),
+    2 unusable input.
+
+    \b
+    Examples:
+      lmi-config lint serving.properties
+      lmi-config lint model/ --instance ml.inf2.8xlarge
+      lmi-config lint serving.properties --env sagemaker.env --format json
+      cat serving.properties | lmi-config lint - --backend tnx --lmi-version 0.30.0
+      lmi-config lint . --ignore LMI005,trailing-whitespace --exclude 'tests/*' --strict
+    """
+    from lmi_config import api, report
+    from lmi_config.rules import load_rules
+
+    options = _lint_options(
+        **target,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        force_exclude=force_exclude,
+        settings_file=settings_file,
+        isolated=isolated,
+    )
+    options.max_findings = max_findings if output_format == "text" else 0  # json lists every finding
+    stdin_bytes = _stdin_bytes() if "-" in paths else None
+    try:
+        result = api.lint_paths(
+            list(paths), options, env_files=list(env_files), stdin_bytes=stdin_bytes, stdin_kind=stdin_kind
+        )
+    except InputError as error:
+        _fail_input(str(error))
+        return
+    if result.problems and not result.files:
+        _fail_input("\n".join(result.problems))
+    summary = report.summarize(result.findings, result.files, result.notes, result.problems, result.hidden)
+    if output_format == "json":
+        output = report.format_json(result.findings, summary)
+    elif output_format == "sarif":
+        output = report.format_sarif(result.findings, load_rules())
+    elif output_format == "github":
+        output = report.format_github(result.findings)
+    else:
+        use_color = sys.stdout.isatty() if color is None else color
+        output = report.format_text(
+            result.findings, summary, color=use_color, max_findings=max_findings, hidden=result.hidden
+        )
+    _emit(output)
+    if result.problems:  # the readable files were reported; the unreadable ones make the run unusable
+        _fail_input("\n".join(result.problems))
+    failing = result.errors + (result.warnings if strict else 0)
+    sys.exit(1 if failing else 0)
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("path")
+@target_options()
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def explain(path: str, env_files: tuple[str, ...], output_format: str, **target: Any) -> None:
+    """Show how the container reads a configuration and what it needs per core or GPU.
+
+    Prints the effective configuration (value, default or not, where each key came
+    from), the shape the container builds (TP, batch, sequence length, copies, with
+    the source of each), and with --instance the memory per NeuronCore or GPU, item by
+    item, against the budget, the verdict, and the nearest configurations that fit.
+
+    \b
+    Examples:
+      lmi-config explain serving.properties --instance ml.inf2.8xlarge
+      lmi-config explain model/ --instance trn1.32xlarge --model meta-llama/Llama-3.1-70B-Instruct
+      lmi-config explain serving.properties --instance g5.12xlarge --format json
+    """
+    import json
+
+    from lmi_config import api
+    from lmi_config.report.explain import format_explain_text
+
+    options = _lint_options(**target)
+    try:
+        stdin_bytes = _stdin_bytes() if path == "-" else None
+        result = api.explain_paths([path], options, env_files=list(env_files), stdin_bytes=stdin_bytes)
+    except InputError as error:
+        _fail_input(str(error))
+        return
+    documents = result.documents
+    if output_format == "json":
+        _emit(json.dumps(documents if len(documents) > 1 else documents[0], indent=2) + "\n")
+    else:
+        _emit("\n".join(format_explain_text(document) for document in documents))
+    sys.exit(1 if result.errors else 0)

@@ -1,0 +1,175 @@
+"""What the commands share: the group, the target options, reading stdin and writing output.
+
+Exit codes (a stable interface): 0 no error-level findings, 1 error-level findings (or warnings
+with ``--strict``; nothing fits), 2 unusable input (files, specs, templates, settings, output).
+"""
+
+from __future__ import annotations
+
+import errno
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from lmi_config import __version__
+from lmi_config.errors import InputError, OutputError, SpecError, TemplateProblem
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+USAGE_ERRORS = (InputError, OutputError, SpecError, TemplateProblem)
+
+
+def _fail_input(message: str) -> None:
+    from lmi_config.report import visible
+
+    for line in message.splitlines() or [""]:
+        click.echo(f"lmi-config: error: {visible(line)}", err=True)
+    sys.exit(2)
+
+
+def _stdin_bytes() -> bytes:
+    """Standard input, read with the same cap as any file (exit 2 beyond it)."""
+    from lmi_config.io import read_stdin
+
+    try:
+        return read_stdin()
+    except InputError as error:
+        _fail_input(str(error))
+        raise
+
+
+class _GuardedGroup(click.Group):
+    """Every command behind one guard: exhausted memory or recursion, a closed or full standard
+    output become one line on stderr and exit code 2, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemoryError:
+            _fail_input("ran out of memory; the input is too large or too deeply nested")
+        except RecursionError:
+            _fail_input("the input is nested too deeply to read")
+        except OSError as error:
+            if error.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EBADF):
+                raise
+            from lmi_config.io import silence_stdout
+
+            silence_stdout()
+            _fail_input(f"cannot write the output: {error.strerror or error}")
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _emit(text: str, output: str | None = None, what: str = "") -> None:
+    """Print to stdout, or write ``output`` safely (``-`` is stdout)."""
+    from lmi_config.io import write_output
+
+    if output is None:
+        output = "-"
+    try:
+        shown = write_output(output, text)
+    except OutputError as error:
+        _fail_input(str(error))
+        return
+    if output != "-":
+        click.echo(f"wrote {shown}{f' ({what})' if what else ''}", err=True)
+
+
+def target_options(*, env: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options every command that judges a configuration shares, defined once."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        decorators = [
+            click.option(
+                "--instance",
+                metavar="TYPE",
+                help="Instance type, e.g. ml.inf2.24xlarge: enables parallelism and memory checks.",
+            ),
+            click.option(
+                "--model",
+                metavar="ID",
+                help="Model id or local directory with config.json (default: option.model_id).",
+            ),
+            click.option(
+                "--backend",
+                metavar="NAME",
+                help="vllm, lmi-dist, tensorrt-llm, transformers-neuronx (tnx), nxdi, huggingface … (default: inferred).",
+            ),
+            click.option(
+                "--lmi-version",
+                metavar="VERSION",
+                help="0.30.0, v12 or an image tag (default: inferred from the file or the backend).",
+            ),
+            click.option(
+                "--hub",
+                is_flag=True,
+                help="Look up models outside the built-in catalog on the Hugging Face Hub (needs lmi-config[hub]).",
+            ),
+            click.option(
+                "--lnc",
+                type=click.IntRange(1, 2),
+                default=None,
+                help="Trainium2 logical NeuronCore setting (default: NEURON_LOGICAL_NC_CONFIG from an env file, else 2).",
+            ),
+        ]
+        if env:
+            decorators.append(
+                click.option(
+                    "--env",
+                    "env_files",
+                    multiple=True,
+                    metavar="FILE",
+                    help="An env file the container sees together with each PATH.",
+                )
+            )
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return decorate
+
+
+def _lint_options(
+    *,
+    select: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    settings_file: str | None = None,
+    isolated: bool = False,
+    force_exclude: bool = False,
+    **target: Any,
+) -> Any:
+    """LintOptions from the flags and the project settings; exit 2 for a bad settings file or rule name."""
+    from lmi_config import api
+
+    try:
+        return api.lint_options(
+            select=_split(select),
+            ignore=_split(ignore),
+            exclude=_split(exclude),
+            settings_file=settings_file,
+            isolated=isolated,
+            force_exclude=force_exclude,
+            **target,
+        )
+    except InputError as error:
+        _fail_input(str(error))
+
+
+@click.group(cls=_GuardedGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="lmi-config")
+def main() -> None:
+    """Check and write DJL Serving / LMI configurations offline, in milliseconds.
+
+    \b
+    Examples:
+      lmi-config lint serving.properties --instance ml.inf2.8xlarge
+      lmi-config lint deploy/ --format github
+      lmi-config explain serving.properties --instance ml.inf2.24xlarge
+      lmi-config render spec.yaml -o serving.properties
+      lmi-config convert serving.properties --to json
+      lmi-config rules unknown-option
+    """

@@ -1,0 +1,315 @@
+"""``plan`` and ``search``: the best configurations per instance."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from lmi_config.cli.common import (
+    CONTEXT_SETTINGS,
+    USAGE_ERRORS,
+    _emit,
+    _fail_input,
+    _split,
+    main,
+)
+from lmi_config.errors import PlanningError
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--model",
+    required=True,
+    metavar="ID",
+    help="Catalog id, local directory with config.json, or Hub id (--hub).",
+)
+@click.option(
+    "--instance",
+    "instance_names",
+    multiple=True,
+    metavar="TYPE",
+    help="Instance type(s); repeatable or comma-separated.",
+)
+@click.option(
+    "--family",
+    "families",
+    multiple=True,
+    metavar="NAME",
+    help="Instance family: inf2, trn1, trn2, g5, … (repeatable).",
+)
+@click.option("--backend", metavar="NAME", help="Default: transformers-neuronx on Neuron, vllm on GPU.")
+@click.option(
+    "--lmi-version", metavar="VERSION", help="0.30.0, v12 or an image tag (default: the backend's newest)."
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(["bf16", "fp16", "fp32"]),
+    default=None,
+    help="Weights dtype (default: the container's).",
+)
+@click.option(
+    "--set",
+    "settings",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Another option for every candidate; repeatable.",
+)
+@click.option(
+    "--min-sequence-length",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only sequence lengths at least this long.",
+)
+@click.option(
+    "--min-batch-size", type=click.IntRange(min=1), default=None, help="Only batches at least this large."
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["throughput", "latency", "cost"]),
+    default="throughput",
+    show_default=True,
+    help="throughput: most sequences at once (copies x batch); latency: largest TP; cost: cheapest per sequence-hour.",
+)
+@click.option(
+    "--prices",
+    type=click.Choice(["sagemaker", "ec2"]),
+    default="sagemaker",
+    show_default=True,
+    help="Price list for --objective cost.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="How many to list (0: every feasible one).",
+)
+@click.option(
+    "--all",
+    "include_infeasible",
+    is_flag=True,
+    help="Judge the whole grid and list the infeasible candidates with the rules that block them.",
+)
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--emit-spec", metavar="DIR", default=None, help="Write a render spec for each listed candidate into DIR."
+)
+@click.option(
+    "--cache-config",
+    metavar="FILE",
+    default=None,
+    help="Merge the feasible Neuron configurations into an optimum-neuron cache-config file.",
+)
+@click.option(
+    "--cache-format",
+    type=click.Choice(["current", "legacy"]),
+    default="current",
+    show_default=True,
+    help="current: task/instance_type/tensor_parallel_size; legacy: num_cores/auto_cast_type.",
+)
+@click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
+def plan(
+    model: str,
+    instance_names: tuple[str, ...],
+    families: tuple[str, ...],
+    settings: tuple[str, ...],
+    output_format: str,
+    emit_spec: str | None,
+    cache_config: str | None,
+    cache_format: str,
+    prices: str,
+    **request: Any,
+) -> None:
+    """Rank the instance, TP, batch and sequence-length configurations of a model.
+
+    Every candidate is a configuration as render would write it, judged by the same
+    rules as lint (memory per NeuronCore or GPU with headroom, TP against devices,
+    topology and heads, host RAM). Exit status: 0 something fits, 1 nothing fits,
+    2 unusable input.
+
+    \b
+    Examples:
+      lmi-config plan --model mistralai/Mistral-7B-Instruct-v0.2 --instance ml.inf2.8xlarge --all
+      lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --family inf2 --family trn1 --top 5
+      lmi-config plan --model Qwen/Qwen2.5-7B-Instruct --objective cost --min-sequence-length 8192
+      lmi-config plan --model meta-llama/Llama-3.1-70B-Instruct --family trn1 --emit-spec specs/
+      lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --family trn1 --cache-config llama3.json
+    """
+    from pathlib import Path
+
+    from lmi_config import api
+    from lmi_config.report.plan import format_plan_json, format_plan_text
+
+    options = []
+    for setting in settings:
+        key, equals, value = setting.partition("=")
+        if not equals or not key.strip():
+            _fail_input(f"--set {setting!r}: expected KEY=VALUE")
+        options.append((key.strip(), value.strip()))
+    try:
+        result = api.plan(
+            model=model,
+            instances=tuple(_split(instance_names)),
+            families=tuple(_split(families)),
+            options=tuple(options),
+            complete=cache_config is not None,
+            price_kind=prices,
+            **request,
+        )
+        merged = api.plan_cache_config(result, cache_config, cache_format) if cache_config else None
+    except USAGE_ERRORS as error:
+        _fail_input(str(error))
+        return
+    except PlanningError as error:
+        click.echo(f"lmi-config: error: {error}", err=True)
+        sys.exit(1)
+    _emit(format_plan_json(result) if output_format == "json" else format_plan_text(result))
+    if emit_spec:
+        try:
+            Path(emit_spec).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            _fail_input(f"cannot create {emit_spec}: {error.strerror or error}")
+        for name, text in api.plan_specs(result, request["top"] or len(result.feasible)):
+            _emit(text, str(Path(emit_spec) / name), "render spec")
+    if merged is not None and cache_config:
+        text, added, notes = merged
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        _emit(text, cache_config, f"{added} new entr{'ies' if added != 1 else 'y'}, {cache_format} format")
+
+
+@main.command(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--model",
+    required=True,
+    metavar="ID",
+    help="Hub id or local directory to export (its architecture from the catalog, the directory or --hub).",
+)
+@click.option(
+    "--output",
+    "-o",
+    metavar="FILE",
+    default=None,
+    help="Results file (cache-config format; default: <model name>.json).",
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(["guided", "seed"]),
+    default="guided",
+    show_default=True,
+    help="seed: the seed's exact order; guided: skip what cannot fit, probe each boundary.",
+)
+@click.option(
+    "--instance", metavar="TYPE", default=None, help="Instance type (default: detected by optimum-neuron)."
+)
+@click.option(
+    "--cores",
+    type=click.IntRange(min=1),
+    default=None,
+    help="NeuronCores available (default: detected, else the instance's).",
+)
+@click.option(
+    "--cores-per-device",
+    type=click.IntRange(min=1),
+    default=None,
+    help="NeuronCores per device (default: detected, else the instance's).",
+)
+@click.option(
+    "--task",
+    type=click.Choice(["text-generation", "feature-extraction"]),
+    default=None,
+    help="Default: from the model's architecture.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["nxdi", "transformers-neuronx"]),
+    default="nxdi",
+    show_default=True,
+    help="Memory model of the predictions (optimum-neuron exports with NxD).",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(["bf16", "fp16"]),
+    default=None,
+    help="dtype of the predictions (default: the container's).",
+)
+@click.option(
+    "--exporter",
+    envvar="LMI_CONFIG_EXPORTER",
+    default="optimum-cli",
+    show_default=True,
+    help="The export command (env LMI_CONFIG_EXPORTER).",
+)
+@click.option(
+    "--python",
+    "python_command",
+    envvar="LMI_CONFIG_PYTHON",
+    default="python",
+    show_default=True,
+    help="The interpreter of the load step and the detection (env LMI_CONFIG_PYTHON).",
+)
+@click.option("--work-dir", default="data", show_default=True, help="Where trials are exported.")
+@click.option(
+    "--export-timeout",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Seconds per export (default: the judge's compile estimate x its margin, at least 600).",
+)
+@click.option(
+    "--load-timeout", type=click.IntRange(min=1), default=None, help="Seconds per load (default: 600)."
+)
+@click.option("--keep-artifacts", is_flag=True, help="Keep each trial's exported directory and logs.")
+@click.option(
+    "--require-free-gib",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="Free disk space to require before each export (default: 2 x the checkpoint).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="List the candidates in order with the memory model's prediction; run nothing.",
+)
+@click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
+def search(python_command: str, require_free_gib: float | None, **options: Any) -> None:
+    """Find the valid export configurations of a model on this Neuron machine.
+
+    Runs the optimal-export-configuration workflow: each candidate TP, batch and
+    sequence length is exported (optimum-cli export neuron) and loaded, each in its own
+    process. Valid ones are saved after every success (optimum-neuron cache-config
+    format); failures (with their class and last lines) and skips go to a journal
+    beside the results. Run the same command again to resume: no trial is repeated.
+    Ctrl-C ends the running trial's processes and stops (exit 130).
+
+    \b
+    Examples:
+      lmi-config search --model meta-llama/Llama-3.1-8B-Instruct
+      lmi-config search --model Qwen/Qwen2.5-7B-Instruct --dry-run --instance trn1.32xlarge
+      lmi-config search --model ./my-model --strategy seed --output my-model.json
+      LMI_CONFIG_EXPORTER="python fake_exporter.py" lmi-config search --model Qwen/Qwen2.5-0.5B --instance inf2.8xlarge
+    """
+    from lmi_config import api
+
+    try:
+        result = api.search(
+            python=python_command,
+            required_free_bytes=int(require_free_gib * 2**30) if require_free_gib is not None else None,
+            report=lambda line: click.echo(line, err=True),
+            **options,
+        )
+    except USAGE_ERRORS as error:
+        _fail_input(str(error))
+        return
+    if result.status == "dry-run":
+        _emit(result.dry_run_text)
+        return
+    click.echo(
+        f"{len(result.valid)} valid configuration(s) in {result.results}; this run: {result.trials_run} trial(s), "
+        f"{result.failed} failed, {result.skipped} skipped (journal {result.journal})"
+    )
+    if result.stop_signal is not None:
+        sys.exit(128 + result.stop_signal)
