@@ -48,6 +48,10 @@ class Spec(BaseModel):
     env: dict[str, str] = Field(
         default_factory=dict, description="Extra environment variables (env and json outputs)."
     )
+    files: list[str] = Field(
+        default_factory=list,
+        description="deploy: files uploaded beside serving.properties (model.py, requirements.txt), relative to the spec file.",
+    )
     format: Literal["properties", "env", "json"] | None = Field(
         default=None, description="Output format (default: properties)."
     )

@@ -451,3 +451,24 @@ def test_inside_a_notebook_the_role_comes_from_the_sagemaker_sdk(
     model = aws["sagemaker"].list_models()["Models"][0]["ModelName"]
     assert aws["sagemaker"].describe_model(ModelName=model)["ExecutionRoleArn"] == notebook_role
     assert container["Image"].endswith(":0.36.0-lmi27.0.0-cu130")
+
+
+def test_files_named_in_the_spec_are_uploaded_like_file_flags(aws: Any, server: str, tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text("def handle(inputs):\n    return None\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(LLAMA_INF2.read_text(encoding="utf-8") + "files:\n  - model.py\n")
+    run = deploy(
+        server,
+        str(spec),
+        *COMMON,
+        "--endpoint-name",
+        "llama-files",
+        "--s3-prefix",
+        f"s3://{BUCKET}/lmi",
+        tmp=tmp_path,
+    )
+    assert run.returncode == 0, run.output
+    variant, _ = variant_of(aws, "llama-files")
+    prefix = f"lmi/{variant['ModelName']}/"
+    objects = everything(aws)["objects"]
+    assert prefix + "model.py" in objects and prefix + "serving.properties" in objects

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -253,6 +254,10 @@ def build_plan(
 ) -> DeployPlan:
     """The plan for ``spec``; nothing is called. Raises :class:`SpecError` for a refusal (image,
     limits, sizing) with every reason, :class:`lmi_config.errors.PlanningError` when nothing fits."""
+    if spec.files:  # named in the spec, relative to it; --file adds more
+        spec_directory = Path(name).parent if Path(name).is_file() else Path(".")
+        named = tuple(str(spec_directory / item) for item in spec.files)
+        request = replace(request, files=named + tuple(request.files))
     region = resolve_region(request.region)
     if not spec.instance:
         raise SpecError(f"{name}: deploy needs `instance:` (or --instance)")
