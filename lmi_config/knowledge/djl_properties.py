@@ -5,7 +5,7 @@ pydantic classes under ``djl_python/properties_manager`` (fields, validators and
 the handler modules, and ``LmiConfigRecommender.java``. Each entry holds for a run of consecutive
 branches (``first`` .. ``last``) and cites the file and line at the commit of its first branch.
 
-This module is the typed view of that file, built with plain dataclasses: the lint path reads it,
+This module is the typed view of that file, built with named tuples: the lint path reads it,
 and pydantic stays off that path. Building checks the shape of every row (an unknown or missing
 key is a ``ValueError``); the schema test (``knowledge/schemas.py``) also checks that every range
 names known branches in order and every source is at its first branch's commit. The queries
@@ -14,10 +14,8 @@ answer per branch, with inheritance, as pydantic would build the class.
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from lmi_config.knowledge import Release, load_data, version_tuple
 
@@ -25,8 +23,7 @@ Row = dict[str, Any]
 _Item = TypeVar("_Item")
 
 
-@dataclass(frozen=True, slots=True)
-class DjlRelease:
+class DjlRelease(NamedTuple):
     """One release branch and the DJL version / LMI number it ships as."""
 
     branch: str
@@ -42,8 +39,7 @@ class DjlRelease:
         return f"{self.djl} (LMI v{self.lmi})" if self.lmi else str(self.djl)
 
 
-@dataclass(frozen=True, slots=True)
-class PropertiesClass:
+class PropertiesClass(NamedTuple):
     """A pydantic class the Python engine builds from the ``option.*`` keys."""
 
     class_name: str
@@ -58,8 +54,7 @@ class PropertiesClass:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class PropertyField:
+class PropertyField(NamedTuple):
     """One field: the option ``option.<field>`` (or its alias)."""
 
     class_name: str
@@ -76,8 +71,7 @@ class PropertyField:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What a validator does: raise (error), log (warning), or log and replace the value (coercion)."""
 
     kind: str  # error | warning | coercion
@@ -91,8 +85,7 @@ class Outcome:
     coerces_to: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Validator:
+class Validator(NamedTuple):
     """A pydantic validator, or another method that raises, with its outcomes."""
 
     class_name: str
@@ -107,8 +100,7 @@ class Validator:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class ExtraKey:
+class ExtraKey(NamedTuple):
     """A key a class reads from ``__pydantic_extra__`` (not a field, still an option)."""
 
     class_name: str
@@ -121,8 +113,7 @@ class ExtraKey:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class HandlerModule:
+class HandlerModule(NamedTuple):
     """A Python module: an entry point (top-level ``handle``) and the classes it instantiates."""
 
     module: str
@@ -133,8 +124,7 @@ class HandlerModule:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class JavaItem:
+class JavaItem(NamedTuple):
     """A read, write, environment read or literal assignment in a recommender method."""
 
     when: tuple[str, ...]
@@ -146,8 +136,7 @@ class JavaItem:
     default: Any = None
 
 
-@dataclass(frozen=True, slots=True)
-class RecommenderMethod:
+class RecommenderMethod(NamedTuple):
     """One method of LmiConfigRecommender.java, with the ``if`` conditions around each item."""
 
     method: str
@@ -160,8 +149,7 @@ class RecommenderMethod:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class RecommenderMap:
+class RecommenderMap(NamedTuple):
     """A constant ``Map.ofEntries`` of the recommender (model type -> rolling batch)."""
 
     name: str
@@ -171,8 +159,7 @@ class RecommenderMap:
     source: str
 
 
-@dataclass(frozen=True, slots=True)
-class RecommenderDefault:
+class RecommenderDefault(NamedTuple):
     """A value the recommender writes per rolling batch (``*``: any), where its test is plain."""
 
     key: str
@@ -201,20 +188,15 @@ def _tuple(value: Any) -> Any:
 
 def _build(kind: type[_Item], row: Row, where: str, **nested: Any) -> _Item:
     """One dataclass from one row: every key known, every required one present (else ValueError)."""
-    names = {item.name: item for item in dataclasses.fields(kind)}  # type: ignore[arg-type]
+    names: tuple[str, ...] = kind._fields  # type: ignore[attr-defined]
     values: dict[str, Any] = {}
     for key, value in row.items():
         name = "class_name" if key == "class" else key
         if name not in names:
             raise ValueError(f"{where}: unknown key {key!r}")
         values[name] = nested[name](value) if name in nested else _tuple(value)
-    missing = [
-        name
-        for name, item in names.items()
-        if name not in values
-        and item.default is dataclasses.MISSING
-        and item.default_factory is dataclasses.MISSING
-    ]
+    optional = kind._field_defaults  # type: ignore[attr-defined]
+    missing = [name for name in names if name not in values and name not in optional]
     if missing:
         raise ValueError(f"{where}: missing {', '.join(missing)}")
     return kind(**values)
