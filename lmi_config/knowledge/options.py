@@ -217,6 +217,20 @@ def check_value(spec: OptionSpec, value: str) -> str | None:
     return None
 
 
+def beyond_the_code(spec: OptionSpec, value: str) -> str | None:
+    """What the catalogue knows about a value beyond what the container's classes check (they judged
+    its type and allowed values already): blanks the container keeps, a number out of range."""
+    if spec.type in ("str", "path", "module", "enum", "json") or value == "":
+        return None
+    if value != value.strip():
+        return "has blanks around it that the container keeps"
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return _range_problem(spec, number)
+
+
 def _range_problem(spec: OptionSpec, number: float) -> str | None:
     if spec.minimum is not None and number < spec.minimum:
         return f"is below the minimum {_plain(spec.minimum)}"

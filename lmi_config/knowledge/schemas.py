@@ -47,6 +47,14 @@ class Render(Sourced):
     sequence_key: str | None = None
 
 
+class PropertiesClasses(Sourced):
+    """The generated properties classes a backend's handler path builds, and the modules that
+    build them (tests check the two against data/djl_properties.json)."""
+
+    classes: list[str]
+    modules: list[str]
+
+
 class BackendRow(Sourced):
     id: str
     aliases: list[str]
@@ -58,6 +66,7 @@ class BackendRow(Sourced):
     summary: str
     feature: str | None
     render: Render | None = None
+    properties_classes: PropertiesClasses | None = None
     extra_allowed: bool = False
     since: str | None = None
 

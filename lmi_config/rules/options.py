@@ -16,6 +16,7 @@ from lmi_config.knowledge import Backend, Release, backends, entry_points, versi
 from lmi_config.knowledge.options import (
     OptionSpec,
     all_engine_arg_names,
+    beyond_the_code,
     catalogue,
     check_value,
     engine_arg_version_range,
@@ -24,6 +25,7 @@ from lmi_config.knowledge.options import (
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.rules.container import container_verdicts, view_of, where_checked
 from lmi_config.rules.suggestions import suggest
 
 _CATALOGUE_SOURCE = (
@@ -190,6 +192,8 @@ def _span(since: str | None, until: str | None) -> str:
 )
 def invalid_value(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
+    yield from _refused_by_the_container(unit)
+    view = view_of(unit)
     for setting in _occurrences(unit):
         if setting.key == "option.entryPoint":
             problem = _entry_point_problem(unit, setting)
@@ -205,7 +209,12 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         if not applicable:
             continue
         spec = applicable[0]
-        reason = check_value(spec, setting.value)
+        if view is not None and setting.key in view.checks:
+            # the container's own classes judge type and values (above); the catalogue adds what
+            # their code does not say: blanks kept around a value, ranges
+            reason = beyond_the_code(spec, setting.value)
+        else:
+            reason = check_value(spec, setting.value)
         if reason is None:
             continue
         advice = ""
@@ -236,6 +245,40 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             f"{_display(setting)}={shorten(setting.value)!r} {reason} for {backend.id}{advice}",
             setting=setting,
         )
+
+
+def _refused_by_the_container(unit: LintUnit) -> Iterator[Finding]:
+    """Values a generated properties class of the path refuses, with the class's own message."""
+    for setting, verdict in container_verdicts(unit):
+        if verdict.kind != "error":
+            continue
+        check = verdict.check
+        advice = ""
+        if check.accepted:
+            close = _close_value(setting.value.strip(), list(check.accepted))
+            advice = f" — use {close}" if close else f" — accepted: {', '.join(check.accepted)}"
+        if " #" in setting.value and setting.origin.kind == "properties":
+            advice += " (the text after # is part of the value: serving.properties has no inline comments)"
+        yield unit.finding(
+            "LMI102",
+            f"{_display(setting)}={shorten(setting.value)!r} is refused: {where_checked(unit, verdict)} raises "
+            f"{shorten(verdict.message, 300)!r}{advice}",
+            setting=setting,
+        )
+
+
+def _close_value(value: str, accepted: list[str]) -> str | None:
+    """The accepted spelling a value most likely means (``float16`` → ``fp16``)."""
+    synonym = value_synonyms().get(value.lower())
+    if synonym in accepted:
+        return synonym
+    same = [item for item in accepted if item.lower() == value.lower()]
+    if same:
+        return same[0]
+    if len(value) > _MAX_COMPARED_CHARACTERS:
+        return None
+    close = difflib.get_close_matches(value, accepted, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 @rule(
