@@ -298,6 +298,29 @@ def front_end_keys(branch: str) -> frozenset[str]:
     return frozenset(key for key in keys if key.startswith("option."))
 
 
+def handler_at(module: str, release: Release) -> tuple[bool, str] | None:
+    """Whether a handler module (an ``option.entryPoint``) is in a release's code, and the releases
+    that have it (``"0.33.0 (LMI v15); 0.35.0 (LMI v17) to master"``); None where the generated
+    catalogue does not speak (a module it never saw as a handler, a release before the oldest branch)."""
+    catalogue = djl_catalogue()
+    branches = [b for b in catalogue.module_branches(module) if catalogue.module_at(module, b).handler]  # type: ignore[union-attr]
+    branch = catalogue.branch_of(release)
+    if not branches or branch is None:
+        return None
+    return branch in branches, spans_text(catalogue, branches)
+
+
+def spans_text(catalogue: DjlCatalogue, branches: list[str]) -> str:
+    """Consecutive branches as ranges: ``"0.33.0 (LMI v15); 0.35.0 (LMI v17) to master"``."""
+    runs: list[list[str]] = []
+    for branch in branches:
+        if runs and catalogue.branch_index(branch) == catalogue.branch_index(runs[-1][-1]) + 1:
+            runs[-1].append(branch)
+        else:
+            runs.append([branch])
+    return "; ".join(catalogue.span_text(run[0], run[-1]) for run in runs)
+
+
 def backend_ids_with_classes() -> list[str]:
     """Backends whose handler path builds generated classes."""
     return [name for name in backends() if path_classes(name)]

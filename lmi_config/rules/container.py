@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from lmi_config.configfile.canonical import Setting
 from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.container_options import ContainerView, Verdict, container_view
-from lmi_config.knowledge.options import is_placeholder
+from lmi_config.knowledge.options import VARIABLE_NAME, is_placeholder
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
 GENERATED_SOURCE = (
@@ -43,8 +43,12 @@ def container_verdicts(unit: LintUnit) -> list[tuple[Setting, Verdict]]:
                 if is_placeholder(setting.value):
                     continue
                 verdict = view.judge(key, setting.value)
-                if verdict is not None:
-                    found.append((setting, verdict))
+                if verdict is None or (
+                    verdict.check.kind in ("int", "float", "bool")
+                    and VARIABLE_NAME.fullmatch(setting.value.strip())
+                ):
+                    continue  # accepted, or a variable's name a templating step left for a number
+                found.append((setting, verdict))
     unit._container_verdicts = found  # type: ignore[attr-defined]
     return found
 

@@ -25,6 +25,7 @@ from lmi_config.knowledge.options import (
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.knowledge.container_options import handler_at
 from lmi_config.rules.container import container_verdicts, view_of, where_checked
 from lmi_config.rules.suggestions import suggest
 
@@ -148,8 +149,11 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
             f"option.entryPoint={shorten(module)} is not a handler module in any LMI image; {advice}",
             setting=setting,
         )
-    if not release.in_range(known.get("since"), known.get("until")):
-        span = _span(known.get("since"), known.get("until"))
+    in_code = handler_at(module, release)  # the release branches' own code, where it was read
+    if in_code is not None and in_code[0]:
+        return None
+    if in_code is not None or not release.in_range(known.get("since"), known.get("until")):
+        span = in_code[1] if in_code is not None else _span(known.get("since"), known.get("until"))
         advice = (
             f"use {known['renamed_to']}"
             if known.get("renamed_to")
