@@ -20,7 +20,9 @@ from lmi_config.knowledge.djl_properties import DjlCatalogue, PropertyField, Val
 
 # Fields the Python side fills itself or the Java front end sets from another key (``engine`` comes
 # from the model-level ``engine``, ``mpi_mode`` from engine=MPI): not what ``option.<field>`` means.
-FRONT_END_FIELDS = frozenset({"model_id_or_path", "kwargs", "is_mpi", "preloaded_model", "engine", "mpi_mode"})
+FRONT_END_FIELDS = frozenset(
+    {"model_id_or_path", "kwargs", "is_mpi", "preloaded_model", "engine", "mpi_mode"}
+)
 _OPTIONAL = re.compile(r"^(?:Optional\[(?P<inner>.*)\]|Union\[(?P<union>.*), None\])$")
 _SCALARS = {"int": "int", "float": "float", "bool": "bool", "str": "text"}
 _INTEGER = re.compile(r"^\s*[+-]?\d[\d_]*\s*$")
@@ -65,7 +67,9 @@ class Verdict(NamedTuple):
 class ContainerView:
     """The checks of one backend's classes at one release branch."""
 
-    def __init__(self, backend: str, branch: str, checks: dict[str, tuple[ValueCheck, ...]], reads: frozenset[str]):
+    def __init__(
+        self, backend: str, branch: str, checks: dict[str, tuple[ValueCheck, ...]], reads: frozenset[str]
+    ):
         self.backend = backend
         self.branch = branch
         self.checks = checks
@@ -81,7 +85,9 @@ class ContainerView:
 
 
 def _judge_one(check: ValueCheck, value: str) -> Verdict | None:
-    text = value.strip()
+    # names are compared as written (blanks kept, as the container keeps them); numbers are parsed
+    # from the stripped text (the catalogue's rule reports the blanks)
+    text = value
     if check.coerced is not None and not _member(text, check.coerced, check.case_insensitive):
         return Verdict("coercion", fill(check.coerce_message or "", check.field, text), check)
     if check.kind == "values" and check.accepted is not None:
@@ -89,6 +95,7 @@ def _judge_one(check: ValueCheck, value: str) -> Verdict | None:
             return None
         message = fill(check.message, check.field, text) if check.message else _enum_message(check)
         return Verdict("error", message, check)
+    text = text.strip()
     if check.kind in ("int", "float", "bool") and not _parses(check.kind, text):
         if check.pydantic_major == 0:  # read from the extra keys with int() / float()
             message = (
@@ -190,7 +197,9 @@ def _view(backend: str, branch: str) -> ContainerView:
                 continue
             for key in _keys_of(field, populate_by_name):
                 reads.add(key)
-                check = _field_check(catalogue, class_name, key, field, branch, major, before, key in java_keys)
+                check = _field_check(
+                    catalogue, class_name, key, field, branch, major, before, key in java_keys
+                )
                 if check is not None:
                     checks.setdefault(key, []).append(check)
         for extra in catalogue.extra_keys_of(class_name, branch).values():
@@ -198,15 +207,34 @@ def _view(backend: str, branch: str) -> ContainerView:
             reads.add(key)
             if extra.conversion in ("int", "float") and key not in java_keys:
                 checks.setdefault(key, []).append(
-                    ValueCheck(key, class_name, extra.key, extra.conversion, None, False, None, None, None, None, 0, extra.source)
+                    ValueCheck(
+                        key,
+                        class_name,
+                        extra.key,
+                        extra.conversion,
+                        None,
+                        False,
+                        None,
+                        None,
+                        None,
+                        None,
+                        0,
+                        extra.source,
+                    )
                 )
-    return ContainerView(backend, branch, {key: tuple(items) for key, items in checks.items()}, frozenset(reads))
+    return ContainerView(
+        backend, branch, {key: tuple(items) for key, items in checks.items()}, frozenset(reads)
+    )
 
 
 def _keys_of(field: PropertyField, populate_by_name: bool) -> list[str]:
     """pydantic takes a field with an alias under the alias only, unless populate_by_name is set."""
     if field.alias:
-        return [f"option.{field.alias}", f"option.{field.field}"] if populate_by_name else [f"option.{field.alias}"]
+        return (
+            [f"option.{field.alias}", f"option.{field.field}"]
+            if populate_by_name
+            else [f"option.{field.alias}"]
+        )
     return [f"option.{field.field}"]
 
 
@@ -241,9 +269,10 @@ def _field_check(
         # a `before` validator sees the raw string first and may rewrite it (enable_streaming is
         # lower-cased there): the annotation's values alone do not say what is refused
         ordered = None
-    if java_parses:
-        # the front end reads (and may rewrite) this key first: only the values it passes on are judged
-        ordered = None
+    if java_parses and ordered is not None:
+        # the front end reads this key first and rewrites some values (auto, …): the classes see the rest
+        rewritten = front_end_rewrites(branch, key)
+        ordered = (*ordered, *sorted(rewritten - set(ordered))) if rewritten else None
     if coercion is not None:
         validator, outcome = coercion
         return ValueCheck(
@@ -253,14 +282,31 @@ def _field_check(
         )  # fmt: skip
     if ordered is not None:
         source = next((v.source for v, o in outcomes if o.kind == "error" and o.allowed_values), field.source)
-        return ValueCheck(key, class_name, field.field, "values", ordered, case_insensitive, message, None, None, None, major, source)
+        return ValueCheck(
+            key,
+            class_name,
+            field.field,
+            "values",
+            ordered,
+            case_insensitive,
+            message,
+            None,
+            None,
+            None,
+            major,
+            source,
+        )
     kind = _kind(field.annotation)
     if kind in ("int", "float", "bool") and field.field not in before and not java_parses:
-        return ValueCheck(key, class_name, field.field, kind, None, False, None, None, None, None, major, field.source)
+        return ValueCheck(
+            key, class_name, field.field, kind, None, False, None, None, None, None, major, field.source
+        )
     return None
 
 
-def _in_source_order(field: PropertyField, accepted: frozenset[str], outcomes: list[tuple[Validator, Any]]) -> tuple[str, ...]:
+def _in_source_order(
+    field: PropertyField, accepted: frozenset[str], outcomes: list[tuple[Validator, Any]]
+) -> tuple[str, ...]:
     order: list[str] = [str(item) for item in field.allowed or ()]
     for _validator, outcome in outcomes:
         order.extend(str(item) for item in outcome.allowed_values or ())
@@ -285,6 +331,30 @@ def pydantic_major(catalogue: DjlCatalogue, branch: str) -> int:
     """1 where the classes use pydantic v1 validators (``validator`` / ``root_validator``), else 2."""
     decorators = {v.decorator for v in catalogue.validators if catalogue.holds_at(v, branch)}
     return 2 if decorators & {"field_validator", "model_validator"} else 1
+
+
+_EQUALS = re.compile(r'"(?P<value>[^"]+)"\.equals\((?P<variable>\w+)\)')
+
+
+@cache
+def front_end_rewrites(branch: str, key: str) -> frozenset[str]:
+    """Values of a key the recommender tests for and replaces before Python sees them
+    (``option.rolling_batch``: ``auto``, and ``lmi-dist`` from 0.33): the variable read from the key
+    compared with a literal in a condition of an assignment to that variable."""
+    catalogue = djl_catalogue()
+    found: set[str] = set()
+    for method in catalogue.recommender:
+        if not catalogue.holds_at(method, branch):
+            continue
+        variables = {item.variable for item in method.assignments if item.variable}
+        if not any(read.key == key for read in method.reads):
+            continue
+        for item in method.assignments:
+            for condition in item.when:
+                for match in _EQUALS.finditer(condition):
+                    if match["variable"] in variables and match["variable"] == item.variable:
+                        found.add(match["value"])
+    return frozenset(found)
 
 
 @cache
@@ -319,6 +389,30 @@ def spans_text(catalogue: DjlCatalogue, branches: list[str]) -> str:
         else:
             runs.append([branch])
     return "; ".join(catalogue.span_text(run[0], run[-1]) for run in runs)
+
+
+UNREAD = "unread"  # linked_outcome: the release is older than every branch the generator read
+
+
+def linked_outcome(link: dict[str, str], backend: str, release: Release) -> str | None:
+    """The message of a validator's outcome as it runs on a backend's path at a release.
+
+    ``link`` names the class, the validator and the start of the message; the validator counts only
+    where one of the path's classes runs it as that class's (a subclass's override by the same name
+    replaces it). None where it does not run at that release; ``UNREAD`` before the oldest branch.
+    """
+    catalogue = djl_catalogue()
+    branch = catalogue.branch_of(release)
+    if branch is None:
+        return UNREAD
+    for class_name in path_classes(backend) or (link["class"],):
+        for validator in catalogue.validators_of(class_name, branch):
+            if validator.name != link["name"] or validator.class_name != link["class"]:
+                continue
+            for outcome in validator.outcomes:
+                if outcome.message and outcome.message.startswith(link["message"]):
+                    return outcome.message
+    return None
 
 
 def backend_ids_with_classes() -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from lmi_config.configfile.canonical import Setting
 from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import Backend, Release, backends, entry_points, version_tuple
+from lmi_config.knowledge.container_options import handler_at
 from lmi_config.knowledge.options import (
     OptionSpec,
     all_engine_arg_names,
@@ -25,7 +26,6 @@ from lmi_config.knowledge.options import (
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-from lmi_config.knowledge.container_options import handler_at
 from lmi_config.rules.container import container_verdicts, view_of, where_checked
 from lmi_config.rules.suggestions import suggest
 
