@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import cache, cached_property
 from typing import Any, NamedTuple, TypeVar
 
-from lmi_config.knowledge import Release, load_data, version_tuple
+from lmi_config.knowledge import Release, load_data
 
 Row = dict[str, Any]
 _Item = TypeVar("_Item")
@@ -216,6 +216,10 @@ class DjlCatalogue:
             _build(DjlRelease, row, f"releases[{index}]") for index, row in enumerate(document["releases"])
         )
         self._order = {release.branch: index for index, release in enumerate(self.releases)}
+        self._branches: dict[tuple[str, str | None], str | None] = {}
+        # per-branch answers of the pure queries below
+        self._fields_memo: dict[tuple[str, str], dict[str, PropertyField]] = {}
+        self._validators_memo: dict[tuple[str, str], list[Validator]] = {}
 
     def _entries(self, name: str, kind: type[_Item], **nested: Any) -> tuple[_Item, ...]:
         return tuple(
@@ -297,20 +301,16 @@ class DjlCatalogue:
     def branch_of(self, release: Release) -> str | None:
         """The branch whose code a release runs: its own; ``master`` for a release newer than every
         branch; None before the oldest branch (the generator does not read those)."""
-        try:
-            return self.branch_for(release.djl, release.lmi)
-        except KeyError:
-            pass
-        branches = [r for r in self.releases if r.branch != "master" and r.djl]
-        if release.djl_tuple < version_tuple(branches[0].djl):
-            return None
-        newest = max(version_tuple(r.djl) for r in branches)
-        if release.djl_tuple > newest or (
-            release.djl_tuple == newest and int(release.lmi or 0) > max(int(r.lmi or 0) for r in branches)
-        ):
-            return "master"
-        older = [r for r in branches if (version_tuple(r.djl), int(r.lmi or 0)) <= release.order]
-        return older[-1].branch if older else None
+        key = (release.djl, release.lmi)
+        if key not in self._branches:
+            self._branches[key] = self._branch_of(release)
+        return self._branches[key]
+
+    def _branch_of(self, release: Release) -> str | None:
+        from lmi_config.knowledge.container_options import branch_of_release
+
+        rows = [(r.branch, r.djl, r.lmi) for r in self.releases]
+        return branch_of_release(rows, release.djl, release.lmi)
 
     def holds_at(self, entry: Ranged, branch: str) -> bool:
         """Whether the entry's range covers the branch."""
@@ -346,6 +346,12 @@ class DjlCatalogue:
 
     def fields_of(self, class_name: str, branch: str) -> dict[str, PropertyField]:
         """Every field of the class on a branch, inherited ones too (a subclass's own wins)."""
+        key = (class_name, branch)
+        if key not in self._fields_memo:
+            self._fields_memo[key] = self._fields_of(class_name, branch)
+        return self._fields_memo[key]
+
+    def _fields_of(self, class_name: str, branch: str) -> dict[str, PropertyField]:
         result: dict[str, PropertyField] = {}
         for owner in self.lineage(class_name, branch):
             for entry in self.fields:
@@ -355,6 +361,12 @@ class DjlCatalogue:
 
     def validators_of(self, class_name: str, branch: str) -> list[Validator]:
         """Validators that run for the class on a branch (inherited; an override by name replaces)."""
+        key = (class_name, branch)
+        if key not in self._validators_memo:
+            self._validators_memo[key] = self._validators_of(class_name, branch)
+        return self._validators_memo[key]
+
+    def _validators_of(self, class_name: str, branch: str) -> list[Validator]:
         result: dict[str, Validator] = {}
         for owner in self.lineage(class_name, branch):
             for entry in self.validators:
