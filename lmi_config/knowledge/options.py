@@ -133,6 +133,12 @@ def engine_arg_version_range(name: str) -> tuple[str, str] | None:
 
 
 @cache
+def known_keys_set() -> frozenset[str]:
+    """The same keys as :func:`known_keys`, as a set."""
+    return frozenset(known_keys())
+
+
+@cache
 def known_keys() -> tuple[str, ...]:
     """Every key any backend reads, for "did you mean" (catalogue plus option.<engine arg>)."""
     keys = set(catalogue())
@@ -158,7 +164,21 @@ def is_placeholder(value: str) -> bool:
     Such values are filled in by some other tool before the container sees them, so they are
     not checked against a type.
     """
-    return bool(_PLACEHOLDER.match(value)) or "{{" in value or "${" in value
+    if "{{" in value or "${" in value:
+        return True
+    if not _PLACEHOLDER.match(value):
+        return False
+    if _CODE.match(value):
+        # code only if it is an expression: `max(256,value you override)` is prose the container
+        # receives as it stands (djl-serving's own TensorRT-LLM tutorial wrote that)
+        try:
+            ast.parse(value.strip(), mode="eval")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+_CODE = re.compile(r"^\s*[A-Za-z_][\w.]*[(\[]")
 
 
 def check_value(spec: OptionSpec, value: str) -> str | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lmi_config.configfile.canonical import classify_env
 from lmi_config.knowledge import model_location
-from lmi_config.knowledge.options import is_placeholder
+from lmi_config.knowledge.options import catalogue, is_placeholder, known_keys_set
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.rules.combinations import matches
 
@@ -148,6 +148,7 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
     context = unit.context
     applied = {name for name, _, _ in unit.applied_translations}
     present = {entry.name for source in unit.sources if source.env for entry in source.env.entries}
+    own_handler = context.backend.id in ("custom", "djl-engine")  # it may read any variable itself
     for source in unit.sources:
         if source.env is None:
             continue
@@ -157,6 +158,14 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
                 yield unit.finding(
                     "LMI203",
                     f"{entry.name} is not read by any LMI image ({mapping.detail['source'].split(';')[0]}); use {mapping.detail['instead']}",
+                    path=source.path,
+                    line=entry.line,
+                    key=entry.name,
+                )
+            elif not own_handler and (instead := _meant_option_variable(entry.name, mapping.kind)):
+                yield unit.finding(
+                    "LMI203",
+                    f"{entry.name} {_NOT_READ[entry.name.startswith('ARGS_')]}; set {instead} instead",
                     path=source.path,
                     line=entry.line,
                     key=entry.name,
@@ -176,6 +185,28 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
                     line=entry.line,
                     key=entry.name,
                 )
+
+
+_NOT_READ = {
+    False: "is not a variable the container reads (it reads OPTION_*, ARGS_*, SERVING_* and a few named ones)",
+    True: "goes to the model's Java arguments, which the Python handler never sees",
+}
+
+
+def _meant_option_variable(name: str, kind: str) -> str | None:
+    """``OPTION_<NAME>`` for a variable the container does not read whose name is an option's
+    (``MAX_ROLLING_BATCH_SIZE``, ``ARGS_MAX_ROLLING_BATCH_SIZE``), else None."""
+    if kind == "unknown" and re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        rest = name
+    elif kind == "config" and name.startswith("ARGS_") and len(name) > len("ARGS_"):
+        rest = name[len("ARGS_") :]
+        if rest.lower() in catalogue():
+            return None  # a model-level key the Java side reads from the arguments too
+    else:
+        return None
+    if "option." + rest.lower() not in known_keys_set():
+        return None
+    return "HF_MODEL_ID" if rest == "MODEL_ID" else "OPTION_" + rest.upper()
 
 
 @rule(

@@ -23,6 +23,7 @@ from lmi_config.knowledge.options import (
     engine_arg_version_range,
     engine_args_for,
     is_placeholder,
+    known_keys_set,
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
@@ -99,6 +100,9 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
         for setting in _last_in_each_file(settings):  # duplicates are LMI002's
             if _is_env_style(setting):
                 continue
+            variable = setting.origin.variable or ""
+            if variable.startswith("ARGS_") and "option." + key in known_keys_set():
+                continue  # an option's name set as a Java argument: ignored-env-var (LMI203) says so
             if advice is None:
                 hint = suggest(key)
                 advice = (
