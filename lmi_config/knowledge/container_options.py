@@ -216,6 +216,15 @@ def _value_check(row: dict[str, Any]) -> ValueCheck:
     )
 
 
+@cache
+def path_classes(backend: str) -> tuple[str, ...]:
+    """The generated properties classes a backend's handler path builds (``backends.json``)."""
+    for row in load_data("backends.json")["backends"]:
+        if row["id"] == backend:
+            return tuple((row.get("properties_classes") or {}).get("classes", ()))
+    return ()
+
+
 def handler_at(module: str, release: Release) -> tuple[bool, str] | None:
     """Whether a handler module (an ``option.entryPoint``) is in a release's code, and the releases
     that have it (``"0.33.0 (LMI v15); 0.35.0 (LMI v17) to master"``); None where the generated

@@ -365,10 +365,13 @@ def _backend_availability(unit: LintUnit) -> Iterator[Finding]:
         homes = sorted(name for name, features in release.features.items() if feature in features)
         yield unit.finding(
             "LMI103",
-            f"backend {backend.id} ({unit.context.backend_reason}) is not in the {framework} image named "
-            f"({unit.context.release_reason}); in LMI {release.label()} it ships in {', '.join(homes)}",
+            f"backend {backend.id} ({'assumed: ' if unit.context.backend_assumed else ''}{unit.context.backend_reason}) "
+            f"is not in the {framework} image named ({unit.context.release_reason}); in LMI {release.label()} it "
+            f"ships in {', '.join(homes)}"
+            + ("; set the backend the image runs (--backend or a pragma)" if unit.context.backend_assumed else ""),
             line=None,
-            severity="error",
+            # an assumed backend is lint's guess, not the file's: the image decides what runs
+            severity="warning" if unit.context.backend_assumed else "error",
         )
         return
     if shipped and not too_early:
