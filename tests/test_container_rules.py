@@ -54,6 +54,24 @@ REPORTED = [
     Case("vllm-cpu-offload-float-030.properties", "LMI102", ("Input should be a valid integer",)),
     Case("cluster-size-028.properties", "LMI103", ("0.29.0 and later",), "warning"),
     Case("bedrock-compat-028.properties", "LMI103", ("0.29.0 and later",), "warning"),
+    # what each image can run (data/image_pins.json, data/transformers_model_types.json)
+    Case("qwen3-on-last-neuron-image.properties", "LMI206", ("qwen3", "transformers 4.45.2", "djl-neuronx")),
+    Case("gemma-on-027-neuron-image.properties", "LMI206", ("gemma model", "transformers 4.36.2")),
+    Case("remote-code-untrusted.properties", "LMI207", ("auto_map", "option.trust_remote_code=true")),
+    Case("model-newer-than-image.properties", "LMI208", ("4.45.0.dev0", "4.43.2"), "warning"),
+    # values mangled, artifacts mismatched
+    Case("model-id-blanks.properties", "LMI209", ("write meta-llama/Llama-3.1-8B-Instruct",)),
+    Case("model-id-archive.env", "LMI209", ("archive", "s3://my-bucket/llama/")),
+    Case("model-id-url.properties", "LMI209", ("write Qwen/Qwen2.5-7B-Instruct",)),
+    Case("task-unknown-hf.properties", "LMI210", ("did you mean text-generation",), "warning"),
+    Case(
+        "precompiled-shape-mismatch.properties",
+        "LMI211",
+        ("option.tensor_parallel_degree=8", "cores (tensor parallel degree) 2"),
+        "warning",
+    ),
+    Case("precompiled-shape-mismatch.properties", "LMI211", ("option.max_rolling_batch_size=8", "batch size 4"), "warning"),
+    Case("precompiled-compiler-too-new.properties", "LMI212", ("2.14.227.0", "2.13.68.0")),
 ]  # fmt: skip
 
 ACCEPTED = [
@@ -80,6 +98,9 @@ ACCEPTED = [
     "vllm-override-neuron-config-033.properties",
     "hf-multi-gpu-030.properties",
     "lmi-dist-torch-dtype-026.properties",
+    "qwen3-on-vllm-033.properties",
+    "remote-code-trusted.properties",
+    "precompiled-shape-match.properties",
 ]
 
 
@@ -125,3 +146,15 @@ def test_variables_the_container_never_reads_are_named_with_what_they_should_hav
     assert "set OPTION_MAX_ROLLING_BATCH_SIZE instead" in found["ARGS_MAX_ROLLING_BATCH_SIZE"]
     # reported once: not also as an unknown option
     assert not [f for f in findings_of("env-names-never-read.env") if f.code == "LMI101"]
+
+
+def test_neuron_cc_flags_beside_pre_compiled_artifacts_are_reported_in_the_env_file() -> None:
+    directory = CONTAINER / "neuron-cc-flags"
+    findings = lint_paths([str(directory)], LintOptions()).findings
+    [flagged] = [f for f in findings if f.code == "LMI213"]
+    assert flagged.path.endswith("model.env") and flagged.line == 1 and flagged.key == "NEURON_CC_FLAGS"
+
+
+def test_a_matching_pre_compiled_artifact_is_clean() -> None:
+    findings = findings_of("precompiled-shape-match.properties")
+    assert not [f for f in findings if f.code in ("LMI211", "LMI212", "LMI213")], findings

@@ -764,6 +764,58 @@ class ContainerChecksFile(Sourced):
         return self
 
 
+# --- image_pins.json and transformers_model_types.json (generated) --------------------------------
+
+
+class _PinnedRange(Strict):
+    first: str
+    last: str
+    source: str = Field(pattern=DJL_SOURCE_URL)
+
+
+class VenvPins(Strict):
+    pins: dict[str, str]
+    ranges: dict[str, str]
+
+
+class ImagePinsRow(_PinnedRange):
+    image: Literal["djl-lmi", "djl-neuronx", "djl-tensorrtllm", "djl-deepspeed"]
+    dockerfile: str
+    pins: dict[str, str]
+    ranges: dict[str, str]
+    venvs: dict[str, VenvPins]  # a backend's own virtual environment (0.32's vLLM and lmi-dist)
+
+
+class NeuronModelTypesRow(_PinnedRange):
+    loader: Literal["tnx", "optimum"]
+    model_types: list[str]
+
+
+class ImagePinsFile(Sourced):
+    branches: list[tuple[str, str | None, str | None]]
+    images: list[ImagePinsRow]
+    neuron_model_types: list[NeuronModelTypesRow]
+
+
+class VersionSpan(Strict):
+    first: str
+    last: str
+
+
+class TransformersModelTypesFile(Sourced):
+    versions: dict[str, str]  # version -> the file that lists its model types
+    model_types: dict[str, VersionSpan]
+    pipeline_tasks: dict[str, VersionSpan]
+    pipeline_tasks_source: str
+
+    @model_validator(mode="after")
+    def _spans_name_listed_versions(self) -> TransformersModelTypesFile:
+        for name, span in {**self.model_types, **self.pipeline_tasks}.items():
+            if span.first not in self.versions or span.last not in self.versions:
+                raise ValueError(f"{name}: {span.first}..{span.last} names a version that is not listed")
+        return self
+
+
 SCHEMAS: dict[str, Any] = {
     "backends.json": BackendsFile,
     "conflicts.json": ConflictsFile,
@@ -772,6 +824,7 @@ SCHEMAS: dict[str, Any] = {
     "deploy.json": DeployFile,
     "djl_properties.json": DjlPropertiesFile,
     "env_vars.json": EnvVarsFile,
+    "image_pins.json": ImagePinsFile,
     "images.json": ImagesFile,
     "instances.json": InstancesFile,
     "memory.json": MemoryFile,
@@ -781,6 +834,7 @@ SCHEMAS: dict[str, Any] = {
     "sagemaker_api.json": SagemakerApiFile,
     "search.json": SearchFile,
     "tp_rules.json": TpRulesFile,
+    "transformers_model_types.json": TransformersModelTypesFile,
     "vllm_engine_args.json": EngineArgsFile,
     "vllm_memory.json": VllmMemoryFile,
 }

@@ -368,7 +368,11 @@ def _backend_availability(unit: LintUnit) -> Iterator[Finding]:
             f"backend {backend.id} ({'assumed: ' if unit.context.backend_assumed else ''}{unit.context.backend_reason}) "
             f"is not in the {framework} image named ({unit.context.release_reason}); in LMI {release.label()} it "
             f"ships in {', '.join(homes)}"
-            + ("; set the backend the image runs (--backend or a pragma)" if unit.context.backend_assumed else ""),
+            + (
+                "; set the backend the image runs (--backend or a pragma)"
+                if unit.context.backend_assumed
+                else ""
+            ),
             line=None,
             # an assumed backend is lint's guess, not the file's: the image decides what runs
             severity="warning" if unit.context.backend_assumed else "error",
