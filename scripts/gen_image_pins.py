@@ -2,7 +2,7 @@
 """Generate lmi_config/data/image_pins.json: what each LMI image installs, and which models its handlers take.
 
 From a git clone of deepjavalibrary/djl-serving (read with git plumbing, nothing checked out), for
-every release branch since 0.25 (the branches of data/djl_properties.json):
+every release branch since 0.22.1 (the first with a Neuron image):
 
 - the versions each image's Dockerfile pins (``serving/docker/lmi.Dockerfile`` -> djl-lmi,
   ``pytorch-inf2.Dockerfile`` -> djl-neuronx, ``tensorrt-llm.Dockerfile`` -> djl-tensorrtllm,
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", type=Path, default=REPO_ROOT / "lmi_config/data/image_pins.json")
     parser.add_argument("--releases", type=Path, default=REPO_ROOT / "lmi_config/data/releases.json")
-    parser.add_argument("--min-version", default="0.25.0")
+    parser.add_argument("--min-version", default="0.22.1", help="oldest release branch (default %(default)s)")
     arguments = parser.parse_args(argv)
     releases_json = json.loads(arguments.releases.read_text(encoding="utf-8"))
     document = generate(arguments.repository, releases_json, arguments.min_version)

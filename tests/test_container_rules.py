@@ -72,6 +72,9 @@ REPORTED = [
     ),
     Case("precompiled-shape-mismatch.properties", "LMI211", ("option.max_rolling_batch_size=8", "batch size 4"), "warning"),
     Case("precompiled-compiler-too-new.properties", "LMI212", ("2.14.227.0", "2.13.68.0")),
+    Case("gemma-7b-catalog-027.properties", "LMI206", ("gemma model", "transformers 4.36.2")),
+    Case("mpt-remote-code-023.properties", "LMI207", ("auto_map", "transformers 4.30.2")),
+    Case("vllm-max-lora-rank-320-030.properties", "LMI102", ("vLLM 0.6.2", "must be one of (8, 16, 32, 64, 128, 256)")),
 ]  # fmt: skip
 
 ACCEPTED = [
@@ -101,6 +104,8 @@ ACCEPTED = [
     "qwen3-on-vllm-033.properties",
     "remote-code-trusted.properties",
     "precompiled-shape-match.properties",
+    "vllm-max-lora-rank-320-033.properties",
+    "mpt-native-030.properties",
 ]
 
 

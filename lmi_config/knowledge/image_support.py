@@ -9,7 +9,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from lmi_config.knowledge import Backend, Release, load_data
-from lmi_config.knowledge.container_options import branch_of
+from lmi_config.knowledge.container_options import branch_of_release
 
 _NUMBERS = re.compile(r"\d+")
 
@@ -42,6 +42,12 @@ def _branch_order() -> dict[str, int]:
     return {row[0]: index for index, row in enumerate(load_data("image_pins.json")["branches"])}
 
 
+@cache
+def _branch(djl: str, lmi: str | None) -> str | None:
+    """The branch whose Dockerfiles a release was built from (this file reads back to 0.22.1)."""
+    return branch_of_release([tuple(row) for row in load_data("image_pins.json")["branches"]], djl, lmi)
+
+
 def _holds(entry: dict[str, Any], branch: str) -> bool:
     order = _branch_order()
     return branch in order and order[entry["first"]] <= order[branch] <= order[entry["last"]]
@@ -52,14 +58,18 @@ def image_of(backend: Backend, release: Release, named: str | None) -> str | Non
     if named:
         return named
     homes = [image for image, features in release.features.items() if backend.feature in features]
-    if backend.image in homes or not homes:
+    if backend.image in homes or (not homes and backend.image in release.features):
         return backend.image
-    return homes[0]
+    if homes:
+        return homes[0]
+    # a handler without a feature of its own (HF Accelerate) ships in the release's GPU LLM image
+    gpu = [image for image in release.features if image != "djl-neuronx"]
+    return gpu[0] if gpu and backend.accelerator != "neuron" else backend.image
 
 
 def pins_at(image: str, release: Release) -> ImagePins | None:
     """What an image pins at a release (None: a release or image the generator did not read)."""
-    branch = branch_of(release)
+    branch = _branch(release.djl, release.lmi)
     if branch is None:
         return None
     for entry in load_data("image_pins.json")["images"]:
@@ -106,7 +116,7 @@ def pipeline_tasks() -> frozenset[str]:
 def neuron_model_types(loader: str, release: Release) -> tuple[tuple[str, ...], str] | None:
     """The model types the transformers-neuronx handler loads with a loader (``tnx``, ``optimum``) at
     a release, and the source; None where the generator did not read that release."""
-    branch = branch_of(release)
+    branch = _branch(release.djl, release.lmi)
     if branch is None:
         return None
     for entry in load_data("image_pins.json")["neuron_model_types"]:

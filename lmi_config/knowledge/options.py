@@ -120,6 +120,18 @@ def engine_args_for(vllm_version: str | None) -> dict[str, dict[str, Any]]:
     return table[chosen]["fields"]
 
 
+def vllm_limits_for(vllm_version: str | None) -> dict[str, Any] | None:
+    """Values vLLM itself refuses (``data/vllm_limits.json``) for a vLLM version (the nearest older
+    listed one when it is not listed); None when the version is unknown or older than every listed one."""
+    table = load_data("vllm_limits.json")["versions"]
+    if not vllm_version:
+        return None
+    if vllm_version in table:
+        return dict(table[vllm_version])
+    older = [v for v in sorted(table, key=version_tuple) if version_tuple(v) <= version_tuple(vllm_version)]
+    return dict(table[older[-1]]) if older else None
+
+
 @cache
 def all_engine_arg_names() -> frozenset[str]:
     """Every EngineArgs name of any known vLLM version."""

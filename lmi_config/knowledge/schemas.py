@@ -816,6 +816,16 @@ class TransformersModelTypesFile(Sourced):
         return self
 
 
+class VllmLimitsRow(Strict):
+    max_lora_rank: list[int]
+    message: str
+    source: str = Field(pattern=r"^https://github\.com/vllm-project/vllm/blob/v[\w.]+/\S+$")
+
+
+class VllmLimitsFile(Sourced):
+    versions: dict[str, VllmLimitsRow]
+
+
 SCHEMAS: dict[str, Any] = {
     "backends.json": BackendsFile,
     "conflicts.json": ConflictsFile,
@@ -836,6 +846,7 @@ SCHEMAS: dict[str, Any] = {
     "tp_rules.json": TpRulesFile,
     "transformers_model_types.json": TransformersModelTypesFile,
     "vllm_engine_args.json": EngineArgsFile,
+    "vllm_limits.json": VllmLimitsFile,
     "vllm_memory.json": VllmMemoryFile,
 }
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from lmi_config.configfile.canonical import Setting
 from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.container_options import ContainerView, Verdict, container_view
-from lmi_config.knowledge.options import VARIABLE_NAME, is_placeholder
+from lmi_config.knowledge.options import VARIABLE_NAME, is_placeholder, vllm_limits_for
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
 GENERATED_SOURCE = (
@@ -89,5 +89,27 @@ def coerced_value(unit: LintUnit) -> Iterator[Finding]:
             "LMI106",
             f"{name}={shorten(setting.value)!r}: {where_checked(unit, verdict)} {becomes} and logs "
             f"{verdict.message!r} — write one of {', '.join(check.coerced or ())} to say what runs",
+            setting=setting,
+        )
+
+
+def refused_by_vllm(unit: LintUnit) -> Iterator[Finding]:
+    """Values vLLM itself refuses at start-up (``data/vllm_limits.json``): LMI passes them through."""
+    backend = unit.context.backend
+    if backend.engine_args != "vllm":
+        return
+    limits = vllm_limits_for(unit.context.release.vllm)
+    if limits is None:
+        return
+    for setting in unit.config.candidates.get("option.max_lora_rank", []):
+        text = setting.value.strip()
+        if is_placeholder(setting.value) or not text.isdigit() or int(text) in limits["max_lora_rank"]:
+            continue
+        message = limits["message"].replace("{value}", text)
+        yield unit.finding(
+            "LMI102",
+            f"{setting.origin.variable or setting.key}={text} is refused: vLLM {unit.context.release.vllm} in LMI "
+            f"{unit.context.release.label()} raises {message!r} — use one of "
+            f"{', '.join(str(rank) for rank in limits['max_lora_rank'])}",
             setting=setting,
         )

@@ -27,7 +27,7 @@ from lmi_config.knowledge.options import (
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-from lmi_config.rules.container import container_verdicts, view_of, where_checked
+from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
 from lmi_config.rules.suggestions import suggest
 
 _CATALOGUE_SOURCE = (
@@ -201,6 +201,7 @@ def _span(since: str | None, until: str | None) -> str:
 def invalid_value(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
     yield from _refused_by_the_container(unit)
+    yield from refused_by_vllm(unit)
     view = view_of(unit)
     for setting in _occurrences(unit):
         if setting.key == "option.entryPoint":
