@@ -163,3 +163,8 @@ def test_neuron_cc_flags_beside_pre_compiled_artifacts_are_reported_in_the_env_f
 def test_a_matching_pre_compiled_artifact_is_clean() -> None:
     findings = findings_of("precompiled-shape-match.properties")
     assert not [f for f in findings if f.code in ("LMI211", "LMI212", "LMI213")], findings
+
+
+def test_a_top_level_key_is_named_a_model_argument_the_handler_never_sees() -> None:
+    [found] = [f for f in findings_of("top-level-key.properties") if f.code == "LMI101"]
+    assert "model argument" in found.message and "write option.max_rolling_batch_size" in found.message

@@ -114,6 +114,12 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             message = (
                 f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
             )
+            if not key.startswith("option.") and "option." + key in known_keys_set():
+                # ModelInfo hands only option.* keys to the Python handler; the rest are model arguments
+                message = (
+                    f"{key}{where} without the option. prefix is a model argument of the Java front end, which "
+                    f"the Python handler never sees — write option.{key}"
+                )
             if lenient:
                 message = f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
             yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
