@@ -38,25 +38,53 @@ from djl_options.checks import FRONT_END_FIELDS, keys_of  # noqa: E402
 
 from lmi_config.knowledge import version_tuple  # noqa: E402
 from lmi_config.knowledge.djl_properties import DjlCatalogue, PropertyField, djl_catalogue  # noqa: E402
+from lmi_config.knowledge.options import engine_args_for  # noqa: E402
 
 OPTIONS = REPO_ROOT / "lmi_config" / "data" / "options.json"
-# a backend that appears in a later release than its class (NxD Inference in the Neuron handler)
-BACKEND_SINCE = {
-    row["id"]: row["since"]
+RELEASES = json.loads((REPO_ROOT / "lmi_config/data/releases.json").read_text(encoding="utf-8"))["releases"]
+
+
+def features_of(djl: str | None, lmi: str | None) -> set[str]:
+    """The SERVING_FEATURES of a release's images (the newest listed release at or before it)."""
+    wanted = (version_tuple(djl), int(lmi or 0)) if djl else (version_tuple("99.0.0"), 0)
+    listed = sorted(
+        ((version_tuple(row["djl"]), int(row.get("lmi") or 0)), row["features"]) for row in RELEASES
+    )
+    older = [features for order, features in listed if order <= wanted]
+    return {name for names in (older[-1] if older else {}).values() for name in names}
+
+
+def vllm_of(djl: str | None, lmi: str | None) -> str | None:
+    """The vLLM of a release; for a branch releases.json does not list (0.35.1, 0.36.0-lmi21, master)
+    the vLLM of the newest listed release at or before it."""
+    wanted = (version_tuple(djl), int(lmi or 0)) if djl else (version_tuple("99.0.0"), 0)
+    listed = sorted(
+        ((version_tuple(row["djl"]), int(row.get("lmi") or 0)), row["vllm"])
+        for row in RELEASES
+        if row.get("vllm")
+    )
+    older = [version for order, version in listed if order <= wanted]
+    return older[-1] if older else None
+
+
+BACKENDS = {
+    row["id"]: row
     for row in json.loads((REPO_ROOT / "lmi_config/data/backends.json").read_text(encoding="utf-8"))[
         "backends"
     ]
-    if row.get("since")
 }
 OLDEST_READ = "0.25.0"
+NOT_BEFORE = "99.0.0"  # the since of a row this script adds: nothing hand-written to keep
 CODE_KINDS = ("lmi", "passthrough")
 _OPTIONAL = re.compile(r"^(?:Optional\[(?P<inner>.*)\]|Union\[(?P<union>.*), None\])$")
 _SCALARS = {"int": "int", "float": "float", "bool": "bool"}
 GROUP_CLASSES = {
     "common": ("Properties",),
-    "huggingface": ("HuggingFaceProperties",),
-    "vllm": ("VllmRbProperties",),
-    "lmi-dist": ("LmiDistRbProperties",),
+    "huggingface": ("HuggingFaceProperties", "SchedulerRbProperties"),
+    # the handler path builds HuggingFaceProperties too (backends.json properties_classes): a key it
+    # reads is read on that path; the backend's own class comes first for the type and values
+    "vllm": ("VllmRbProperties", "HuggingFaceProperties"),
+    "lmi-dist": ("LmiDistRbProperties", "HuggingFaceProperties"),
     "tensorrt-llm": ("TensorRtLlmProperties",),
     "transformers-neuronx": ("TransformerNeuronXProperties",),
     "nxdi": ("TransformerNeuronXProperties",),
@@ -66,6 +94,14 @@ GROUP_CLASSES = {
 # ranges stay (TensorRT-LLM's build options go to the toolkit that compiles the engine).
 UNPARSED_READERS = {
     "tensorrt-llm": "read by the TensorRT-LLM toolkit that builds the engine, which the generator does not parse",
+}
+# Keys a handler decides beyond its class: the HF handler dispatches only some rolling batches
+# (get_rolling_batch_class_from_str, "Invalid rolling batch type"), whatever the class's enum allows.
+HANDLER_DECIDES = {
+    (
+        "option.rolling_batch",
+        ("huggingface",),
+    ): "the HF handler's rolling-batch dispatch decides, beyond its class",
 }
 # Fields the Python side fills itself; not options a user writes.
 INTERNAL_FIELDS = FRONT_END_FIELDS | {"device", "is_peft_model", "data_type"}
@@ -80,8 +116,15 @@ class Reader:
 
     def classes_of(self, groups: list[str]) -> list[str]:
         """The main class of each backend group (its side classes, such as Stable Diffusion on
-        Neuron or the HF scheduler, do not say what the backend reads)."""
+        Neuron or the HF scheduler, do not say what the backend reads); ``common``: every class,
+        base first (a key every handler reads may live in one handler's class on some releases)."""
+        if "common" in groups:
+            return list(dict.fromkeys(name for names in GROUP_CLASSES.values() for name in names))
         return list(dict.fromkeys(name for group in groups for name in GROUP_CLASSES.get(group, ())))
+
+    def covered(self, classes: list[str], branch: str) -> bool:
+        """Whether one of the classes exists on the branch: only there does the code speak."""
+        return any(self.catalogue.class_at(name, branch) is not None for name in classes)
 
     def field_at(self, classes: list[str], key: str, branch: str) -> tuple[str, PropertyField | None] | None:
         """(class, field) of the first class reading ``key`` on ``branch`` (field None: an extra key)."""
@@ -101,11 +144,19 @@ class Reader:
         found = self.field_at(classes, key, branch)
         if found is None:
             # the Java front end reads it, or a class that keeps unknown keys (extra="allow") hands
-            # it to the engine: still read, but the code says nothing of its type (declared: False)
+            # it to the engine (when the engine has it): still read, but the code says nothing of
+            # its type (declared: False)
             java = next((m for m in self.catalogue.recommender if self.catalogue.holds_at(m, branch)
                          and any(item.key == key for item in (*m.reads, *m.writes))), None)  # fmt: skip
             passing = [self.catalogue.class_at(name, branch) for name in classes]
-            through = next((c for c in passing if c is not None and c.extra == "allow"), java)
+            through = next(
+                (
+                    c
+                    for c in passing
+                    if c is not None and c.extra == "allow" and self.engine_has(c, key, branch)
+                ),
+                java,
+            )
             return (None, None, through.source, False) if through is not None else None
         class_name, field = found
         if field is None:
@@ -129,10 +180,49 @@ class Reader:
             return ("enum", listed, field.source, True)
         return (_scalar(field.annotation), None, field.source, True)
 
-    def runs(self, classes: list[str], key: str) -> list[tuple[str, str, tuple[Any, ...]]]:
-        """(first, last, signature) for each run of consecutive branches with the same signature."""
+    def engine_has(self, owner: Any, key: str, branch: str) -> bool:
+        """Whether the engine a class passes unknown keys to reads this one (vLLM: an EngineArgs
+        field of the branch's vLLM; an engine whose arguments are not listed: assumed)."""
+        if owner.class_name != "VllmRbProperties":
+            return True
+        release = self.catalogue.release(branch)
+        version = vllm_of(None, None) if branch == "master" else vllm_of(release.djl, release.lmi)
+        if version is None:
+            return True
+        return key.removeprefix("option.") in engine_args_for(version)
+
+    def declaring(self, classes: list[str], key: str) -> list[str]:
+        """The classes that declare the key on some branch (all of them when none does)."""
+        found = [
+            name
+            for name in classes
+            if any(
+                self.field_at([name], key, branch) for branch in self.branches if self.covered([name], branch)
+            )
+        ]
+        return found or classes
+
+    def ships(self, groups: list[str], branch: str) -> bool:
+        """Whether an image of the branch's release ships one of the groups' backends."""
+        release = self.catalogue.release(branch)
+        features = features_of(None, None) if branch == "master" else features_of(release.djl, release.lmi)
+        for group in groups:
+            row = BACKENDS.get(group)
+            if row is None or not row.get("feature"):
+                return True  # common keys, the HF handler: every image
+            since = version_tuple(row.get("since")) if row.get("since") else ()
+            if row["feature"] in features and version_tuple(release.djl) >= since:
+                return True
+        return False
+
+    def runs(self, classes: list[str], key: str, groups: list[str]) -> list[tuple[str, str, tuple[Any, ...]]]:
+        """(first, last, signature) for each run of consecutive branches with the same signature, over
+        the branches where a class that declares the key exists and an image ships the backend."""
         found: list[list[Any]] = []
+        declaring = self.declaring(classes, key)
         for branch in self.branches:
+            if not self.covered(declaring, branch) or not self.ships(groups, branch):
+                continue
             signature = self.signature(classes, key, branch)
             if signature is None:
                 continue
@@ -141,13 +231,6 @@ class Reader:
             else:
                 found.append([branch, branch, signature])
         return [(first, last, signature) for first, last, signature in found]
-
-    def first_branch_from(self, branch: str, release: tuple[int, ...]) -> str:
-        """``branch``, or the first branch after it of the release ``release`` when it is older."""
-        position = self.branches.index(branch)
-        while version_tuple(self.djl(self.branches[position])) < release:
-            position += 1
-        return self.branches[position]
 
     def follows(self, branch: str, following: str) -> bool:
         """Whether ``following`` is the branch right after ``branch``."""
@@ -187,16 +270,12 @@ def rebuild(
 ) -> list[dict[str, Any]]:
     """The rows of one (key, backends) group with the code's facts (unchanged if no class reads the key)."""
     key, groups = rows[0]["key"], rows[0]["backends"]
-    if not classes and set(groups) & UNPARSED_READERS.keys():
+    if not classes and (set(groups) & UNPARSED_READERS.keys() or (key, tuple(groups)) in HANDLER_DECIDES):
         return rows
-    runs = reader.runs(classes or reader.classes_of(groups), key)
+    classes_used = classes or reader.classes_of(groups)
+    runs = reader.runs(classes_used, key, groups)
     if not any(signature[3] for _first, _last, signature in runs):
         return rows  # no class declares it: its readers are code the generator does not parse
-    first_release = max((version_tuple(BACKEND_SINCE.get(group)) for group in groups), default=())
-    runs = [run for run in runs if version_tuple(reader.djl(run[1])) >= first_release]
-    runs = [
-        (reader.first_branch_from(first, first_release), last, signature) for first, last, signature in runs
-    ]
     if not runs:
         return rows
     # rows the code cannot speak for: releases before the oldest branch it reads
@@ -207,7 +286,11 @@ def rebuild(
     result = list(kept)
     for number, (first, last, (kind, allowed, source, _declared)) in enumerate(runs):
         since = reader.djl(first)
-        if number == 0 and first == reader.branches[0] and earliest < version_tuple(OLDEST_READ) and not kept:
+        declaring = reader.declaring(classes_used, key)
+        first_covered = next(
+            b for b in reader.branches if reader.covered(declaring, b) and reader.ships(groups, b)
+        )
+        if number == 0 and first == first_covered and earliest < version_tuple(since) and not kept:
             since = (
                 ".".join(map(str, earliest)) if earliest else None
             )  # read before 0.25 too: kept as written
@@ -266,14 +349,14 @@ def added(options: list[dict[str, Any]], reader: Reader) -> list[dict[str, Any]]
                 owners[(key, group)] = entry.class_name
                 found[(key, group)] = {
                     "key": key, "backends": [group], "kind": "lmi", "type": "str", "allowed": None,
-                    "min": None, "max": None, "default": _plain(entry.default), "since": OLDEST_READ, "until": None,
+                    "min": None, "max": None, "default": _plain(entry.default), "since": NOT_BEFORE, "until": None,
                     "deprecated": None, "aliases": [], "env": None,
                     "summary": f"{entry.class_name}.{entry.field} ({entry.annotation}); read from the code, not documented",
                     "doc": None, "source": entry.source, "note": None,
                 }  # fmt: skip
     rows: list[dict[str, Any]] = []
-    for identity, row in sorted(found.items()):
-        rows.extend(item for item in rebuild([row], reader, [owners[identity]]) if item.get("from_code"))
+    for _identity, row in sorted(found.items()):
+        rows.extend(item for item in rebuild([row], reader) if item.get("from_code"))
     return rows
 
 
@@ -303,6 +386,8 @@ def synchronised(document: dict[str, Any], catalogue: DjlCatalogue) -> dict[str,
 
 def _why_hand_written(row: dict[str, Any]) -> str:
     """Why the code does not give this entry's facts (the generator reads properties classes only)."""
+    if (row["key"], tuple(row["backends"])) in HANDLER_DECIDES:
+        return HANDLER_DECIDES[(row["key"], tuple(row["backends"]))]
     if not row["key"].startswith("option.") or row["kind"] == "server":
         return (
             "read by the Java front end (ModelInfo, LmiConfigRecommender, PyModel), not by a properties class"

@@ -41,6 +41,7 @@ class OptionSpec:
     note: str | None
     case_insensitive: bool = False
     env: str | None = None  # the environment variable that sets it, when it is not OPTION_<KEY>
+    hand_written: str | None = None  # why the code does not give this entry's facts (None: it does)
 
     def applies_to(self, backend: Backend) -> bool:
         """Whether this backend reads the option (server keys and "common" are read by all)."""
@@ -91,6 +92,7 @@ def catalogue() -> dict[str, tuple[OptionSpec, ...]]:
             note=row.get("note"),
             case_insensitive=bool(row.get("case_insensitive")),
             env=row.get("env"),
+            hand_written=row.get("hand_written"),
         )
         result.setdefault(spec.key, []).append(spec)
     return {key: tuple(specs) for key, specs in result.items()}

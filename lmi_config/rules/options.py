@@ -209,7 +209,10 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
     yield from _refused_by_the_container(unit)
     yield from refused_by_vllm(unit)
     view = view_of(unit)
+    refused = {id(setting) for setting, verdict in container_verdicts(unit) if verdict.kind == "error"}
     for setting in _occurrences(unit):
+        if id(setting) in refused:
+            continue  # reported with the container's own message
         if setting.key == "option.entryPoint":
             problem = _entry_point_problem(unit, setting)
             if problem is not None and problem.code == "LMI102":
@@ -224,9 +227,10 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         if not applicable:
             continue
         spec = applicable[0]
-        if view is not None and setting.key in view.checks:
+        if view is not None and setting.key in view.checks and not (spec.hand_written and spec.allowed):
             # the container's own classes judge type and values (above); the catalogue adds what
-            # their code does not say: blanks kept around a value, ranges
+            # their code does not say: blanks kept around a value, ranges (a hand-written list of
+            # values still applies: code the generator does not read decides it, a handler's dispatch)
             reason = beyond_the_code(spec, setting.value)
         else:
             reason = check_value(spec, setting.value)
