@@ -15,6 +15,7 @@ from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import Backend, Release, backends, entry_points, version_tuple
 from lmi_config.knowledge.container_options import handler_at
 from lmi_config.knowledge.options import (
+    SERVER_GROUP,
     OptionSpec,
     all_engine_arg_names,
     beyond_the_code,
@@ -224,6 +225,9 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         applicable = [
             spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)
         ]
+        if backend.id in _LENIENT_BACKENDS:
+            # your own handler reads a backend's key however it wants: only the server's keys are judged
+            applicable = [spec for spec in applicable if spec.kind == SERVER_GROUP or "common" in spec.backends]
         if not applicable:
             continue
         spec = applicable[0]
