@@ -64,6 +64,8 @@ class ModelArch:
     weight_bytes: int | None  # exact bytes of the checkpoint (safetensors index), if known
     source: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # config.json fields that decide whether an image can load the model (rules/images.py)
+    loading: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_text_generation(self) -> bool:
@@ -203,6 +205,11 @@ def normalize_config(
         weight_bytes=weight_bytes,
         source=source,
         notes=tuple(notes),
+        loading={
+            key: raw[key]
+            for key in ("model_type", "transformers_version", "auto_map", "neuron")
+            if key in raw
+        },
     )
 
 

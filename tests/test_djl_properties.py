@@ -15,6 +15,9 @@ from pydantic import ValidationError
 
 from lmi_config.knowledge import DATA_DIR, load_data
 from lmi_config.knowledge.djl_properties import DjlCatalogue, djl_catalogue
+from lmi_config.knowledge.schemas import schema_for
+
+SCHEMA = schema_for("djl_properties.json")
 
 IDENTITY = {
     "classes": ("class",),
@@ -100,18 +103,20 @@ def test_a_source_at_another_commit_than_its_first_branch_is_rejected() -> None:
     other = next(r["commit"] for r in document["releases"] if r["branch"] != entry["first"])
     entry["source"] = entry["source"].replace(entry["source"].split("/")[6], other)
     with pytest.raises(ValidationError, match="is not at the commit of"):
-        DjlCatalogue.model_validate(document)
+        SCHEMA.model_validate(document)
 
 
 def test_an_unknown_branch_or_key_is_rejected() -> None:
     document = copy.deepcopy(load_data("djl_properties.json"))
     document["validators"][0]["last"] = "0.99.0-dlc"
     with pytest.raises(ValidationError, match="unknown branch"):
-        DjlCatalogue.model_validate(document)
+        SCHEMA.model_validate(document)
     document = copy.deepcopy(load_data("djl_properties.json"))
     document["fields"][0]["typo"] = 1
     with pytest.raises(ValidationError, match="typo"):
-        DjlCatalogue.model_validate(document)
+        SCHEMA.model_validate(document)
+    with pytest.raises(ValueError, match="unknown key 'typo'"):
+        DjlCatalogue(document).fields  # noqa: B018 - the plain loader refuses it too
 
 
 def test_every_error_and_coercion_carries_the_containers_message(catalogue: DjlCatalogue) -> None:
@@ -176,7 +181,7 @@ def test_tnx_coerces_an_unknown_rolling_batch_to_auto_with_a_warning(catalogue: 
             "TransformerNeuronXProperties", "rolling_batch", branch
         )
         assert (validator.mode, outcome.kind, outcome.coerces_to) == ("before", "coercion", "auto")
-        assert outcome.allowed_values == ["auto", "disable", "lmi-dist", "tnx", "vllm"]
+        assert outcome.allowed_values == ("auto", "disable", "lmi-dist", "tnx", "vllm")
         # the coercion runs before the Enum, so no value is an error
         assert catalogue.accepted_values("TransformerNeuronXProperties", "rolling_batch", branch) == (
             None,
@@ -196,7 +201,7 @@ def test_tnx_optimum_loader_needs_the_optimum_partition_schema(catalogue: DjlCat
             "Optimum model loader does not support non-optimum cache partitioning. Supported values are: optimum"
             in messages
         )
-        assert validator.reads == ["model_loader", "partition_schema"]
+        assert validator.reads == ("model_loader", "partition_schema")
 
 
 def test_nxdi_model_loader_first_appears_at_032(catalogue: DjlCatalogue) -> None:

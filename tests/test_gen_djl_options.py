@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from lmi_config.knowledge.djl_properties import DjlCatalogue
+from lmi_config.knowledge.schemas import schema_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "gen_djl_options.py"
@@ -249,7 +250,8 @@ def test_every_source_is_the_line_at_the_first_branchs_commit(fixture_repository
 def test_the_output_loads_with_the_typed_loader_and_answers_per_branch(
     fixture_repository: dict[str, Any],
 ) -> None:
-    catalogue = DjlCatalogue.model_validate(fixture_repository["document"])
+    schema_for("djl_properties.json").model_validate(fixture_repository["document"])
+    catalogue = DjlCatalogue(fixture_repository["document"])
     assert "batch_size" in catalogue.fields_of("EngineProperties", "0.29.0-dlc")  # inherited
     # on release_a a `before` validator coerces unknown modes, so nothing is rejected
     assert catalogue.accepted_values("EngineProperties", "mode", "0.28.0-dlc") == (None, False)

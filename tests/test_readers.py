@@ -143,5 +143,5 @@ def test_templated_values_are_recognised_as_placeholders() -> None:
         "'bf16'",
     ):
         assert is_placeholder(value), value
-    for value in ("4", "meta-llama/Llama-3.1-8B", "vllm", '["8"]'):
+    for value in ("4", "meta-llama/Llama-3.1-8B", "vllm", '["8"]', "max(256,value you override)"):
         assert not is_placeholder(value), value

@@ -14,12 +14,18 @@ from lmi_config.rules.base import Example, Finding
 RULES = load_rules()
 
 
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
 def lint_example(example: Example, directory: Path) -> list[Finding]:
     name = {"properties": "serving.properties", "env": "model.env", "json": "environment.json"}[example.kind]
     sources = [parse_source(name, example.text.encode("utf-8"), directory, example.kind)]
     if example.paired_env is not None:
         sources.append(parse_source("model.env", example.paired_env.encode("utf-8"), directory, "env"))
-    options = LintOptions(**example.args)
+    args = dict(example.args)
+    if "model" in args and args["model"].startswith("tests/"):
+        args["model"] = str(REPOSITORY / args["model"])  # a model directory among the test fixtures
+    options = LintOptions(**args)
     unit = build_unit(LintTarget(sources), options)
     return lint_unit(unit, options)
 

@@ -5,35 +5,29 @@ pydantic classes under ``djl_python/properties_manager`` (fields, validators and
 the handler modules, and ``LmiConfigRecommender.java``. Each entry holds for a run of consecutive
 branches (``first`` .. ``last``) and cites the file and line at the commit of its first branch.
 
-This module is the typed view of that file: loading validates it (unknown keys, branches that do
-not exist, a source that is not at the first branch's commit are errors), and the queries answer
-per branch, with inheritance, as pydantic would build the class.
+This module is the typed view of that file, built with named tuples: the lint path reads it,
+and pydantic stays off that path. Building checks the shape of every row (an unknown or missing
+key is a ``ValueError``); the schema test (``knowledge/schemas.py``) also checks that every range
+names known branches in order and every source is at its first branch's commit. The queries
+answer per branch, with inheritance, as pydantic would build the class.
 """
 
 from __future__ import annotations
 
-import re
-from functools import cache
-from typing import Any, Literal
+from functools import cache, cached_property
+from typing import Any, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from lmi_config.knowledge import Release, load_data
 
-from lmi_config.knowledge import load_data
-
-SOURCE_URL = re.compile(
-    r"^https://github\.com/deepjavalibrary/djl-serving/blob/(?P<commit>[0-9a-f]{40})/\S+#L\d+$"
-)
+Row = dict[str, Any]
+_Item = TypeVar("_Item")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-class DjlRelease(_Strict):
+class DjlRelease(NamedTuple):
     """One release branch and the DJL version / LMI number it ships as."""
 
     branch: str
-    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    commit: str
     djl: str | None
     lmi: str | None
     in_releases_json: bool
@@ -45,162 +39,249 @@ class DjlRelease(_Strict):
         return f"{self.djl} (LMI v{self.lmi})" if self.lmi else str(self.djl)
 
 
-class _Ranged(_Strict):
-    first: str
-    last: str
-    source: str = Field(pattern=SOURCE_URL.pattern)
-
-
-class PropertiesClass(_Ranged):
+class PropertiesClass(NamedTuple):
     """A pydantic class the Python engine builds from the ``option.*`` keys."""
 
-    class_name: str = Field(alias="class")
+    class_name: str
     module: str
-    bases: list[str]
-    extra: Literal["ignore", "allow", "forbid"]
+    bases: tuple[str, ...]
+    extra: str  # ignore | allow | forbid
     extra_declared_here: bool
     populate_by_name: bool
-    backends: list[str]
+    backends: tuple[str, ...]
+    first: str
+    last: str
+    source: str
 
 
-class PropertyField(_Ranged):
+class PropertyField(NamedTuple):
     """One field: the option ``option.<field>`` (or its alias)."""
 
-    class_name: str = Field(alias="class")
+    class_name: str
     field: str
     annotation: str
-    allowed: list[Any] | None
+    allowed: tuple[Any, ...] | None
     alias: str | None
     required: bool
     default: Any
     default_expression: str | None
     default_env: str | None
+    first: str
+    last: str
+    source: str
 
 
-class Outcome(_Strict):
+class Outcome(NamedTuple):
     """What a validator does: raise (error), log (warning), or log and replace the value (coercion)."""
 
-    kind: Literal["error", "warning", "coercion"]
+    kind: str  # error | warning | coercion
     exception: str | None
     message: str | None
-    when: list[str]
+    when: tuple[str, ...]
     via: str | None
     subject: str | None
-    allowed_values: list[Any] | None
+    allowed_values: tuple[Any, ...] | None
     case_insensitive: bool
     coerces_to: Any
 
 
-class Validator(_Ranged):
+class Validator(NamedTuple):
     """A pydantic validator, or another method that raises, with its outcomes."""
 
-    class_name: str = Field(alias="class")
+    class_name: str
     name: str
-    decorator: Literal["field_validator", "model_validator", "validator", "root_validator", "method"]
-    fields: list[str]
+    decorator: str
+    fields: tuple[str, ...]
     mode: str | None
-    reads: list[str]
-    outcomes: list[Outcome]
+    reads: tuple[str, ...]
+    outcomes: tuple[Outcome, ...]
+    first: str
+    last: str
+    source: str
 
 
-class ExtraKey(_Ranged):
+class ExtraKey(NamedTuple):
     """A key a class reads from ``__pydantic_extra__`` (not a field, still an option)."""
 
-    class_name: str = Field(alias="class")
+    class_name: str
     key: str
-    methods: list[str]
+    methods: tuple[str, ...]
     default: Any
-    conversion: Literal["int", "float", "json", "bool"] | None
+    conversion: str | None  # int | float | json | bool
+    first: str
+    last: str
+    source: str
 
 
-class HandlerModule(_Ranged):
+class HandlerModule(NamedTuple):
     """A Python module: an entry point (top-level ``handle``) and the classes it instantiates."""
 
     module: str
     handler: bool
-    instantiates: list[str]
+    instantiates: tuple[str, ...]
+    first: str
+    last: str
+    source: str
 
 
-class JavaItem(_Strict):
+class JavaItem(NamedTuple):
     """A read, write, environment read or literal assignment in a recommender method."""
 
+    when: tuple[str, ...]
     key: str | None = None
     name: str | None = None
     variable: str | None = None
     call: str | None = None
     value: Any = None
     default: Any = None
-    when: list[str]
 
 
-class RecommenderMethod(_Ranged):
+class RecommenderMethod(NamedTuple):
     """One method of LmiConfigRecommender.java, with the ``if`` conditions around each item."""
 
     method: str
-    reads: list[JavaItem]
-    writes: list[JavaItem]
-    assignments: list[JavaItem]
-    environment: list[JavaItem]
+    reads: tuple[JavaItem, ...]
+    writes: tuple[JavaItem, ...]
+    assignments: tuple[JavaItem, ...]
+    environment: tuple[JavaItem, ...]
+    first: str
+    last: str
+    source: str
 
 
-class RecommenderMap(_Ranged):
+class RecommenderMap(NamedTuple):
     """A constant ``Map.ofEntries`` of the recommender (model type -> rolling batch)."""
 
     name: str
     entries: dict[str, str]
+    first: str
+    last: str
+    source: str
 
 
-class RecommenderDefault(_Ranged):
+class RecommenderDefault(NamedTuple):
     """A value the recommender writes per rolling batch (``*``: any), where its test is plain."""
 
     key: str
     rolling_batch: str
     value: Any
-
-
-_ENTRY_LISTS = (
-    "classes", "fields", "validators", "extra_keys", "modules",
-    "recommender", "recommender_maps", "recommender_defaults",
-)  # fmt: skip
-
-
-class DjlCatalogue(_Strict):
-    """The whole generated catalogue, with per-branch queries."""
-
+    first: str
+    last: str
     source: str
-    releases: list[DjlRelease]
-    classes: list[PropertiesClass]
-    fields: list[PropertyField]
-    validators: list[Validator]
-    extra_keys: list[ExtraKey]
-    modules: list[HandlerModule]
-    recommender: list[RecommenderMethod]
-    recommender_maps: list[RecommenderMap]
-    recommender_defaults: list[RecommenderDefault]
 
-    @model_validator(mode="after")
-    def _ranges_and_sources_are_consistent(self) -> DjlCatalogue:
-        order = {release.branch: index for index, release in enumerate(self.releases)}
-        commits = {release.branch: release.commit for release in self.releases}
-        for name in _ENTRY_LISTS:
-            for entry in getattr(self, name):
-                if entry.first not in order or entry.last not in order:
-                    raise ValueError(f"{name}: unknown branch in {entry.first}..{entry.last}")
-                if order[entry.first] > order[entry.last]:
-                    raise ValueError(f"{name}: {entry.first} comes after {entry.last}")
-                match = SOURCE_URL.match(entry.source)
-                if match is None or match["commit"] != commits[entry.first]:
-                    raise ValueError(f"{name}: {entry.source} is not at the commit of {entry.first}")
-        return self
+
+Ranged = (
+    PropertiesClass
+    | PropertyField
+    | Validator
+    | ExtraKey
+    | HandlerModule
+    | RecommenderMethod
+    | RecommenderMap
+    | RecommenderDefault
+)
+
+
+def _tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _build(kind: type[_Item], row: Row, where: str, **nested: Any) -> _Item:
+    """One dataclass from one row: every key known, every required one present (else ValueError)."""
+    names: tuple[str, ...] = kind._fields  # type: ignore[attr-defined]
+    values: dict[str, Any] = {}
+    for key, value in row.items():
+        name = "class_name" if key == "class" else key
+        if name not in names:
+            raise ValueError(f"{where}: unknown key {key!r}")
+        values[name] = nested[name](value) if name in nested else _tuple(value)
+    optional = kind._field_defaults  # type: ignore[attr-defined]
+    missing = [name for name in names if name not in values and name not in optional]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}")
+    return kind(**values)
+
+
+def _java_items(where: str) -> Any:
+    return lambda rows: tuple(_build(JavaItem, row, where) for row in rows)
+
+
+class DjlCatalogue:
+    """The whole generated catalogue, with per-branch queries (lists built when first asked for)."""
+
+    def __init__(self, document: Row) -> None:
+        self.document = document
+        self.source: str = document["source"]
+        self.releases = tuple(
+            _build(DjlRelease, row, f"releases[{index}]") for index, row in enumerate(document["releases"])
+        )
+        self._order = {release.branch: index for index, release in enumerate(self.releases)}
+        self._branches: dict[tuple[str, str | None], str | None] = {}
+        # per-branch answers of the pure queries below
+        self._fields_memo: dict[tuple[str, str], dict[str, PropertyField]] = {}
+        self._validators_memo: dict[tuple[str, str], list[Validator]] = {}
+
+    def _entries(self, name: str, kind: type[_Item], **nested: Any) -> tuple[_Item, ...]:
+        return tuple(
+            _build(kind, row, f"{name}[{index}]", **nested) for index, row in enumerate(self.document[name])
+        )
+
+    @cached_property
+    def classes(self) -> tuple[PropertiesClass, ...]:
+        """Every properties class entry."""
+        return self._entries("classes", PropertiesClass)
+
+    @cached_property
+    def fields(self) -> tuple[PropertyField, ...]:
+        """Every field entry."""
+        return self._entries("fields", PropertyField)
+
+    @cached_property
+    def validators(self) -> tuple[Validator, ...]:
+        """Every validator entry, with its outcomes."""
+        outcomes = lambda rows: tuple(  # noqa: E731
+            _build(Outcome, row, "validators.outcomes") for row in rows
+        )
+        return self._entries("validators", Validator, outcomes=outcomes)
+
+    @cached_property
+    def extra_keys(self) -> tuple[ExtraKey, ...]:
+        """Every key read from ``__pydantic_extra__``."""
+        return self._entries("extra_keys", ExtraKey)
+
+    @cached_property
+    def modules(self) -> tuple[HandlerModule, ...]:
+        """Every handler / instantiating module entry."""
+        return self._entries("modules", HandlerModule)
+
+    @cached_property
+    def recommender(self) -> tuple[RecommenderMethod, ...]:
+        """Every recommender method entry."""
+        items = _java_items("recommender")
+        return self._entries(
+            "recommender",
+            RecommenderMethod,
+            reads=items,
+            writes=items,
+            assignments=items,
+            environment=items,
+        )
+
+    @cached_property
+    def recommender_maps(self) -> tuple[RecommenderMap, ...]:
+        """The recommender's constant maps."""
+        return self._entries("recommender_maps", RecommenderMap, entries=dict)
+
+    @cached_property
+    def recommender_defaults(self) -> tuple[RecommenderDefault, ...]:
+        """Values the recommender writes per rolling batch."""
+        return self._entries("recommender_defaults", RecommenderDefault)
 
     # --- branches ---------------------------------------------------------------------------
 
     def branch_index(self, branch: str) -> int:
         """Position of a branch in release order (``KeyError`` for an unknown branch)."""
-        return self._order()[branch]
-
-    def _order(self) -> dict[str, int]:
-        return {release.branch: index for index, release in enumerate(self.releases)}
+        return self._order[branch]
 
     def release(self, branch: str) -> DjlRelease:
         """The release row of a branch."""
@@ -217,15 +298,33 @@ class DjlCatalogue(_Strict):
             raise KeyError(f"no release branch for DJL {djl} LMI {lmi}")
         return matches[0].branch
 
-    def holds_at(self, entry: _Ranged, branch: str) -> bool:
-        """Whether the entry's range covers the branch."""
-        index = self.branch_index(branch)
-        return self.branch_index(entry.first) <= index <= self.branch_index(entry.last)
+    def branch_of(self, release: Release) -> str | None:
+        """The branch whose code a release runs: its own; ``master`` for a release newer than every
+        branch; None before the oldest branch (the generator does not read those)."""
+        key = (release.djl, release.lmi)
+        if key not in self._branches:
+            self._branches[key] = self._branch_of(release)
+        return self._branches[key]
 
-    def range_text(self, entry: _Ranged) -> str:
+    def _branch_of(self, release: Release) -> str | None:
+        from lmi_config.knowledge.container_options import branch_of_release
+
+        rows = [(r.branch, r.djl, r.lmi) for r in self.releases]
+        return branch_of_release(rows, release.djl, release.lmi)
+
+    def holds_at(self, entry: Ranged, branch: str) -> bool:
+        """Whether the entry's range covers the branch."""
+        index = self._order[branch]
+        return self._order[entry.first] <= index <= self._order[entry.last]
+
+    def range_text(self, entry: Ranged) -> str:
         """``"0.28.0 (LMI v10) to 0.34.0 (LMI v16)"``."""
-        first, last = self.release(entry.first).label(), self.release(entry.last).label()
-        return first if first == last else f"{first} to {last}"
+        return self.span_text(entry.first, entry.last)
+
+    def span_text(self, first: str, last: str) -> str:
+        """``"0.28.0 (LMI v10) to 0.34.0 (LMI v16)"`` for two branches."""
+        first_label, last_label = self.release(first).label(), self.release(last).label()
+        return first_label if first_label == last_label else f"{first_label} to {last_label}"
 
     # --- classes ----------------------------------------------------------------------------
 
@@ -247,6 +346,12 @@ class DjlCatalogue(_Strict):
 
     def fields_of(self, class_name: str, branch: str) -> dict[str, PropertyField]:
         """Every field of the class on a branch, inherited ones too (a subclass's own wins)."""
+        key = (class_name, branch)
+        if key not in self._fields_memo:
+            self._fields_memo[key] = self._fields_of(class_name, branch)
+        return self._fields_memo[key]
+
+    def _fields_of(self, class_name: str, branch: str) -> dict[str, PropertyField]:
         result: dict[str, PropertyField] = {}
         for owner in self.lineage(class_name, branch):
             for entry in self.fields:
@@ -256,6 +361,12 @@ class DjlCatalogue(_Strict):
 
     def validators_of(self, class_name: str, branch: str) -> list[Validator]:
         """Validators that run for the class on a branch (inherited; an override by name replaces)."""
+        key = (class_name, branch)
+        if key not in self._validators_memo:
+            self._validators_memo[key] = self._validators_of(class_name, branch)
+        return self._validators_memo[key]
+
+    def _validators_of(self, class_name: str, branch: str) -> list[Validator]:
         result: dict[str, Validator] = {}
         for owner in self.lineage(class_name, branch):
             for entry in self.validators:
@@ -305,6 +416,10 @@ class DjlCatalogue(_Strict):
         """A handler / instantiating module on a branch, None where it does not exist."""
         return next((m for m in self.modules if m.module == module and self.holds_at(m, branch)), None)
 
+    def module_branches(self, module: str) -> list[str]:
+        """The branches on which a module exists, in release order."""
+        return [r.branch for r in self.releases if self.module_at(module, r.branch) is not None]
+
     def recommender_method(self, method: str, branch: str) -> RecommenderMethod | None:
         """One LmiConfigRecommender method on a branch."""
         return next((m for m in self.recommender if m.method == method and self.holds_at(m, branch)), None)
@@ -320,5 +435,5 @@ class DjlCatalogue(_Strict):
 
 @cache
 def djl_catalogue() -> DjlCatalogue:
-    """The generated catalogue, validated (cached)."""
-    return DjlCatalogue.model_validate(load_data("djl_properties.json"))
+    """The generated catalogue (cached)."""
+    return DjlCatalogue(load_data("djl_properties.json"))

@@ -41,6 +41,7 @@ class OptionSpec:
     note: str | None
     case_insensitive: bool = False
     env: str | None = None  # the environment variable that sets it, when it is not OPTION_<KEY>
+    hand_written: str | None = None  # why the code does not give this entry's facts (None: it does)
 
     def applies_to(self, backend: Backend) -> bool:
         """Whether this backend reads the option (server keys and "common" are read by all)."""
@@ -91,6 +92,7 @@ def catalogue() -> dict[str, tuple[OptionSpec, ...]]:
             note=row.get("note"),
             case_insensitive=bool(row.get("case_insensitive")),
             env=row.get("env"),
+            hand_written=row.get("hand_written"),
         )
         result.setdefault(spec.key, []).append(spec)
     return {key: tuple(specs) for key, specs in result.items()}
@@ -120,6 +122,18 @@ def engine_args_for(vllm_version: str | None) -> dict[str, dict[str, Any]]:
     return table[chosen]["fields"]
 
 
+def vllm_limits_for(vllm_version: str | None) -> dict[str, Any] | None:
+    """Values vLLM itself refuses (``data/vllm_limits.json``) for a vLLM version (the nearest older
+    listed one when it is not listed); None when the version is unknown or older than every listed one."""
+    table = load_data("vllm_limits.json")["versions"]
+    if not vllm_version:
+        return None
+    if vllm_version in table:
+        return dict(table[vllm_version])
+    older = [v for v in sorted(table, key=version_tuple) if version_tuple(v) <= version_tuple(vllm_version)]
+    return dict(table[older[-1]]) if older else None
+
+
 @cache
 def all_engine_arg_names() -> frozenset[str]:
     """Every EngineArgs name of any known vLLM version."""
@@ -130,6 +144,12 @@ def engine_arg_version_range(name: str) -> tuple[str, str] | None:
     """First and last known vLLM version that has this EngineArgs field."""
     versions = [v for v in engine_arg_versions() if name in _engine_arg_table()[v]["fields"]]
     return (versions[0], versions[-1]) if versions else None
+
+
+@cache
+def known_keys_set() -> frozenset[str]:
+    """The same keys as :func:`known_keys`, as a set."""
+    return frozenset(known_keys())
 
 
 @cache
@@ -158,7 +178,21 @@ def is_placeholder(value: str) -> bool:
     Such values are filled in by some other tool before the container sees them, so they are
     not checked against a type.
     """
-    return bool(_PLACEHOLDER.match(value)) or "{{" in value or "${" in value
+    if "{{" in value or "${" in value:
+        return True
+    if not _PLACEHOLDER.match(value):
+        return False
+    if _CODE.match(value):
+        # code only if it is an expression: `max(256,value you override)` is prose the container
+        # receives as it stands (djl-serving's own TensorRT-LLM tutorial wrote that)
+        try:
+            ast.parse(value.strip(), mode="eval")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+_CODE = re.compile(r"^\s*[A-Za-z_][\w.]*[(\[]")
 
 
 def check_value(spec: OptionSpec, value: str) -> str | None:
@@ -215,6 +249,20 @@ def check_value(spec: OptionSpec, value: str) -> str | None:
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return "is neither JSON nor a Python literal"
     return None
+
+
+def beyond_the_code(spec: OptionSpec, value: str) -> str | None:
+    """What the catalogue knows about a value beyond what the container's classes check (they judged
+    its type and allowed values already): blanks the container keeps, a number out of range."""
+    if spec.type in ("str", "path", "module", "enum", "json") or value == "":
+        return None
+    if value != value.strip():
+        return "has blanks around it that the container keeps"
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return _range_problem(spec, number)
 
 
 def _range_problem(spec: OptionSpec, number: float) -> str | None:

@@ -6,7 +6,9 @@ from functools import cache
 
 from lmi_config.rules.base import REGISTRY, Rule, iter_rules
 
-RULE_MODULES = ("fileformat", "options", "consistency", "parallelism", "memory", "sequence", "security")
+RULE_MODULES = (
+    "fileformat", "options", "container", "consistency", "images", "artifacts", "parallelism", "memory", "sequence", "security",
+)  # fmt: skip
 
 
 @cache

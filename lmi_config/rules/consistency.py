@@ -6,47 +6,12 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
-from lmi_config.configfile.canonical import CanonicalConfig, classify_env
-from lmi_config.knowledge import model_location, version_tuple
-from lmi_config.knowledge.options import conflict_rules, is_placeholder
+from lmi_config.configfile.canonical import classify_env
+from lmi_config.knowledge import model_location
+from lmi_config.knowledge.options import catalogue, is_placeholder, known_keys_set
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-
-_TRUE = {"true", "1", "yes", "on"}
-
-
-def _first_present(config: CanonicalConfig, key: str | list[str]) -> str | None:
-    keys = [key] if isinstance(key, str) else key
-    return next((item for item in keys if config.has(item)), None)
-
-
-def _holds(config: CanonicalConfig, condition: dict[str, Any]) -> tuple[bool, str | None]:
-    """Whether one condition holds, and the key it looked at."""
-    key = _first_present(config, condition["key"])
-    op = condition["op"]
-    if op == "absent":
-        return key is None, None
-    if op == "not_true":
-        value = config.get(key) if key else None
-        return (value is None or value.strip().lower() not in _TRUE), key
-    if key is None:
-        return False, None
-    value = (config.get(key) or "").strip()
-    if op == "present":
-        return True, key
-    if op == "in":
-        return value.lower() in {str(item).lower() for item in condition["values"]}, key
-    if op == "not_in":
-        return value not in {str(item) for item in condition["values"]}, key
-    if op == "ne":
-        return value != str(condition["value"]), key
-    if op == "gt":
-        return (value.isdigit() and int(value) > int(condition["value"])), key
-    if op == "differs_from":
-        other = config.get(condition["other"])
-        return other is not None and other.strip() != value, key
-    raise ValueError(f"unknown condition op {op!r} in conflicts.json")
+from lmi_config.rules.combinations import matches
 
 
 @rule(
@@ -70,43 +35,8 @@ def _holds(config: CanonicalConfig, condition: dict[str, Any]) -> tuple[bool, st
     ),
 )
 def conflicting_options(unit: LintUnit) -> Iterator[Finding]:
-    config = unit.config
-    context = unit.context
-    for conflict in conflict_rules():
-        if "backends" in conflict and context.backend.id not in conflict["backends"]:
-            continue
-        if conflict.get("since") and context.release.djl_tuple < version_tuple(conflict["since"]):
-            continue
-        if conflict.get("until") and context.release.djl_tuple > version_tuple(conflict["until"]):
-            continue
-        keys: list[str | None] = []
-        anchor = None
-        matched = True
-        for condition in conflict["all"]:
-            holds, key = _holds(config, condition)
-            if not holds:
-                matched = False
-                break
-            keys.append(key)
-            if condition.get("anchor"):
-                anchor = key
-        if not matched:
-            continue
-        values = [config.get(key) if key else None for key in keys]
-        if any(value is not None and is_placeholder(value) for value in values):
-            continue
-        message = conflict["message"].format(*[(value or "").strip() for value in values])
-        setting = (
-            config.settings.get(anchor or next((key for key in keys if key), ""))
-            if (anchor or any(keys))
-            else None
-        )
-        yield unit.finding(
-            "LMI201",
-            f"{message}; {conflict['fix']}",
-            setting=setting,
-            severity=conflict["severity"],
-        )
+    for found in matches(unit):
+        yield unit.finding("LMI201", found.message, setting=found.setting, severity=found.severity)
     yield from _accelerator_mismatch(unit)
 
 
@@ -218,6 +148,7 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
     context = unit.context
     applied = {name for name, _, _ in unit.applied_translations}
     present = {entry.name for source in unit.sources if source.env for entry in source.env.entries}
+    own_handler = context.backend.id in ("custom", "djl-engine")  # it may read any variable itself
     for source in unit.sources:
         if source.env is None:
             continue
@@ -227,6 +158,14 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
                 yield unit.finding(
                     "LMI203",
                     f"{entry.name} is not read by any LMI image ({mapping.detail['source'].split(';')[0]}); use {mapping.detail['instead']}",
+                    path=source.path,
+                    line=entry.line,
+                    key=entry.name,
+                )
+            elif not own_handler and (instead := _meant_option_variable(entry.name, mapping.kind)):
+                yield unit.finding(
+                    "LMI203",
+                    f"{entry.name} {_NOT_READ[entry.name.startswith('ARGS_')]}; set {instead} instead",
                     path=source.path,
                     line=entry.line,
                     key=entry.name,
@@ -246,6 +185,28 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
                     line=entry.line,
                     key=entry.name,
                 )
+
+
+_NOT_READ = {
+    False: "is not a variable the container reads (it reads OPTION_*, ARGS_*, SERVING_* and a few named ones)",
+    True: "goes to the model's Java arguments, which the Python handler never sees",
+}
+
+
+def _meant_option_variable(name: str, kind: str) -> str | None:
+    """``OPTION_<NAME>`` for a variable the container does not read whose name is an option's
+    (``MAX_ROLLING_BATCH_SIZE``, ``ARGS_MAX_ROLLING_BATCH_SIZE``), else None."""
+    if kind == "unknown" and re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        rest = name
+    elif kind == "config" and name.startswith("ARGS_") and len(name) > len("ARGS_"):
+        rest = name[len("ARGS_") :]
+        if rest.lower() in catalogue():
+            return None  # a model-level key the Java side reads from the arguments too
+    else:
+        return None
+    if "option." + rest.lower() not in known_keys_set():
+        return None
+    return "HF_MODEL_ID" if rest == "MODEL_ID" else "OPTION_" + rest.upper()
 
 
 @rule(

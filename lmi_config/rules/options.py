@@ -13,17 +13,22 @@ from collections.abc import Iterator
 from lmi_config.configfile.canonical import Setting
 from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import Backend, Release, backends, entry_points, version_tuple
+from lmi_config.knowledge.container_options import handler_at
 from lmi_config.knowledge.options import (
+    SERVER_GROUP,
     OptionSpec,
     all_engine_arg_names,
+    beyond_the_code,
     catalogue,
     check_value,
     engine_arg_version_range,
     engine_args_for,
     is_placeholder,
+    known_keys_set,
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
 from lmi_config.rules.suggestions import suggest
 
 _CATALOGUE_SOURCE = (
@@ -96,6 +101,9 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
         for setting in _last_in_each_file(settings):  # duplicates are LMI002's
             if _is_env_style(setting):
                 continue
+            variable = setting.origin.variable or ""
+            if variable.startswith("ARGS_") and "option." + key in known_keys_set():
+                continue  # an option's name set as a Java argument: ignored-env-var (LMI203) says so
             if advice is None:
                 hint = suggest(key)
                 advice = (
@@ -107,6 +115,12 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             message = (
                 f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
             )
+            if not key.startswith("option.") and "option." + key in known_keys_set():
+                # ModelInfo hands only option.* keys to the Python handler; the rest are model arguments
+                message = (
+                    f"{key}{where} without the option. prefix is a model argument of the Java front end, which "
+                    f"the Python handler never sees — write option.{key}"
+                )
             if lenient:
                 message = f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
             yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
@@ -146,8 +160,11 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
             f"option.entryPoint={shorten(module)} is not a handler module in any LMI image; {advice}",
             setting=setting,
         )
-    if not release.in_range(known.get("since"), known.get("until")):
-        span = _span(known.get("since"), known.get("until"))
+    in_code = handler_at(module, release)  # the release branches' own code, where it was read
+    if in_code is not None and in_code[0]:
+        return None
+    if in_code is not None or not release.in_range(known.get("since"), known.get("until")):
+        span = in_code[1] if in_code is not None else _span(known.get("since"), known.get("until"))
         advice = (
             f"use {known['renamed_to']}"
             if known.get("renamed_to")
@@ -190,7 +207,13 @@ def _span(since: str | None, until: str | None) -> str:
 )
 def invalid_value(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
+    yield from _refused_by_the_container(unit)
+    yield from refused_by_vllm(unit)
+    view = view_of(unit)
+    refused = {id(setting) for setting, verdict in container_verdicts(unit) if verdict.kind == "error"}
     for setting in _occurrences(unit):
+        if id(setting) in refused:
+            continue  # reported with the container's own message
         if setting.key == "option.entryPoint":
             problem = _entry_point_problem(unit, setting)
             if problem is not None and problem.code == "LMI102":
@@ -202,10 +225,19 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         applicable = [
             spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)
         ]
+        if backend.id in _LENIENT_BACKENDS:
+            # your own handler reads a backend's key however it wants: only the server's keys are judged
+            applicable = [spec for spec in applicable if spec.kind == SERVER_GROUP or "common" in spec.backends]
         if not applicable:
             continue
         spec = applicable[0]
-        reason = check_value(spec, setting.value)
+        if view is not None and setting.key in view.checks and not (spec.hand_written and spec.allowed):
+            # the container's own classes judge type and values (above); the catalogue adds what
+            # their code does not say: blanks kept around a value, ranges (a hand-written list of
+            # values still applies: code the generator does not read decides it, a handler's dispatch)
+            reason = beyond_the_code(spec, setting.value)
+        else:
+            reason = check_value(spec, setting.value)
         if reason is None:
             continue
         advice = ""
@@ -236,6 +268,40 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
             f"{_display(setting)}={shorten(setting.value)!r} {reason} for {backend.id}{advice}",
             setting=setting,
         )
+
+
+def _refused_by_the_container(unit: LintUnit) -> Iterator[Finding]:
+    """Values a generated properties class of the path refuses, with the class's own message."""
+    for setting, verdict in container_verdicts(unit):
+        if verdict.kind != "error":
+            continue
+        check = verdict.check
+        advice = ""
+        if check.accepted:
+            close = _close_value(setting.value.strip(), list(check.accepted))
+            advice = f" — use {close}" if close else f" — accepted: {', '.join(check.accepted)}"
+        if " #" in setting.value and setting.origin.kind == "properties":
+            advice += " (the text after # is part of the value: serving.properties has no inline comments)"
+        yield unit.finding(
+            "LMI102",
+            f"{_display(setting)}={shorten(setting.value)!r} is refused: {where_checked(unit, verdict)} raises "
+            f"{shorten(verdict.message, 300)!r}{advice}",
+            setting=setting,
+        )
+
+
+def _close_value(value: str, accepted: list[str]) -> str | None:
+    """The accepted spelling a value most likely means (``float16`` → ``fp16``)."""
+    synonym = value_synonyms().get(value.lower())
+    if synonym in accepted:
+        return synonym
+    same = [item for item in accepted if item.lower() == value.lower()]
+    if same:
+        return same[0]
+    if len(value) > _MAX_COMPARED_CHARACTERS:
+        return None
+    close = difflib.get_close_matches(value, accepted, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 @rule(
@@ -314,10 +380,17 @@ def _backend_availability(unit: LintUnit) -> Iterator[Finding]:
         homes = sorted(name for name, features in release.features.items() if feature in features)
         yield unit.finding(
             "LMI103",
-            f"backend {backend.id} ({unit.context.backend_reason}) is not in the {framework} image named "
-            f"({unit.context.release_reason}); in LMI {release.label()} it ships in {', '.join(homes)}",
+            f"backend {backend.id} ({'assumed: ' if unit.context.backend_assumed else ''}{unit.context.backend_reason}) "
+            f"is not in the {framework} image named ({unit.context.release_reason}); in LMI {release.label()} it "
+            f"ships in {', '.join(homes)}"
+            + (
+                "; set the backend the image runs (--backend or a pragma)"
+                if unit.context.backend_assumed
+                else ""
+            ),
             line=None,
-            severity="error",
+            # an assumed backend is lint's guess, not the file's: the image decides what runs
+            severity="warning" if unit.context.backend_assumed else "error",
         )
         return
     if shipped and not too_early:
