@@ -227,7 +227,9 @@ def invalid_value(unit: LintUnit) -> Iterator[Finding]:
         ]
         if backend.id in _LENIENT_BACKENDS:
             # your own handler reads a backend's key however it wants: only the server's keys are judged
-            applicable = [spec for spec in applicable if spec.kind == SERVER_GROUP or "common" in spec.backends]
+            applicable = [
+                spec for spec in applicable if spec.kind == SERVER_GROUP or "common" in spec.backends
+            ]
         if not applicable:
             continue
         spec = applicable[0]
