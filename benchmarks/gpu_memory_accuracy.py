@@ -17,7 +17,6 @@ import json
 import re
 import statistics
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from lmi_config.knowledge.instances import resolve_instance
@@ -76,7 +75,7 @@ def case_instance(case: dict):
         if case["gpu"].find(instance.accelerator_name.split("-")[0]) >= 0
         else case["gpu"]
     )
-    return replace(instance, accelerator_name=name, usable_memory_gib=total_gib + shortfall)
+    return instance._replace(accelerator_name=name, usable_memory_gib=total_gib + shortfall)
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.configfile.canonical import CanonicalConfig
@@ -264,7 +264,8 @@ def infer_release(
     candidates = _releases_shipping(backend)
     if not candidates:
         return default, why, True
-    misses = [_unread_options(config, backend, release) for release in candidates]
+    judged = _judged_settings(config, backend)
+    misses = [_unread_options(judged, release) for release in candidates]
     fewest = min(misses)
     best = [release for release, count in zip(candidates, misses, strict=True) if count == fewest]
     if default in best:
@@ -293,24 +294,39 @@ def _releases_shipping(backend: Backend) -> list[Release]:
     return found
 
 
-def _unread_options(config: CanonicalConfig, backend: Backend, release: Release) -> int:
-    """How many settings this release ignores or refuses for version reasons."""
+def _judged_settings(config: CanonicalConfig, backend: Backend) -> list[tuple[tuple, frozenset[int]]]:
+    """Per catalogue setting of the file: its specs for this backend, and which of them accept its
+    value (judged once, not once per release)."""
     from lmi_config.knowledge.options import catalogue, check_value, is_placeholder
 
-    count = 0
     known = catalogue()
+    judged = []
     for key in known.keys() & config.settings.keys():  # only catalogue keys can count
-        setting = config.settings[key]
-        specs = [spec for spec in known[key] if spec.applies_to(backend)]
+        value = config.settings[key].value
+        specs = tuple(spec for spec in known[key] if spec.applies_to(backend))
         if not specs:
             continue
-        available = [spec for spec in specs if spec.available_in(release)]
+        if is_placeholder(value):
+            accepted = frozenset(range(len(specs)))
+        else:
+            accepted = frozenset(
+                index for index, spec in enumerate(specs) if check_value(spec, value) is None
+            )
+        judged.append((specs, accepted))
+    return judged
+
+
+def _unread_options(judged: list[tuple[tuple, frozenset[int]]], release: Release) -> int:
+    """How many settings this release ignores or refuses for version reasons."""
+    count = 0
+    for specs, accepted in judged:
+        available = [index for index, spec in enumerate(specs) if spec.available_in(release)]
         if not available:
             count += 1
             continue
-        if is_placeholder(setting.value) or check_value(available[0], setting.value) is None:
+        if available[0] in accepted:
             continue
-        if any(check_value(spec, setting.value) is None for spec in specs if spec not in available):
+        if any(index in accepted for index in range(len(specs)) if index not in available):
             count += 1  # a value that another release accepts
     return count
 
@@ -338,8 +354,8 @@ def resolve_context(
         chosen, backend_reason, backend_assumed = infer_backend(config, instance_accelerator)
     if chosen.id == "transformers-neuronx" and _value(config, "option.rolling_batch").lower() == "vllm":
         # the Neuron handler hands the model to vLLM: vLLM's options are read too (djl-serving.md §5.6)
-        chosen = replace(
-            chosen, reads=chosen.reads + ("vllm",), engine_args="vllm", engine_args_since="0.32.0"
+        chosen = chosen._replace(
+            reads=chosen.reads + ("vllm",), engine_args="vllm", engine_args_since="0.32.0"
         )
     if lmi_version:
         release, release_reason, release_assumed = parse_lmi_version(lmi_version), "--lmi-version", False

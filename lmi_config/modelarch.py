@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten
 from lmi_config.knowledge.models import architecture_family as _family
@@ -37,8 +38,7 @@ from lmi_config.modelfields import (
 )
 
 
-@dataclass(frozen=True)
-class ModelArch:
+class ModelArch(NamedTuple):
     """The normalized description every size and parallelism check uses."""
 
     model_id: str
@@ -63,9 +63,9 @@ class ModelArch:
     params_exact: bool
     weight_bytes: int | None  # exact bytes of the checkpoint (safetensors index), if known
     source: str
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
     # config.json fields that decide whether an image can load the model (rules/images.py)
-    loading: dict[str, Any] = field(default_factory=dict)
+    loading: Mapping[str, Any] = MappingProxyType({})
 
     @property
     def is_text_generation(self) -> bool:

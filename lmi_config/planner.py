@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting
 from lmi_config.errors import PlanningError as PlanningError
@@ -318,11 +318,11 @@ def alternatives(
         sequences.append(sequence)
     searches = [
         [
-            replace(shape, tensor_parallel_degree=d)
+            shape._replace(tensor_parallel_degree=d)
             for d in sorted(degrees, key=lambda d: (d < shape.tensor_parallel_degree, d))
         ],
-        [replace(shape, batch_size=b) for b in batches],
-        [replace(shape, sequence_length=s) for s in sequences],
+        [shape._replace(batch_size=b) for b in batches],
+        [shape._replace(sequence_length=s) for s in sequences],
     ]
     found: list[tuple[Shape, MemoryBreakdown]] = []
     for candidates in searches:

@@ -22,10 +22,10 @@ Command-line flags win over the file: ``--select`` replaces ``select``, ``--igno
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.errors import InputError
 
@@ -34,23 +34,21 @@ _LIST_KEYS = ("select", "ignore", "exclude")
 _PATH_KEYS = ("instance", "backend", "lmi-version", "model", "ignore", "select")
 
 
-@dataclass(frozen=True)
-class PathDefaults:
+class PathDefaults(NamedTuple):
     """Defaults for the files a pattern matches (relative to the settings file)."""
 
     pattern: str
     values: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ProjectSettings:
+class ProjectSettings(NamedTuple):
     """What a settings file says; empty when there is none."""
 
     path: Path | None = None
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    per_path: tuple[PathDefaults, ...] = field(default_factory=tuple)
+    per_path: tuple[PathDefaults, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -58,10 +56,13 @@ class ProjectSettings:
 
     def relative(self, path: str) -> str:
         """``path`` relative to the settings file's directory, with forward slashes."""
-        try:
-            return Path(os.path.abspath(path)).relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return Path(path).as_posix()
+        root = _resolved_root(self.root)
+        absolute = os.path.abspath(path)
+        if absolute == root:
+            return "."
+        if absolute.startswith(root.rstrip(os.sep) + os.sep):
+            return absolute[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+        return Path(path).as_posix()
 
     def excluded(self, path: str, extra: tuple[str, ...] = ()) -> bool:
         """Whether a file or directory matches an ``exclude`` pattern (or one of ``extra``).
@@ -69,6 +70,8 @@ class ProjectSettings:
         A directory that matches is not entered; a directory named explicitly inside it is still
         linted (ruff's behaviour), unless the pattern itself reaches it (``tests/*``).
         """
+        if not (self.exclude or extra):
+            return False
         return self._matches(self.relative(path), extra)
 
     def excluded_with_parents(self, path: str, extra: tuple[str, ...] = ()) -> bool:
@@ -81,6 +84,8 @@ class ProjectSettings:
 
     def defaults_for(self, path: str) -> dict[str, Any]:
         """The per-path defaults that apply to a file (later patterns win)."""
+        if not self.per_path:
+            return {}
         relative = self.relative(path)
         merged: dict[str, Any] = {}
         for entry in self.per_path:
@@ -147,3 +152,8 @@ def _string_list(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise InputError(f"{where}: expected a list of strings")
     return list(value)
+
+
+@functools.cache
+def _resolved_root(root: Path) -> str:
+    return str(root.resolve())

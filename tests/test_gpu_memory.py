@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from lmi_config.knowledge.instances import resolve_instance
@@ -33,7 +31,7 @@ def test_the_budget_is_utilization_times_what_pytorch_sees_not_nvidia_smi() -> N
 def test_weights_come_from_the_checkpoint_size_when_the_safetensors_index_gives_it() -> None:
     # the index's total_size is used as is: a 15 GiB checkpoint is 7.5 GiB per GPU at TP 2
     assert LLAMA3_8B is not None
-    arch = replace(LLAMA3_8B, weight_bytes=15 * GIB)
+    arch = LLAMA3_8B._replace(weight_bytes=15 * GIB)
     memory = estimate_memory(arch, H100, "vllm", Shape(2, 256, 8192, vllm_version="0.6.5"))
     assert _items(memory)["weights"] == int(7.5 * GIB)
 
@@ -51,8 +49,8 @@ def test_gptq_weights_leave_the_kv_blocks_vllm_logged() -> None:
     # https://github.com/vllm-project/vllm/pull/4454: TheBloke/Llama-2-7B-GPTQ on an RTX A6000 (47.53 GiB),
     # vLLM 0.4.2: "# GPU blocks: 4877"
     assert LLAMA2_7B is not None
-    a6000 = replace(
-        resolve_instance("g6e.xlarge"), accelerator_name="RTX-A6000", usable_memory_gib=47.53 + 0.45
+    a6000 = resolve_instance("g6e.xlarge")._replace(
+        accelerator_name="RTX-A6000", usable_memory_gib=47.53 + 0.45
     )
     shape = Shape(1, 256, 4096, weight_dtype="fp16", quantize="gptq", vllm_version="0.4.2")
     tokens = estimate_memory(LLAMA2_7B, a6000, "vllm", shape).kv_cache_tokens
@@ -63,8 +61,8 @@ def test_without_chunked_prefill_the_profile_run_takes_max_model_len_tokens() ->
     # https://github.com/vllm-project/vllm/issues/10517 (vLLM 0.6.4, RTX 3090): peak_torch_memory 17.06 GiB at
     # max_model_len 20000 and 17.98 GiB at 29000, over 14.99 GiB of weights: 2.07 and 2.99 GiB of activations
     assert LLAMA31_8B is not None
-    rtx3090 = replace(
-        resolve_instance("g5.xlarge"), accelerator_name="RTX-3090", usable_memory_gib=23.58 + 0.45
+    rtx3090 = resolve_instance("g5.xlarge")._replace(
+        accelerator_name="RTX-3090", usable_memory_gib=23.58 + 0.45
     )
     for length, logged in ((20000, 2.07), (29000, 2.99)):
         shape = Shape(1, 256, length, vllm_version="0.6.4.post1")
@@ -130,8 +128,8 @@ def test_fp8_kv_cache_doubles_the_tokens_and_blocks_follow_the_block_size() -> N
     assert LLAMA3_8B is not None
     base = Shape(1, 256, 8192, vllm_version="0.7.3")
     bf16 = estimate_memory(LLAMA3_8B, H100, "vllm", base)
-    fp8 = estimate_memory(LLAMA3_8B, H100, "vllm", replace(base, kv_cache_dtype="fp8"))
-    blocks32 = estimate_memory(LLAMA3_8B, H100, "vllm", replace(base, block_size=32))
+    fp8 = estimate_memory(LLAMA3_8B, H100, "vllm", base._replace(kv_cache_dtype="fp8"))
+    blocks32 = estimate_memory(LLAMA3_8B, H100, "vllm", base._replace(block_size=32))
     assert bf16.kv_bytes_per_sequence == 8192 * 128 * 1024
     assert bf16.kv_cache_tokens and fp8.kv_cache_tokens and blocks32.kv_cache_tokens
     assert fp8.kv_cache_tokens == pytest.approx(2 * bf16.kv_cache_tokens, rel=0.001)
@@ -142,8 +140,8 @@ def test_a_max_model_len_past_the_kv_capacity_is_an_error() -> None:
     # https://github.com/vllm-project/vllm/issues/10517: at 29000 "The model's max seq len (29000) is larger than
     # the maximum number of tokens that can be stored in KV cache (23648)"; 20000 started
     assert LLAMA31_8B is not None
-    rtx3090 = replace(
-        resolve_instance("g5.xlarge"), accelerator_name="RTX-3090", usable_memory_gib=23.58 + 0.45
+    rtx3090 = resolve_instance("g5.xlarge")._replace(
+        accelerator_name="RTX-3090", usable_memory_gib=23.58 + 0.45
     )
     failed = estimate_memory(LLAMA31_8B, rtx3090, "vllm", Shape(1, 256, 29000, vllm_version="0.6.4.post1"))
     started = estimate_memory(LLAMA31_8B, rtx3090, "vllm", Shape(1, 256, 20000, vllm_version="0.6.4.post1"))

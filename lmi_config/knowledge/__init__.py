@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
@@ -37,8 +36,7 @@ def version_tuple(text: str | None) -> tuple[int, ...]:
     return tuple(parts)
 
 
-@dataclass(frozen=True)
-class Release:
+class Release(NamedTuple):
     """One LMI / DJL Serving release and what its images ship."""
 
     djl: str
@@ -146,8 +144,7 @@ def parse_lmi_version(text: str) -> Release:
     )
 
 
-@dataclass(frozen=True)
-class RenderBase:
+class RenderBase(NamedTuple):
     """The options render writes for a backend in a range of releases."""
 
     since: str | None
@@ -155,8 +152,7 @@ class RenderBase:
     options: tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(NamedTuple):
     """A serving backend: which option groups it reads and how it passes the rest through."""
 
     id: str
@@ -230,8 +226,7 @@ def engines() -> dict[str, dict[str, Any]]:
     return {row["name"]: row for row in load_data("backends.json")["engines"]}
 
 
-@dataclass(frozen=True)
-class ModelLocation:
+class ModelLocation(NamedTuple):
     """The keys that name where the model is, and the files that make a directory a model."""
 
     keys: tuple[str, ...]
@@ -246,8 +241,7 @@ def model_location() -> ModelLocation:
     return ModelLocation(tuple(row["keys"]), row["artifact_pattern"], row["source"])
 
 
-@dataclass(frozen=True)
-class InferenceStep:
+class InferenceStep(NamedTuple):
     """One step of inferring the backend from a configuration (``backends.json``, ``inference``).
 
     Either ``when`` (key → values that select ``backend``), ``when_accelerator``, a named ``step``

@@ -3,14 +3,13 @@ batch per backend and release, and which keys carry the batch and the sequence l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from lmi_config.knowledge import Release, load_data
 
 
-@dataclass(frozen=True)
-class RollingBatchRule:
+class RollingBatchRule(NamedTuple):
     """What ``option.rolling_batch`` becomes for a backend in a range of releases."""
 
     backends: tuple[str, ...]
@@ -27,8 +26,7 @@ class RollingBatchRule:
         return ("*" in self.backends or backend in self.backends) and release.in_range(self.since, self.until)
 
 
-@dataclass(frozen=True)
-class BatchKeys:
+class BatchKeys(NamedTuple):
     """The keys that carry the batch size for some backends in a batching mode."""
 
     backends: tuple[str, ...]
@@ -39,8 +37,7 @@ class BatchKeys:
     source: str
 
 
-@dataclass(frozen=True)
-class SequenceKeys:
+class SequenceKeys(NamedTuple):
     """The keys that carry the sequence length for some backends."""
 
     backends: tuple[str, ...]

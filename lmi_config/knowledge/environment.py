@@ -5,9 +5,8 @@ limits on a model's ``Environment``."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge import load_data
 
@@ -66,8 +65,7 @@ def runtime_settings() -> tuple[Row, ...]:
     return _rows("runtime_settings")
 
 
-@dataclass(frozen=True)
-class EnvironmentLimits:
+class EnvironmentLimits(NamedTuple):
     """SageMaker's limits on a container's ``Environment``."""
 
     max_entries: int

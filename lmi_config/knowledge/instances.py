@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge import load_data
 
 GIB = 1024**3
 
 
-@dataclass(frozen=True)
-class Instance:
+class Instance(NamedTuple):
     """One instance type with its accelerators, as the memory model needs it."""
 
     instance_type: str
@@ -54,7 +52,6 @@ def with_lnc(instance: Instance, lnc: int) -> Instance:
 
     ``ValueError`` where the instance has no LNC setting or the value does not divide the cores.
     """
-    from dataclasses import replace
 
     if instance.lnc is None:
         raise ValueError(
@@ -65,7 +62,7 @@ def with_lnc(instance: Instance, lnc: int) -> Instance:
         raise ValueError(
             f"LNC {lnc} does not divide the {physical} physical NeuronCores of a {instance.accelerator_name} chip; use 1 or 2"
         )
-    return replace(instance, cores_per_device=physical // lnc, lnc=lnc)
+    return instance._replace(cores_per_device=physical // lnc, lnc=lnc)
 
 
 def _instance(row: dict[str, Any]) -> Instance:

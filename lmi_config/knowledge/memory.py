@@ -3,9 +3,8 @@ sizes, host RAM, loading time, the headroom threshold and the container defaults
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge import load_data
 
@@ -27,8 +26,7 @@ def headroom_warning_fraction() -> float:
     return float(memory_constants()["headroom_warning_fraction"]["value"])
 
 
-@dataclass(frozen=True)
-class LoadingConstants:
+class LoadingConstants(NamedTuple):
     """What loading and compiling take, and the timeouts that bound them."""
 
     download_seconds_per_gib: float

@@ -10,17 +10,15 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge import Backend, Release, load_data, version_tuple
 
 SERVER_GROUP = "server"
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(NamedTuple):
     """One catalogue entry."""
 
     key: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lmi_config.secrets import redact
 
@@ -54,8 +54,7 @@ class Finding:
         }
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """A documented check."""
 
     code: str

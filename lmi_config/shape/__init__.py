@@ -10,7 +10,7 @@ other module judges TP, headroom or timeouts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import Release
@@ -68,15 +68,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class Assessment:
+class Assessment(NamedTuple):
     """The shape, its memory (when model and instance are known) and the verdict."""
 
     target: Target
     shape: ContainerShape
     memory: MemoryBreakdown | None = None
     loading: Loading | None = None
-    problems: tuple[Problem, ...] = field(default_factory=tuple)
+    problems: tuple[Problem, ...] = ()
 
     def of(self, check: str) -> list[Problem]:
         """The problems one lint rule reports."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import Release, version_tuple
@@ -22,8 +22,7 @@ TP_KEY = "option.tensor_parallel_degree"
 NEURON_BACKENDS = ("transformers-neuronx", "nxdi")
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """What the configuration is judged for: backend, release and, when known, instance and model."""
 
     backend: str

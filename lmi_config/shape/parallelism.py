@@ -9,16 +9,14 @@ degrees: error), ``documented`` / ``observed`` (outside them: a warning the plan
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge.instances import Instance, degree_allowed, rules_for, tp_rules
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.problems import Problem
 
 
-@dataclass(frozen=True)
-class ParallelTarget:
+class ParallelTarget(NamedTuple):
     """What a TP degree is judged against."""
 
     backend: str

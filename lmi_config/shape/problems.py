@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 TP_KEY = "option.tensor_parallel_degree"
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One part of the verdict.
 
     ``check`` is the slug of the lint rule that reports it. ``blocks_planning`` marks warnings

@@ -4,7 +4,7 @@ is left with, host RAM, and loading time against the timeouts."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from lmi_config.knowledge.instances import Instance, instances
 from lmi_config.knowledge.memory import headroom_warning_fraction, loading_constants
@@ -59,8 +59,7 @@ def memory_acceptable(memory: MemoryBreakdown, sequence_length: int, lenient: bo
     return (memory.budget_bytes - peak) / memory.budget_bytes >= headroom_warning_fraction()
 
 
-@dataclass(frozen=True)
-class MemoryTarget:
+class MemoryTarget(NamedTuple):
     """What a memory breakdown is judged against."""
 
     arch: ModelArch
@@ -144,7 +143,7 @@ def _kv_advice(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) -> s
     while tp <= target.instance.num_cores:
         blocked = any(problem.blocking for problem in judge_tensor_parallel(target.parallel, tp))
         wider = estimate_memory(
-            target.arch, target.instance, target.backend, replace(shape, tensor_parallel_degree=tp)
+            target.arch, target.instance, target.backend, shape._replace(tensor_parallel_degree=tp)
         )
         if not blocked and kv_capacity_verdict(wider, length) is None:
             options.append(f"option.tensor_parallel_degree={tp}")
@@ -192,8 +191,7 @@ def judge_host_memory(arch: ModelArch, instance: Instance, shape: Shape) -> list
     return [Problem("host-memory-insufficient", "warning", message, key=None)]
 
 
-@dataclass(frozen=True)
-class Loading:
+class Loading(NamedTuple):
     """How long downloading (and on Neuron compiling) takes, against the loading timeout."""
 
     needed_seconds: int

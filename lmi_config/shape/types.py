@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from lmi_config.sizing import Shape
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Resolved(Generic[T]):
+class Resolved(NamedTuple, Generic[T]):
     """A value of the shape and its provenance."""
 
     value: T
@@ -19,8 +17,7 @@ class Resolved(Generic[T]):
     key: str | None = None  # the canonical key that carried it, when one did
 
 
-@dataclass(frozen=True)
-class Batching:
+class Batching(NamedTuple):
     """How requests are batched: the effective rolling batch and the batching mode."""
 
     rolling_batch: Resolved[str]  # the effective option.rolling_batch
@@ -28,8 +25,7 @@ class Batching:
     async_mode: bool
 
 
-@dataclass(frozen=True)
-class EngineSettings:
+class EngineSettings(NamedTuple):
     """Settings of the engine that change its memory, as the configuration gives them."""
 
     gqa_strategy: str | None = None
@@ -46,8 +42,7 @@ class EngineSettings:
     vllm_version: str | None = None  # the vLLM bundled in the release's image
 
 
-@dataclass(frozen=True)
-class ContainerShape:
+class ContainerShape(NamedTuple):
     """What the container builds: parallelism, batch, sequence length, precision, copies.
 
     A value is None where it cannot be known without the instance or the model.

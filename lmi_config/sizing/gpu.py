@@ -19,9 +19,8 @@ What counts against that budget changed between releases (``data/vllm_memory.jso
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.instances import Instance
@@ -53,8 +52,7 @@ def _data() -> dict[str, Any]:
     return vllm_memory()
 
 
-@dataclass(frozen=True)
-class VllmVersion:
+class VllmVersion(NamedTuple):
     """What one vLLM release does at start-up (one ``versions`` entry)."""
 
     version: str

@@ -4,9 +4,8 @@ with, and what the Neuron and GPU halves share (dtype sizes, KV layouts, weights
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge.memory import memory_constants
 from lmi_config.modelarch import ModelArch
@@ -17,8 +16,7 @@ NEURON_BACKENDS = ("transformers-neuronx", "nxdi")
 UNSHARDED_EMBEDDINGS = "embeddings kept whole on rank 0"
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(NamedTuple):
     """What the container will compile or allocate for."""
 
     tensor_parallel_degree: int
@@ -43,8 +41,7 @@ class Shape:
     kv_cache_free_gpu_mem_fraction: float | None = None  # TensorRT-LLM
 
 
-@dataclass(frozen=True)
-class MemoryItem:
+class MemoryItem(NamedTuple):
     """One line of the breakdown."""
 
     name: str
@@ -53,8 +50,7 @@ class MemoryItem:
     estimated: bool = False  # not settled by a measurement: an excess caused by it is a warning
 
 
-@dataclass(frozen=True)
-class RankMemory:
+class RankMemory(NamedTuple):
     """The items of one rank (or of every rank alike)."""
 
     label: str
@@ -65,8 +61,7 @@ class RankMemory:
         return sum(item.bytes for item in self.items)
 
 
-@dataclass(frozen=True)
-class MemoryBreakdown:
+class MemoryBreakdown(NamedTuple):
     """Per-core (or per-GPU) memory against the budget."""
 
     unit: str  # NeuronCore | GPU
@@ -79,7 +74,7 @@ class MemoryBreakdown:
     weight_bytes_total: int
     kv_cache_capacity_bytes: int | None = None  # GPU: what is left for the KV cache
     kv_bytes_per_sequence: int | None = None  # GPU: one max-length sequence
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    notes: tuple[str, ...] = ()
     kv_cache_tokens: int | None = None  # GPU: tokens the KV cache holds per replica
     max_concurrent_sequences: float | None = None  # GPU: max_model_len sequences that fit at once
     kv_error_margin_fraction: float | None = None  # GPU: how far off the KV capacity estimate may be
