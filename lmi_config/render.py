@@ -400,15 +400,12 @@ def is_typo(written: str, known: str) -> bool:
 def _promote(finding: Finding) -> Finding:
     # a key close to a known one is a typo the spec author would want stopped; other unknown keys
     # (a custom handler's, a CI harness's) stay warnings
+    if finding.code not in PROMOTED_IN_RENDER or finding.severity == "error" or not finding.key:
+        return finding
     from lmi_config.rules.options import suggest
 
-    hint = suggest(finding.key) if finding.key else None
-    if (
-        finding.code in PROMOTED_IN_RENDER
-        and finding.severity != "error"
-        and hint
-        and is_typo(finding.key or "", hint)
-    ):
+    hint = suggest(finding.key)
+    if hint and is_typo(finding.key, hint):
         from dataclasses import replace
 
         return replace(
