@@ -222,20 +222,6 @@ def collect(
     return found
 
 
-def collect_targets(
-    paths: list[str],
-    env_files: list[str] | None = None,
-    excluded: Callable[[str], bool] | None = None,
-    *,
-    named_excluded: Callable[[str], bool] | None = None,
-) -> list[LintTarget]:
-    """Like :func:`collect`, raising :class:`InputError` for the first file that cannot be read."""
-    found = collect(paths, env_files, excluded, named_excluded=named_excluded)
-    if found.problems:
-        raise InputError(found.problems[0])
-    return found.targets
-
-
 def _read_into(path: Path, found: Collection) -> SourceFile | None:
     try:
         return read_file(path)

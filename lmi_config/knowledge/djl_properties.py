@@ -416,10 +416,6 @@ class DjlCatalogue:
         """A handler / instantiating module on a branch, None where it does not exist."""
         return next((m for m in self.modules if m.module == module and self.holds_at(m, branch)), None)
 
-    def module_branches(self, module: str) -> list[str]:
-        """The branches on which a module exists, in release order."""
-        return [r.branch for r in self.releases if self.module_at(module, r.branch) is not None]
-
     def recommender_method(self, method: str, branch: str) -> RecommenderMethod | None:
         """One LmiConfigRecommender method on a branch."""
         return next((m for m in self.recommender if m.method == method and self.holds_at(m, branch)), None)

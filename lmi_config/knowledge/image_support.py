@@ -101,12 +101,6 @@ def first_knowing(model_type: str) -> str | None:
     return span["first"] if span else None
 
 
-def transformers_source(version: str) -> str | None:
-    """Where the model types of a transformers version are listed."""
-    found = _model_types()["versions"].get(version)
-    return str(found) if found else None
-
-
 @cache
 def pipeline_tasks() -> frozenset[str]:
     """Task names transformers' ``pipeline()`` takes in any release an image pins."""

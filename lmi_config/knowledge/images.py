@@ -118,11 +118,6 @@ def _override() -> dict[str, Any] | None:
     return data
 
 
-def override_in_use() -> Path | None:
-    """The override file when one is read, else None."""
-    return override_path() if _override() is not None else None
-
-
 def _table() -> dict[str, Any]:
     return dict(load_data("images.json"))
 

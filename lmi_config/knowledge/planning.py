@@ -38,11 +38,6 @@ def on_demand_price(instance_type: str, kind: str = "sagemaker") -> Price | None
     return Price(instance_type, float(value), kind, table["date"], table["source"])
 
 
-def price_table_date() -> str:
-    """When the price table was published."""
-    return str(_prices()["date"])
-
-
 @dataclass(frozen=True)
 class SeedGrid:
     """The candidate lists of the optimal-export-configuration workflow (seed 000)."""
