@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting
 from lmi_config.errors import PlanningError as PlanningError
 from lmi_config.knowledge.container import batch_keys, sequence_keys
+from lmi_config.knowledge.memory import container_default
 from lmi_config.shape import (
     Assessment,
     ParallelTarget,
@@ -100,7 +101,7 @@ def auto_sequence_lengths(target: Target) -> list[int]:
     assert target.arch is not None
     maximum = target.arch.max_position_embeddings or 2048
     if target.accelerator != "gpu":
-        return [min(maximum, 4096)]
+        return [min(maximum, container_default("smart_defaults_max_n_positions"))]
     return [maximum] + [
         length for length in (65536, 32768, 16384, 8192, 4096, 2048, 1024) if length < maximum
     ]

@@ -95,18 +95,17 @@ def _health_check(
     return seconds, reasons, warnings, problems
 
 
-def _download_timeout(memory: Any) -> tuple[int, str]:
+def _download_timeout(loading: Any) -> tuple[int, str]:
     from lmi_config.shape import recommended_loading_timeout
 
-    if memory is None:
+    if loading is None:
         seconds = recommended_loading_timeout(0)
         return seconds, f"model data download {seconds} s: the weights' size is unknown (the judge's floor)"
-    weights_gib = memory.weight_bytes_total / GIB
-    estimate = int(weights_gib * loading_constants().download_seconds_per_gib)
-    seconds = recommended_loading_timeout(estimate)
+    seconds = recommended_loading_timeout(loading.download_seconds)
     return (
         seconds,
-        f"model data download {seconds} s: {weights_gib:.1f} GiB of weights (the judge's recommended timeout)",
+        f"model data download {seconds} s: the weights download in about {loading.download_seconds // 60} min "
+        "(the judge's estimate and recommended timeout)",
     )
 
 
@@ -189,7 +188,7 @@ def size_endpoint(
     )
     download = None
     if model_data_in_s3:
-        download, why = _download_timeout(memory)
+        download, why = _download_timeout(loading)
         reasons.append(why)
     compiles = bool(loading is not None and loading.compiles) or backend == "tensorrt-llm"
     volume, volume_reasons, volume_warnings, volume_problems = _volume(

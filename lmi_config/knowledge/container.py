@@ -91,6 +91,12 @@ def async_entry_points() -> frozenset[str]:
 
 
 @cache
+def precompiled_keys() -> tuple[str, ...]:
+    """Keys that point the Neuron handler at compiled artifacts, so that nothing compiles at start-up."""
+    return tuple(load_data("container_shape.json")["precompiled_artifacts"]["keys"])
+
+
+@cache
 def recommended_max_rolling_batch_size(rolling_batch: str) -> int:
     """The recommender's max_rolling_batch_size when the user sets none."""
     row = load_data("container_shape.json")["recommended_max_rolling_batch_size"]

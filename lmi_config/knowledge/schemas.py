@@ -188,6 +188,11 @@ class KeyList(Sourced):
     keys: list[str]
 
 
+class PrecompiledKeys(Sourced):
+    keys: list[str]
+    note: str | None = None
+
+
 class ModuleList(Sourced):
     modules: list[str]
 
@@ -217,6 +222,7 @@ class ContainerShapeFile(Sourced):
     rolling_batch: list[RollingBatchRow]
     dynamic_batching_forces_disable: KeyList
     async_entry_points: ModuleList
+    precompiled_artifacts: PrecompiledKeys
     recommended_max_rolling_batch_size: RecommendedBatch
     batch: list[BatchRow]
     sequence: list[SequenceRow]

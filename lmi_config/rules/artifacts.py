@@ -263,7 +263,9 @@ def neuron_compiler_too_new(unit: LintUnit) -> Iterator[Finding]:
     ),
 )
 def neuron_cc_flags_with_precompiled(unit: LintUnit) -> Iterator[Finding]:
-    precompiled = _neuron_section(unit) is not None or bool(unit.config.get("option.compiled_graph_path"))
+    from lmi_config.knowledge.container import precompiled_keys
+
+    precompiled = _neuron_section(unit) is not None or any(unit.config.get(key) for key in precompiled_keys())
     if not precompiled or unit.context.backend.accelerator != "neuron":
         return
     for source in unit.sources:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import Release
+from lmi_config.knowledge.container import precompiled_keys
 from lmi_config.knowledge.instances import Instance
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.dimensions import (
@@ -32,7 +33,6 @@ from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
 from lmi_config.shape.resources import (
-    PRECOMPILED_KEYS,
     Loading,
     MemoryTarget,
     describe_shape,
@@ -173,7 +173,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
             arch,
             sizing_shape,
             neuron=target.accelerator == "neuron",
-            precompiled=any(config.has(key) for key in PRECOMPILED_KEYS),
+            precompiled=any(config.has(key) for key in precompiled_keys()),
             timeout_text=config.get("option.model_loading_timeout"),
             optimize_level=integer(config, "option.neuron_optimize_level")[0],
         )

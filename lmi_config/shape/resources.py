@@ -15,14 +15,12 @@ from lmi_config.sizing import (
     GIB,
     MemoryBreakdown,
     Shape,
+    download_seconds,
     estimate_memory,
     host_memory_needed_bytes,
     loading_seconds,
 )
 from lmi_config.sizing.gpu import kv_capacity_verdict, torch_visible_bytes
-
-# a split checkpoint (option.load_split_model) loads faster but still compiles
-PRECOMPILED_KEYS = ("option.compiled_graph_path", "option.save_mp_checkpoint_path")
 
 
 def gib(value: float) -> str:
@@ -195,6 +193,7 @@ class Loading(NamedTuple):
     """How long downloading (and on Neuron compiling) takes, against the loading timeout."""
 
     needed_seconds: int
+    download_seconds: int  # of which downloading the weights (SageMaker's model-data download)
     compiles: bool
     timeout_seconds: int
     timeout_source: str  # "option.model_loading_timeout=…" or the image default
@@ -234,6 +233,7 @@ def estimate_loading(
         source, key = f"the image default {timeout} s", None
     return Loading(
         needed_seconds=needed,
+        download_seconds=download_seconds(arch, shape),
         compiles=compiles,
         timeout_seconds=timeout,
         timeout_source=source,

@@ -42,6 +42,7 @@ __all__ = [
     "MemoryItem",
     "RankMemory",
     "Shape",
+    "download_seconds",
     "dtype_bytes",
     "estimate_memory",
     "host_memory_needed_bytes",
@@ -66,12 +67,17 @@ def host_memory_needed_bytes(arch: ModelArch, shape: Shape, *, compile: bool = T
     return int(weights * host["compile_load_factor"]["value"] + host["base_gib"]["value"] * GIB)
 
 
+def download_seconds(arch: ModelArch, shape: Shape) -> int:
+    """How long downloading the weights takes (from S3 or the Hub), roughly."""
+    weights, _ = weights_bytes(arch, shape, arch.num_attention_heads, arch.num_key_value_heads, neuron=False)
+    return int(weights / GIB * constants()["loading"]["download_seconds_per_gib"]["value"])
+
+
 def loading_seconds(arch: ModelArch, shape: Shape, neuron: bool, optimize_level: int | None = None) -> int:
     """A rough floor for download + compile + load (used to judge timeouts); a higher Neuron
     compiler optimization level (``option.neuron_optimize_level``) compiles longer."""
     loading = constants()["loading"]
-    weights, _ = weights_bytes(arch, shape, arch.num_attention_heads, arch.num_key_value_heads, neuron=False)
-    seconds = weights / GIB * loading["download_seconds_per_gib"]["value"]
+    seconds: float = download_seconds(arch, shape)
     if neuron:
         factors = loading["compile_factor_by_optimize_level"]["value"]
         factor = float(factors.get(str(optimize_level), 1.0)) if optimize_level else 1.0
