@@ -490,10 +490,19 @@ class EngineArgsFile(Sourced):
     versions: dict[str, dict[str, Any]]
 
 
+class AllocatorRounding(Strict):
+    why: str
+    small_request_mib: Value
+    large_threshold_mib: Value
+    mid_segment_mib: Value
+    granularity_mib: Value
+
+
 class VllmMemoryFile(Sourced):
     model_config = ConfigDict(extra="allow", frozen=True)
     versions: dict[str, dict[str, Any]]
     error_margin_fraction: Value
+    allocator: AllocatorRounding
 
 
 # --- deploy.json, sagemaker_api.json ----------------------------------------------------------

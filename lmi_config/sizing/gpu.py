@@ -14,6 +14,10 @@ What counts against that budget changed between releases (``data/vllm_memory.jso
   non-torch memory on the device, CUDA context included;
 - ``since_init_snapshot`` (0.6.5+, V1 0.10+): weights + activation peak + non-torch growth
   since the worker started; from 0.21 the CUDA graphs too.
+
+The two that read device memory (``device_used``, ``free_memory_since_init``) count every segment
+PyTorch's caching allocator reserved during the profile run, not only the tensors alive at the
+peak: ``sizing/allocator.py`` replays one decoder layer to find how much that is.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from lmi_config.knowledge.instances import Instance
 from lmi_config.knowledge.memory import vllm_memory
 from lmi_config.knowledge.models import architecture_family
 from lmi_config.modelarch import ModelArch
+from lmi_config.sizing.allocator import LayerSizes, Rounding, reserved_bytes
 from lmi_config.sizing.model import (
     GIB,
     MIB,
@@ -39,6 +44,7 @@ from lmi_config.sizing.model import (
 )
 
 COUNTS_CUDA_CONTEXT = ("device_used", "torch_peak_plus_device_non_torch")
+COUNTS_ALLOCATOR_CACHE = ("device_used", "free_memory_since_init")  # read mem_get_info after the run
 COUNTS_NON_TORCH = (
     "device_used",
     "free_memory_since_init",
@@ -167,12 +173,48 @@ def activation_bytes(arch: ModelArch, shape: Shape, tokens: int, profile: VllmVe
         copies = constants["gated_mlp_copies" if gated else "plain_mlp_copies"]
         mlp = copies["value"] * arch.intermediate_size / tp
     forward = tokens * (hidden + mlp) * act
+    forward_note = f"one layer's MLP over {tokens} batched tokens"
+    if profile.profiler in COUNTS_ALLOCATOR_CACHE and not arch.num_experts:
+        reserved = _reserved_forward(arch, shape, tokens, act)
+        if reserved > forward:
+            forward = reserved
+            forward_note = (
+                f"the segments PyTorch's allocator reserves for one layer over {tokens} batched tokens "
+                f"(vLLM {profile.version} reads device memory)"
+            )
     rows = shape.batch_size if profile.engine == "v0" else min(shape.batch_size, tokens)
     per_logit = constants["sampler_bytes_per_logit"][profile.engine]
     sampler = rows * arch.vocab_size * per_logit + tokens * arch.hidden_size * act * 2
     if sampler > forward:
         return int(sampler), f"sampler over {rows} sequences x {arch.vocab_size} logits (top-k/top-p sort)"
-    return int(forward), f"one layer's MLP over {tokens} batched tokens"
+    return int(forward), forward_note
+
+
+def _reserved_forward(arch: ModelArch, shape: Shape, tokens: int, act: float) -> int:
+    """What the caching allocator holds after the profile forward (device-reading profilers)."""
+    tp = shape.tensor_parallel_degree
+    _, _, kv_per_gpu = kv_layout(arch, tp, "vllm", None)
+    heads = arch.num_attention_heads / tp
+    gated = arch.model_type in architecture_family("gated_mlp")
+    inter = arch.intermediate_size / tp
+    per_token = act * tokens
+    sizes = LayerSizes(
+        hidden=int(arch.hidden_size * per_token),
+        qkv=int((heads + 2 * kv_per_gpu) * arch.head_dim * per_token),
+        attention=int(heads * arch.head_dim * per_token),
+        mlp_up=int((2 if gated else 1) * inter * per_token),
+        mlp_act=int(inter * per_token),
+    )
+    rounding = _data()["allocator"]
+    return reserved_bytes(
+        sizes,
+        Rounding(
+            small_request=int(rounding["small_request_mib"]["value"] * MIB),
+            large_threshold=int(rounding["large_threshold_mib"]["value"] * MIB),
+            mid_segment=int(rounding["mid_segment_mib"]["value"] * MIB),
+            granularity=int(rounding["granularity_mib"]["value"] * MIB),
+        ),
+    )
 
 
 def non_torch_bytes(instance: Instance, tp: int, profile: VllmVersion) -> tuple[int, str]:
