@@ -1,4 +1,5 @@
-"""What the commands share: the group, the target options, reading stdin and writing output.
+"""What the commands share: the group, the target options, the spec options, reading stdin and
+writing output.
 
 Exit codes (a stable interface): 0 no error-level findings, 1 error-level findings (or warnings
 with ``--strict``; nothing fits), 2 unusable input (files, specs, templates, settings, output).
@@ -8,13 +9,16 @@ from __future__ import annotations
 
 import errno
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from lmi_config import __version__
 from lmi_config.errors import InputError, OutputError, SpecError, TemplateProblem
+
+if TYPE_CHECKING:
+    from lmi_config.spec import Spec
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 USAGE_ERRORS = (InputError, OutputError, SpecError, TemplateProblem)
@@ -130,6 +134,57 @@ def target_options(*, env: bool = True) -> Callable[[Callable[..., Any]], Callab
         return function
 
     return decorate
+
+
+def output_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``-o/--output`` for commands whose result goes through :func:`_emit` (``-`` is stdout)."""
+    return click.option(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default=None,
+        help="Write to FILE atomically instead of stdout (- is stdout).",
+    )(function)
+
+
+# The spec fields a flag overrides, by the flag's parameter name (also the spec's field name).
+SPEC_OVERRIDE_FLAGS = ("model", "model_architecture", "instance", "backend", "lmi_version", "objective")
+
+
+def spec_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The spec options that ``render`` and ``deploy`` word identically, defined once.
+
+    The other spec flags (--model, --model-architecture, --backend, --lmi-version, --set, --env,
+    --objective) are declared by each command because their help is worded for that command (render
+    mentions a local --model directory; deploy's --lmi-version picks the image; render's --env names
+    the outputs it reaches). They must keep the parameter names :func:`spec_from_flags` reads.
+    """
+    decorators = [
+        click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge."),
+        click.option(
+            "--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub."
+        ),
+    ]
+    for decorator in reversed(decorators):
+        function = decorator(function)
+    return function
+
+
+def spec_from_flags(spec_file: str | None, flags: Mapping[str, Any]) -> tuple[Spec, str]:
+    """The spec from SPEC.yaml and/or the spec flags; returns (spec, the name errors use).
+
+    ``flags`` holds the command's parameters: the fields in :data:`SPEC_OVERRIDE_FLAGS` (None = not
+    given), ``settings`` (``--set KEY=VALUE``) and ``env_settings`` (``--env NAME=VALUE``); other
+    keys are ignored. Raises :class:`SpecError` for a bad spec or flag.
+    """
+    from lmi_config.spec import build_spec
+
+    return build_spec(
+        spec_file,
+        overrides={field: flags[field] for field in SPEC_OVERRIDE_FLAGS},
+        settings=flags["settings"],
+        env_settings=flags["env_settings"],
+    )
 
 
 def _lint_options(

@@ -13,6 +13,8 @@ from lmi_config.cli.common import (
     _emit,
     _fail_input,
     main,
+    spec_from_flags,
+    spec_options,
 )
 from lmi_config.errors import InputError, OutputError, PlanningError, SpecError
 
@@ -80,7 +82,7 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
 @click.argument("spec_file", required=False, metavar="SPEC.yaml")
 @click.option("--model", metavar="ID", help="Model (Hub id or s3:// prefix); overrides the spec's.")
 @click.option("--model-architecture", metavar="ID", help="Catalog id or directory with config.json.")
-@click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge.")
+@spec_options
 @click.option(
     "--backend", metavar="NAME", help="vllm, tensorrt-llm, lmi-dist, transformers-neuronx, nxdi, huggingface."
 )
@@ -94,7 +96,6 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
 @click.option(
     "--objective", type=click.Choice(["throughput", "latency"]), default=None, help="What auto optimizes."
 )
-@click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
 @click.option("--region", metavar="REGION", help="AWS region (default: AWS_REGION / AWS_DEFAULT_REGION).")
 @click.option(
     "--role",
@@ -228,7 +229,6 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     from lmi_config.deploy import DeployRequest, SizingOverrides
     from lmi_config.deploy.report import format_outcome, format_plan, outcome_document
     from lmi_config.errors import DeployError
-    from lmi_config.spec import build_spec
 
     if flags["delete_name"]:
         _deploy_delete(flags["delete_name"], flags["region"], flags["endpoint_url"], flags["purge_s3"])
@@ -271,14 +271,8 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
         return click.confirm(f"Create these resources in {plan.region}?", default=False, err=True)
 
     name = spec_file or "command line"
-    overrides = {
-        key: flags[key]
-        for key in ("model", "model_architecture", "instance", "backend", "lmi_version", "objective")
-    }
     try:
-        spec, name = build_spec(
-            spec_file, overrides=overrides, settings=flags["settings"], env_settings=flags["env_settings"]
-        )
+        spec, name = spec_from_flags(spec_file, flags)
         result = api.deploy(
             spec,
             request,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -13,6 +14,9 @@ from lmi_config.cli.common import (
     _fail_input,
     _stdin_bytes,
     main,
+    output_option,
+    spec_from_flags,
+    spec_options,
 )
 from lmi_config.errors import PlanningError
 
@@ -27,7 +31,7 @@ from lmi_config.errors import PlanningError
     metavar="ID",
     help="Catalog id or local directory with config.json, when --model is s3:// or private.",
 )
-@click.option("--instance", metavar="TYPE", help="Instance type, e.g. ml.inf2.24xlarge.")
+@spec_options
 @click.option(
     "--backend",
     metavar="NAME",
@@ -61,13 +65,7 @@ from lmi_config.errors import PlanningError
     default=None,
     help="What auto optimizes (default: throughput).",
 )
-@click.option(
-    "-o",
-    "--output",
-    metavar="FILE",
-    default=None,
-    help="Write to FILE atomically instead of stdout (- is stdout).",
-)
+@output_option
 @click.option(
     "--template-dir",
     type=click.Path(file_okay=False, exists=True),
@@ -75,22 +73,14 @@ from lmi_config.errors import PlanningError
     help="Your own templates (same names as templates/); rendered in jinja2's sandbox.",
 )
 @click.option("--force", is_flag=True, help="Write even with error-level findings (they are still printed).")
-@click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
 def render(
     spec_file: str | None,
-    model: str | None,
-    model_architecture: str | None,
-    instance: str | None,
-    backend: str | None,
-    lmi_version: str | None,
-    settings: tuple[str, ...],
-    env_settings: tuple[str, ...],
     output_format: str | None,
-    objective: str | None,
     output: str | None,
     template_dir: str | None,
     force: bool,
     hub: bool,
+    **spec_flags: Any,
 ) -> None:
     """Render a validated serving.properties, env file or SageMaker Environment JSON.
 
@@ -111,23 +101,10 @@ def render(
     from pathlib import Path
 
     from lmi_config import api
-    from lmi_config.spec import build_spec
 
     name = spec_file or "command line"
     try:
-        spec, name = build_spec(
-            spec_file,
-            overrides={
-                "model": model,
-                "model_architecture": model_architecture,
-                "instance": instance,
-                "backend": backend,
-                "lmi_version": lmi_version,
-                "objective": objective,
-            },
-            settings=settings,
-            env_settings=env_settings,
-        )
+        spec, name = spec_from_flags(spec_file, spec_flags)
         rendered = api.render(
             spec,
             name=name,
@@ -171,13 +148,7 @@ def render(
     metavar="FILE",
     help="An env file the container sees together with PATH.",
 )
-@click.option(
-    "-o",
-    "--output",
-    metavar="FILE",
-    default=None,
-    help="Write to FILE atomically instead of stdout (- is stdout).",
-)
+@output_option
 def convert(path: str, target: str, env_files: tuple[str, ...], output: str | None) -> None:
     """Convert serving.properties, an env file or Environment JSON into another of them.
 
