@@ -22,7 +22,12 @@ from pathlib import Path
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import ModelArch, from_catalog, from_directory
 from lmi_config.sizing import GIB, Shape, estimate_memory
-from lmi_config.sizing.gpu import kv_capacity_verdict, torch_visible_bytes
+from lmi_config.sizing.gpu import (
+    ENGINE_CONTEXT,
+    kv_capacity_verdict,
+    torch_visible_bytes,
+    usage_context_defaults,
+)
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "vllm_kv_cases.json"
 EXCLUDED_VERSIONS = {
@@ -41,7 +46,27 @@ def case_model(case: dict, base: Path) -> ModelArch:
     return arch
 
 
-def case_shape(case: dict) -> Shape:
+def case_context(case: dict) -> tuple[str, bool]:
+    """(vLLM usage context of the entry point the case ran, whether that was assumed).
+
+    LMI builds its engine with from_engine_args (ENGINE_CONTEXT); ``vllm serve`` / the OpenAI server
+    is OPENAI_API_SERVER; ``LLM(...)`` is LLM_CLASS. Unknown: the OpenAI server, the commonest.
+    """
+    if case.get("usage_context"):
+        return case["usage_context"], False
+    text = " ".join([*case.get("quotes", []), case.get("notes", ""), case["source"].get("repo", "")])
+    if "djl-serving" in text or "LMI" in text:
+        return ENGINE_CONTEXT, False
+    if any(marker in text for marker in ("vllm serve", "entrypoints.openai", "openai.api_server")):
+        return "OPENAI_API_SERVER", False
+    if "LLM(" in text:
+        return "LLM_CLASS", False
+    if "entrypoints.api_server" in text:
+        return "API_SERVER", False  # the demo server: no table, the scheduler's defaults
+    return "OPENAI_API_SERVER", True
+
+
+def case_shape(case: dict, instance) -> Shape:
     """The configuration the logged start-up used."""
     versions = re.findall(r"\d+\.\d+\.\d+", case["vllm_version"])
     dtype_text = case["dtype"].lower()
@@ -49,16 +74,20 @@ def case_shape(case: dict) -> Shape:
     quantization = case.get("quantization")
     if quantization == "fp8" and "fbgemm" in dtype_text:
         quantization = "fbgemm_fp8"  # Meta's FP8 checkpoints keep attention in BF16
+    version = versions[-1] if versions else None
+    tokens, seqs = usage_context_defaults(version, case_context(case)[0], instance)
+    if case.get("enable_chunked_prefill") is False:
+        tokens = None  # without chunked prefill the budget is max_model_len
     return Shape(
         tensor_parallel_degree=case["tp"],
-        batch_size=case.get("max_num_seqs") or 256,
+        batch_size=case.get("max_num_seqs") or seqs or 256,
         sequence_length=case["max_model_len"],
         weight_dtype=dtype,
         quantize=quantization,
         gpu_memory_utilization=case["gpu_memory_utilization"],
-        max_num_batched_tokens=case.get("effective_max_num_batched_tokens"),
+        max_num_batched_tokens=case.get("effective_max_num_batched_tokens") or tokens,
         block_size=case.get("block_size"),
-        vllm_version=versions[-1] if versions else None,
+        vllm_version=version,
     )
 
 
@@ -86,8 +115,14 @@ def main() -> None:
         f"{'case':<5} {'vLLM':<12} {'model':<40} {'TP':>2} {'logged':>9} {'predicted':>9} {'error':>7}  lint"
     )
     for case in cases:
-        shape = case_shape(case)
-        memory = estimate_memory(case_model(case, path.parent), case_instance(case), "vllm", shape)
+        if not case.get("tool_model"):
+            rows.append(
+                f"{case['id']:<5} skipped: no architecture for {case['model']} in the catalog or beside the file"
+            )
+            continue
+        instance = case_instance(case)
+        shape = case_shape(case, instance)
+        memory = estimate_memory(case_model(case, path.parent), instance, "vllm", shape)
         logged = case["observed"].get("kv_tokens") or case["observed"].get("kv_tokens_derived")
         predicted = memory.kv_cache_tokens or 0
         error = predicted / logged - 1

@@ -196,6 +196,68 @@ def default_engine(sources: dict[str, str], version: str) -> dict:
     return {**evidence, "value": "v0"}
 
 
+LARGE_GPU_CONDITION = re.compile(
+    r"^\s*if (?:device_memory >= (?P<gib>\d+) \* GiB_bytes|\"h100\" in device_name)(?P<rest>.*):\s*$",
+    flags=re.MULTILINE,
+)
+CONTEXT_ENTRY = re.compile(r"UsageContext\.(\w+):\s*(\d+)")
+
+
+def _context_tables(block: str, name: str) -> list[dict[str, int]]:
+    """Each ``name = {UsageContext.X: n, ...}`` (or ``name = n``, the same for every context) in order."""
+    tables = []
+    for match in re.finditer(rf"{name}\s*=\s*(\{{[^}}]*\}}|\d+)", block):
+        literal = match.group(1)
+        if literal.isdigit():
+            tables.append({"*": int(literal)})
+        else:
+            tables.append({context: int(value) for context, value in CONTEXT_ENTRY.findall(literal)})
+    return tables
+
+
+def usage_context_defaults(sources: dict[str, str], version: str) -> dict | None:
+    """The V1 defaults of max_num_batched_tokens / max_num_seqs per usage context and GPU size.
+
+    ``vllm serve`` (OPENAI_API_SERVER) and ``LLM(...)`` (LLM_CLASS) get them; an engine built with
+    ``from_engine_args`` (ENGINE_CONTEXT, what LMI's handlers do) is not in the tables and keeps the
+    scheduler's own default (``chunked_default_tokens``).
+    """
+    path = "vllm/engine/arg_utils.py"
+    text = sources.get(path, "")
+    condition = LARGE_GPU_CONDITION.search(text)
+    if condition is None:
+        return None
+    block = text[condition.start() : condition.start() + 2500]
+    tokens = _context_tables(block, "default_max_num_batched_tokens")
+    seqs = _context_tables(block, "default_max_num_seqs")
+    if len(tokens) < 2:
+        return None
+    rest = condition.group("rest")
+    if condition.group("gib"):
+        rule = {
+            "min_memory_gib": int(condition.group("gib")),
+            "excluded_names": re.findall(r'"(\w+)" not in device_name', rest),
+        }
+    else:
+        rule = {"names": ["h100", *re.findall(r'or "(\w+)" in device_name', rest)]}
+
+    def sized(index: int) -> dict:
+        contexts = {}
+        for context, value in tokens[index].items():
+            entry = {"max_num_batched_tokens": value}
+            if index < len(seqs):
+                entry["max_num_seqs"] = seqs[index].get(context, seqs[index].get("*"))
+            contexts[context] = entry
+        return contexts
+
+    line = text.count("\n", 0, condition.start()) + 1
+    return {
+        "value": {"large_gpu": rule, "large": sized(0), "other": sized(1)},
+        "evidence": condition.group(0).strip(),
+        "source": github_url(version, path, line),
+    }
+
+
 def facts_for(version: str, sources: dict[str, str]) -> dict:
     """Every fact of one version, each with value, evidence and source."""
     engine = default_engine(sources, version)
@@ -226,6 +288,7 @@ def facts_for(version: str, sources: dict[str, str]) -> dict:
         result["largest_cudagraph_batch"] = None
     if result["unchunked_floor_tokens"] is None or result["block_size_default"] is None:
         raise SystemExit(f"vllm {version}: default max_num_batched_tokens or block size not found")
+    result["usage_context_defaults"] = usage_context_defaults(sources, version)
     if "enable_chunked_prefill" not in sources.get("vllm/engine/arg_utils.py", ""):
         result["chunked_default_tokens"] = None  # no chunked prefill in this release
     return result

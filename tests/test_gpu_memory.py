@@ -171,3 +171,33 @@ def test_explain_json_and_lint_report_the_kv_tokens_and_what_would_fit(tmp_path)
     lint = run_cli("lint", str(config), "--instance", "g5.2xlarge")
     assert lint.returncode == 1
     assert "LMI312" in lint.stdout and "option.max_model_len=" in lint.stdout
+
+
+def test_vllm_serve_on_an_h100_profiles_1024_sequences_where_lmi_keeps_the_engine_defaults() -> None:
+    # generated from vLLM's arg_utils.py: V1 gives `vllm serve` (OPENAI_API_SERVER) 8192 tokens and 1024
+    # sequences on GPUs of 70 GiB or more except A100 (0.10+), on H100/H200 by name before; LMI's handlers build
+    # the engine with from_engine_args (ENGINE_CONTEXT), which keeps the scheduler's 2048 tokens
+    from lmi_config.sizing.gpu import ENGINE_CONTEXT, usage_context_defaults
+
+    a100 = resolve_instance("p4de.24xlarge")
+    assert usage_context_defaults("0.10.2", "OPENAI_API_SERVER", H100) == (8192, 1024)
+    assert usage_context_defaults("0.10.2", "LLM_CLASS", H100) == (16384, 1024)
+    assert usage_context_defaults("0.10.2", "OPENAI_API_SERVER", a100) == (2048, 256)
+    assert usage_context_defaults("0.8.4", "OPENAI_API_SERVER", H100) == (8192, 1024)
+    assert usage_context_defaults("0.10.2", ENGINE_CONTEXT, H100) == (None, None)
+    assert usage_context_defaults("0.6.5", "OPENAI_API_SERVER", H100) == (None, None)  # V0: no tables
+
+
+def test_an_fp8_moe_served_on_h100s_leaves_the_kv_cache_vllm_logged() -> None:
+    # https://github.com/vllm-project/vllm/issues/21348: `vllm serve` Qwen3-235B-A22B-FP8 at TP 4 on H100s (V1):
+    # "GPU KV cache size: 178,880 tokens" -- the sampler's dummy run over 1024 sequences x 151936 logits is
+    # what a 256-sequence estimate misses (it predicted 266k tokens)
+    from lmi_config.sizing.gpu import usage_context_defaults
+
+    qwen3 = from_catalog("Qwen/Qwen3-235B-A22B")
+    assert qwen3 is not None
+    tokens, sequences = usage_context_defaults("0.10.0", "OPENAI_API_SERVER", H100)
+    assert tokens and sequences
+    shape = Shape(4, sequences, 40960, quantize="fp8", max_num_batched_tokens=tokens, vllm_version="0.10.0")
+    predicted = estimate_memory(qwen3, H100, "vllm", shape).kv_cache_tokens
+    assert predicted is not None and predicted / 178880 == pytest.approx(1.0, abs=0.10)

@@ -97,6 +97,35 @@ def vllm_version(version: str | None) -> VllmVersion:
     )
 
 
+ENGINE_CONTEXT = "ENGINE_CONTEXT"  # an engine built with from_engine_args: what LMI's handlers do
+
+
+def usage_context_defaults(
+    version: str | None, context: str, instance: Instance
+) -> tuple[int | None, int | None]:
+    """(max_num_batched_tokens, max_num_seqs) a V1 release picks when neither is set, by entry point.
+
+    ``vllm serve`` is ``OPENAI_API_SERVER``, ``LLM(...)`` is ``LLM_CLASS``; on a large GPU (the
+    release's rule: H100/H200 by name, later 70 GiB or more except A100) both take bigger budgets.
+    LMI builds its engine with ``from_engine_args`` (``ENGINE_CONTEXT``), which no table lists:
+    (None, None), the scheduler's own defaults apply.
+    """
+    profile = vllm_version(version)
+    entry = (_data()["versions"][profile.version].get("usage_context_defaults") or {}).get("value")
+    if profile.engine != "v1" or not entry or context == ENGINE_CONTEXT:
+        return None, None
+    rule = entry["large_gpu"]
+    name = instance.accelerator_name.lower()
+    if "min_memory_gib" in rule:
+        large = torch_visible_bytes(instance)[0] >= rule["min_memory_gib"] * GIB and not any(
+            excluded in name for excluded in rule["excluded_names"]
+        )
+    else:
+        large = any(wanted in name for wanted in rule["names"])
+    defaults = entry["large" if large else "other"].get(context) or {}
+    return defaults.get("max_num_batched_tokens"), defaults.get("max_num_seqs")
+
+
 def torch_visible_bytes(instance: Instance) -> tuple[int, str]:
     """Memory per GPU as ``torch.cuda.mem_get_info`` reports it (less than nvidia-smi's total)."""
     table = _data()["torch_visible_memory_gib"]
