@@ -1,11 +1,13 @@
 """Print the vLLM memory model's KV-cache capacity next to every logged vLLM start-up, with the error.
 
-Run: python benchmarks/gpu_memory_accuracy.py [CASES.json]
+Run: python benchmarks/gpu_memory_accuracy.py [CASES.json ...]
 
 The cases (default ../shared/reference/vllm_kv_cases.json, read in place) quote real start-up
 logs: GPU blocks / KV tokens, and whether vLLM refused to start. Each is predicted on the GPU
 it ran on (the memory PyTorch reported, logged or assumed in the case), with the vLLM version it
-ran, its TP, gpu_memory_utilization, max_model_len and max_num_seqs. Targets (issue 8): median
+ran, its TP, gpu_memory_utilization, max_model_len and max_num_seqs, and the defaults of its entry
+point (``vllm serve``, ``LLM(...)``, LMI's engine; a case's ``usage_context`` or its quotes tell which;
+unknown is taken as ``vllm serve`` and marked). Several case files give one summary. Targets (issue 8): median
 |predicted/logged - 1| <= 8 %, no case over-predicted by more than 15 %, every failed start-up
 flagged by lint (vllm-kv-capacity), no flag on a start-up that succeeded. vLLM 0.2.5's profiler
 counted memory it did not own (vllm#2136) and is reported but left out of the targets.
@@ -35,14 +37,20 @@ EXCLUDED_VERSIONS = {
 }
 
 
+class Skipped(Exception):
+    """A case this benchmark cannot predict (no architecture, missing field, unknown instance)."""
+
+
 def case_model(case: dict, base: Path) -> ModelArch:
     """The architecture named by the case (catalog, or a config.json beside the cases file)."""
-    name = case["tool_model"]
+    name = case.get("tool_model")
+    if not name:
+        raise Skipped(f"no architecture for {case.get('model')} in the catalog or beside the file")
     if name.startswith("DIR:"):
         return from_directory(base / name.removeprefix("DIR:"))
     arch = from_catalog(name)
     if arch is None:
-        raise SystemExit(f"{case['id']}: {name} is not in the catalog")
+        raise Skipped(f"{name} is not in the catalog")
     return arch
 
 
@@ -107,43 +115,55 @@ def case_instance(case: dict):
     return instance._replace(accelerator_name=name, usable_memory_gib=total_gib + shortfall)
 
 
-def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else REFERENCE
-    cases = json.loads(path.read_text())["cases"]
-    errors, over, flags_ok, rows = [], [], [], []
-    print(
-        f"{'case':<5} {'vLLM':<12} {'model':<40} {'TP':>2} {'logged':>9} {'predicted':>9} {'error':>7}  lint"
-    )
-    for case in cases:
-        if not case.get("tool_model"):
-            rows.append(
-                f"{case['id']:<5} skipped: no architecture for {case['model']} in the catalog or beside the file"
-            )
-            continue
+def evaluate(case: dict, base: Path) -> tuple[str, float | None, bool | None]:
+    """(table row, error or None when left out of the targets, lint right or None)."""
+    try:
         instance = case_instance(case)
         shape = case_shape(case, instance)
-        memory = estimate_memory(case_model(case, path.parent), instance, "vllm", shape)
+        memory = estimate_memory(case_model(case, base), instance, "vllm", shape)
         logged = case["observed"].get("kv_tokens") or case["observed"].get("kv_tokens_derived")
-        predicted = memory.kv_cache_tokens or 0
-        error = predicted / logged - 1
-        verdict = kv_capacity_verdict(memory, shape.sequence_length)
-        failed = bool(case["observed"].get("startup_failed"))
-        excluded = EXCLUDED_VERSIONS.get(shape.vllm_version or "")
-        right = (verdict is not None) == failed
-        lint = f"{verdict or 'silent'} ({'failed' if failed else 'started'}{'' if right else ', WRONG'})"
-        rows.append(
-            f"{case['id']:<5} {shape.vllm_version or '?':<12} {case['model'][:40]:<40} {shape.tensor_parallel_degree:>2} "
-            f"{logged:>9} {predicted:>9} {error:>+7.1%}  {lint}{'  [excluded: ' + excluded + ']' if excluded else ''}"
+        if not logged:
+            raise Skipped("no logged KV tokens")
+    except (Skipped, KeyError, LookupError, ValueError, TypeError) as problem:
+        return f"{case.get('id', '?'):<5} skipped: {problem}", None, None
+    predicted = memory.kv_cache_tokens or 0
+    error = predicted / logged - 1
+    verdict = kv_capacity_verdict(memory, shape.sequence_length)
+    failed = bool(case["observed"].get("startup_failed"))
+    excluded = EXCLUDED_VERSIONS.get(shape.vllm_version or "")
+    right = (verdict is not None) == failed
+    lint = f"{verdict or 'silent'} ({'failed' if failed else 'started'}{'' if right else ', WRONG'})"
+    context, assumed = case_context(case)
+    assumed = assumed and usage_context_defaults(shape.vllm_version, context, instance) != (None, None)
+    row = (
+        f"{case['id']:<5} {shape.vllm_version or '?':<12} {case['model'][:40]:<40} {shape.tensor_parallel_degree:>2} "
+        f"{logged:>9} {predicted:>9} {error:>+7.1%}  {lint}"
+        f"{'  [entry point assumed: ' + context + ']' if assumed else ''}"
+        f"{'  [excluded: ' + excluded + ']' if excluded else ''}"
+    )
+    return row, (None if excluded else error), (None if excluded else right)
+
+
+def main() -> None:
+    paths = [Path(argument) for argument in sys.argv[1:]] or [REFERENCE]
+    errors, flags_ok = [], []
+    for path in paths:
+        print(f"{path}:")
+        print(
+            f"{'case':<5} {'vLLM':<12} {'model':<40} {'TP':>2} {'logged':>9} {'predicted':>9} {'error':>7}  lint"
         )
-        if excluded:
-            continue
-        errors.append(abs(error))
-        over.append(error)
-        flags_ok.append(right)
-    print("\n".join(rows))
-    print()
-    print(f"median |predicted/logged - 1|: {statistics.median(errors):.1%} (target <= 8 %)")
-    print(f"largest over-prediction: {max(over):+.1%} (target <= +15 %)")
+        for case in json.loads(path.read_text())["cases"]:
+            row, error, right = evaluate(case, path.parent)
+            print(row)
+            if error is not None:
+                errors.append(error)
+            if right is not None:
+                flags_ok.append(right)
+        print()
+    print(
+        f"median |predicted/logged - 1|: {statistics.median(abs(error) for error in errors):.1%} (target <= 8 %)"
+    )
+    print(f"largest over-prediction: {max(errors):+.1%} (target <= +15 %)")
     print(
         f"lint right on {sum(flags_ok)} of {len(flags_ok)} start-ups (failed ones flagged, started ones silent)"
     )
