@@ -7,7 +7,8 @@ logs: GPU blocks / KV tokens, and whether vLLM refused to start. Each is predict
 it ran on (the memory PyTorch reported, logged or assumed in the case), with the vLLM version it
 ran, its TP, gpu_memory_utilization, max_model_len and max_num_seqs, and the defaults of its entry
 point (``vllm serve``, ``LLM(...)``, LMI's engine; a case's ``usage_context`` or its quotes tell which;
-unknown is taken as ``vllm serve`` and marked). Several case files give one summary. Targets (issue 8): median
+unknown is taken as ``vllm serve`` and marked). Several case files give one summary. A case whose
+record is wrong is corrected from ``vllm_kv_case_corrections.json``, with the evidence printed. Targets (issue 8): median
 |predicted/logged - 1| <= 8 %, no case over-predicted by more than 15 %, every failed start-up
 flagged by lint (vllm-kv-capacity), no flag on a start-up that succeeded. vLLM 0.2.5's profiler
 counted memory it did not own (vllm#2136) and is reported but left out of the targets.
@@ -32,6 +33,7 @@ from lmi_config.sizing.gpu import (
 )
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "vllm_kv_cases.json"
+CORRECTIONS = Path(__file__).resolve().parent / "vllm_kv_case_corrections.json"
 EXCLUDED_VERSIONS = {
     "0.2.5": "vLLM 0.2.5's profiler counted memory it did not own (vllm#2136, fixed in 0.2.6/0.3)"
 }
@@ -52,6 +54,14 @@ def case_model(case: dict, base: Path) -> ModelArch:
     if arch is None:
         raise Skipped(f"{name} is not in the catalog")
     return arch
+
+
+def correction(case: dict) -> dict | None:
+    """The documented correction of this case's architecture, if the corrections file has one."""
+    entry = json.loads(CORRECTIONS.read_text())["corrections"].get(case.get("id", ""))
+    if entry and entry["case_source"] == case["source"].get("url"):
+        return entry
+    return None
 
 
 def case_context(case: dict) -> tuple[str, bool]:
@@ -120,7 +130,11 @@ def evaluate(case: dict, base: Path) -> tuple[str, float | None, bool | None]:
     try:
         instance = case_instance(case)
         shape = case_shape(case, instance)
-        memory = estimate_memory(case_model(case, base), instance, "vllm", shape)
+        arch = case_model(case, base)
+        corrected = correction(case)
+        if corrected:
+            arch = arch._replace(**corrected["architecture"])
+        memory = estimate_memory(arch, instance, "vllm", shape)
         logged = case["observed"].get("kv_tokens") or case["observed"].get("kv_tokens_derived")
         if not logged:
             raise Skipped("no logged KV tokens")
@@ -141,6 +155,9 @@ def evaluate(case: dict, base: Path) -> tuple[str, float | None, bool | None]:
         f"{'  [entry point assumed: ' + context + ']' if assumed else ''}"
         f"{'  [excluded: ' + excluded + ']' if excluded else ''}"
     )
+    if corrected:
+        fields = ", ".join(f"{key}={value}" for key, value in corrected["architecture"].items())
+        row += f"\n      corrected ({fields}): {corrected['why']}"
     return row, (None if excluded else error), (None if excluded else right)
 
 

@@ -38,11 +38,19 @@ def test_weights_come_from_the_checkpoint_size_when_the_safetensors_index_gives_
 
 def test_fp8_checkpoints_that_keep_attention_in_bf16_weigh_what_vllm_logged() -> None:
     # https://github.com/vllm-project/vllm/issues/6746: Llama-3.1-405B-Instruct-FP8 at TP 8,
-    # "Loading model weights took 57.7520 GB" -- all-FP8 would be ~47.7 GiB
+    # "Loading model weights took 57.7520 GB" -- all-FP8 would be ~47.7 GiB. The checkpoint of that day was the
+    # July-2024 upload with 16 KV heads (models.json note); its BF16 k/v projections are 4.2 B more parameters
     assert LLAMA31_405B is not None
+    july_upload = LLAMA31_405B._replace(
+        num_key_value_heads=16, total_params=LLAMA31_405B.total_params + 126 * 2 * 16384 * 1024
+    )
     shape = Shape(8, 256, 131072, quantize="fbgemm_fp8", vllm_version="0.5.3.post1")
-    weights = _items(estimate_memory(LLAMA31_405B, H100, "vllm", shape))["weights"] / GIB
-    assert weights == pytest.approx(57.752, rel=0.03)
+    weights = _items(estimate_memory(july_upload, H100, "vllm", shape))["weights"] / GIB
+    assert weights == pytest.approx(57.752, rel=0.005)
+    current = _items(estimate_memory(LLAMA31_405B, H100, "vllm", shape))["weights"] / GIB
+    assert current == pytest.approx(
+        57.752 - 0.984, rel=0.005
+    )  # 8 KV heads: 126 x 2 x 16384 x 1024 x 2 B / 8 less
 
 
 def test_gptq_weights_leave_the_kv_blocks_vllm_logged() -> None:
