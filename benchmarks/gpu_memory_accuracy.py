@@ -86,10 +86,14 @@ def case_context(case: dict) -> tuple[str, bool]:
 
 def case_shape(case: dict, instance) -> Shape:
     """The configuration the logged start-up used."""
-    versions = re.findall(r"\d+\.\d+\.\d+", case["vllm_version"])
+    text = case["vllm_version"]
+    # "vLLM 0.10.2, LMCache 0.3.6": the version named as vLLM's; else the last one given ("0.2.4/0.2.5")
+    versions = re.findall(r"vllm[ =v]*(\d+\.\d+\.\d+)", text, flags=re.IGNORECASE) or re.findall(
+        r"\d+\.\d+\.\d+", text
+    )
     dtype_text = case["dtype"].lower()
     dtype = "fp16" if dtype_text.startswith(("float16", "fp16", "half")) else "bf16"
-    quantization = case.get("quantization")
+    quantization = (case.get("quantization") or "").split(" ")[0] or None  # "fp8 (compressed-tensors ...)"
     if quantization == "fp8" and "fbgemm" in dtype_text:
         quantization = "fbgemm_fp8"  # Meta's FP8 checkpoints keep attention in BF16
     version = versions[-1] if versions else None

@@ -24,7 +24,10 @@ import argparse
 import json
 import re
 import sys
+import tarfile
 import tempfile
+import urllib.request
+import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -50,6 +53,8 @@ VERSIONS = {
     "0.6.5": None,
     "0.7.3": "LMI v14 (DJL 0.32.0)",
     "0.8.4": "LMI v15 (DJL 0.33.0)",
+    "0.9.2": None,
+    "0.10.1.1": None,
     "0.10.2": "LMI v16 (DJL 0.34.0)",
     "0.11.1": "LMI v17 (DJL 0.35.0)",
     "0.12.0": "LMI v18",
@@ -90,7 +95,7 @@ FACTS: dict[str, tuple[tuple[str, str], ...]] = {
         ),
         ("vllm/config/scheduler.py", r"max\(\s*self\.max_model_len,\s*(\w+(?:\.\w+)?)"),
         ("vllm/config.py", r"max\(\s*(?:self\.)?max_model_len,\s*(\d+)\)"),
-        ("vllm/config.py", r"max\(\s*(?:self\.)?max_model_len,\s*(_DEFAULT_MAX_NUM_BATCHED_TOKENS)\)"),
+        ("vllm/config.py", r"max\(\s*(?:self\.)?max_model_len,\s*(_?DEFAULT_MAX_NUM_BATCHED_TOKENS)\)"),
     ),
     # with chunked prefill (and the engine context LMI uses): the default token budget
     "chunked_default_tokens": (
@@ -258,6 +263,112 @@ def usage_context_defaults(sources: dict[str, str], version: str) -> dict | None
     }
 
 
+TORCH_REQUIREMENT = re.compile(r"^torch\s*(?:==|>=)\s*(\d+\.\d+\.\d+)\s*(?:;(?P<marker>.*))?$", re.MULTILINE)
+REQUIREMENT_FILES = ("requirements-cuda.txt", "requirements/cuda.txt", "requirements.txt")
+_nccl_cache: dict[str, dict | None] = {}
+
+
+def torch_requirement(archive: Path, version: str) -> dict | None:
+    """The torch release the vLLM release pins for CUDA on x86 (requirements files or wheel METADATA)."""
+    texts: dict[str, str] = {}
+    if archive.name.endswith(".whl"):
+        with zipfile.ZipFile(archive) as zf:
+            for name in zf.namelist():
+                if name.endswith(".dist-info/METADATA"):
+                    metadata = zf.read(name).decode("utf-8")
+                    texts["METADATA"] = "\n".join(
+                        line.removeprefix("Requires-Dist: ").replace(" ", "")
+                        for line in metadata.splitlines()
+                        if line.startswith("Requires-Dist: torch")
+                    )
+    else:
+        with tarfile.open(archive) as tf:
+            for member in tf:
+                relative = member.name.split("/", 1)[-1]
+                if member.isfile() and relative in REQUIREMENT_FILES:
+                    handle = tf.extractfile(member)
+                    assert handle is not None
+                    texts[relative] = handle.read().decode("utf-8")
+    for path in (*REQUIREMENT_FILES, "METADATA"):
+        for match in TORCH_REQUIREMENT.finditer(texts.get(path, "")):
+            if re.search(r"==\s*['\"]aarch64", match.group("marker") or ""):
+                continue  # the ARM build's pin
+            line = texts[path].count("\n", 0, match.start()) + 1
+            source = (
+                github_url(version, path, line)
+                if path != "METADATA"
+                else f"https://pypi.org/project/vllm/{version}/"
+            )
+            return {"value": match.group(1), "evidence": match.group(0).strip(), "source": source}
+    return None
+
+
+def nccl_of_torch(torch_version: str, index_url: str) -> dict | None:
+    """The NCCL release a torch wheel for Linux x86 requires (its PEP 658 metadata on the index)."""
+    if torch_version in _nccl_cache:
+        return _nccl_cache[torch_version]
+    request = urllib.request.Request(
+        index_url.rstrip("/") + "/torch/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        files = json.load(response)["files"]
+    found = None
+    for entry in files:
+        name = entry["filename"]
+        if not (name.startswith(f"torch-{torch_version}-") and "linux" in name and "x86_64" in name):
+            continue
+        try:
+            with urllib.request.urlopen(entry["url"] + ".metadata", timeout=120) as response:
+                metadata = response.read().decode("utf-8")
+        except OSError:
+            continue
+        match = re.search(
+            r"^Requires-Dist: nvidia-nccl-cu\d+ ?\(?==\s*([\d.]+)\)?.*$", metadata, re.MULTILINE
+        )
+        if match:
+            found = {
+                "value": match.group(1),
+                "evidence": match.group(0).strip(),
+                "source": entry["url"] + ".metadata",
+            }
+            break
+    _nccl_cache[torch_version] = found
+    return found
+
+
+def communicators(sources: dict[str, str], version: str) -> dict:
+    """How many NCCL communicators a TP worker opens: its TP group, the default group when it is warmed up
+    (0.2-0.4), and a second TP communicator (CuPy 0.3, PyNccl 0.4+) for CUDA graphs."""
+    worker = sources.get(V0_WORKER, "")
+    warmup = "torch.distributed.all_reduce(torch.zeros(1).cuda())" in worker
+    second = any(
+        marker in text
+        for path, text in sources.items()
+        if path.startswith("vllm/")
+        for marker in (
+            "cupy_utils.init_process_group",
+            "pynccl_utils.init_process_group",
+            "PyNcclCommunicator(",
+        )
+    )
+    count = 1 + int(warmup) + int(second)
+    path, needle = (V0_WORKER, "torch.distributed.all_reduce(torch.zeros(1).cuda())")
+    line = worker.find(needle)
+    evidence = (
+        f"{needle} (default group) and a second TP communicator"
+        if warmup
+        else "TP group and a second TP communicator (PyNccl)"
+        if second
+        else "TP group only"
+    )
+    source = (
+        github_url(version, path, worker.count("\n", 0, line) + 1)
+        if warmup
+        else github_url(version, "vllm/distributed/parallel_state.py", 1)
+    )
+    return {"value": count, "evidence": evidence, "source": source}
+
+
 def facts_for(version: str, sources: dict[str, str]) -> dict:
     """Every fact of one version, each with value, evidence and source."""
     engine = default_engine(sources, version)
@@ -289,6 +400,7 @@ def facts_for(version: str, sources: dict[str, str]) -> dict:
     if result["unchunked_floor_tokens"] is None or result["block_size_default"] is None:
         raise SystemExit(f"vllm {version}: default max_num_batched_tokens or block size not found")
     result["usage_context_defaults"] = usage_context_defaults(sources, version)
+    result["nccl_communicators"] = communicators(sources, version)
     if "enable_chunked_prefill" not in sources.get("vllm/engine/arg_utils.py", ""):
         result["chunked_default_tokens"] = None  # no chunked prefill in this release
     return result
@@ -316,7 +428,11 @@ def main(argv: list[str] | None = None) -> int:
         archive = engine_args.obtain(version, cache, args.index_url, False, "x86_64")
         if archive is None:
             raise SystemExit(f"vllm {version}: no archive")
-        versions[version] = facts_for(version, read_sources(archive))
+        facts = facts_for(version, read_sources(archive))
+        torch = torch_requirement(archive, version)
+        facts["torch"] = torch
+        facts["nccl"] = nccl_of_torch(torch["value"], args.index_url) if torch else None
+        versions[version] = facts
     document["versions"] = {key: versions[key] for key in sorted(versions, key=engine_args.version_key)}
     output.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n")
     return 0

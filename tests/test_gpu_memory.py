@@ -103,7 +103,8 @@ def test_the_sampler_sets_the_activation_peak_for_a_large_vocabulary_at_8k_token
 
 def test_non_torch_memory_grows_with_tp_and_nvlink_sharp_on_h100() -> None:
     # https://github.com/vllm-project/vllm/pull/12126 logs 'non_torch_memory takes 0.16GiB' at TP 1 on an H100;
-    # https://github.com/vllm-project/vllm/issues/9699: NVLS buffers (nvlsPerRankSize 301989888) only above TP 2
+    # https://github.com/vllm-project/vllm/pull/10511: 1.79 GiB more at TP 2 (NCCL 2.21, every channel connected at
+    # start); https://github.com/vllm-project/vllm/issues/9699: NVLS buffers only above TP 2
     assert LLAMA3_8B is not None
     sizes = {
         tp: _items(estimate_memory(LLAMA3_8B, H100, "vllm", Shape(tp, 256, 8192, vllm_version="0.7.3")))[
@@ -113,7 +114,38 @@ def test_non_torch_memory_grows_with_tp_and_nvlink_sharp_on_h100() -> None:
         for tp in (1, 2, 8)
     }
     assert sizes[1] == pytest.approx(0.16, abs=0.1)
-    assert sizes[1] < sizes[2] < 1.0 < 4.0 < sizes[8]
+    assert sizes[2] - sizes[1] == pytest.approx(1.79, rel=0.05)
+    assert sizes[2] < sizes[8] < sizes[2] + 1.0  # NVLS: one nvlsPerRankSize (288 MiB) per communicator
+
+
+def test_nccl_2_22_and_later_connect_channels_on_first_use() -> None:
+    # vLLM 0.11 pins torch 2.9 (NCCL 2.27, connects on first use): 'Non-torch Memory 0.55 GiB' at TP 2 against
+    # 0.14 at TP 1 on H100s (https://github.com/llm-d/llm-d-benchmark/blob/87ab01bebc78107815ea3bc2eccad3eb168003b0/
+    # config_explorer/empirical-vllm-memory-results.md); vLLM 0.7.3 (torch 2.5, NCCL 2.21) connects all at start
+    assert LLAMA3_8B is not None
+
+    def non_torch(version: str) -> float:
+        memory = estimate_memory(LLAMA3_8B, H100, "vllm", Shape(2, 256, 8192, vllm_version=version))
+        return _items(memory)["non-torch (NCCL, CUDA)"] / GIB
+
+    assert non_torch("0.11.1") == pytest.approx(0.55, abs=0.1)
+    assert non_torch("0.7.3") > 3 * non_torch("0.11.1")
+
+
+def test_a_405b_at_tp_8_leaves_the_kv_cache_vllm_logged() -> None:
+    # https://github.com/vllm-project/vllm/issues/6746 (vLLM 0.5.3, 8 x H100, the July-2024 upload with 16 KV heads):
+    # "the maximum number of tokens that can be stored in KV cache (79392)"; weights, the sampler, two NCCL
+    # communicators connected at start and their NVLS buffers leave that much
+    assert LLAMA31_405B is not None
+    july_upload = LLAMA31_405B._replace(
+        num_key_value_heads=16, total_params=LLAMA31_405B.total_params + 126 * 2 * 16384 * 1024
+    )
+    shape = Shape(8, 256, 131072, quantize="fbgemm_fp8", vllm_version="0.5.3")
+    memory = estimate_memory(july_upload, H100, "vllm", shape)
+    assert memory.kv_cache_tokens is not None and memory.kv_cache_tokens / 79392 == pytest.approx(
+        1.0, abs=0.1
+    )
+    assert kv_capacity_verdict(memory, 131072) == "error"
 
 
 def test_cuda_graphs_count_inside_the_budget_only_from_vllm_0_21_and_not_with_enforce_eager() -> None:
@@ -196,16 +228,17 @@ def test_vllm_serve_on_an_h100_profiles_1024_sequences_where_lmi_keeps_the_engin
     assert usage_context_defaults("0.6.5", "OPENAI_API_SERVER", H100) == (None, None)  # V0: no tables
 
 
-def test_an_fp8_moe_served_on_h100s_leaves_the_kv_cache_vllm_logged() -> None:
-    # https://github.com/vllm-project/vllm/issues/21348: `vllm serve` Qwen3-235B-A22B-FP8 at TP 4 on H100s (V1):
-    # "GPU KV cache size: 178,880 tokens" -- the sampler's dummy run over 1024 sequences x 151936 logits is
-    # what a 256-sequence estimate misses (it predicted 266k tokens)
+def test_vllm_serve_on_an_h100_samples_1024_sequences_in_its_profile() -> None:
+    # https://github.com/llm-d/llm-d-benchmark/blob/87ab01bebc78107815ea3bc2eccad3eb168003b0/config_explorer/
+    # empirical-vllm-memory-results.md (vLLM 0.11, `vllm serve`, one H100, max-model-len 16000): Qwen3-32B
+    # "Peak Activation 5.64" GiB and "Available KV Cache 4.45" GiB -- a 256-sequence profile would promise 1.1 GiB more
     from lmi_config.sizing.gpu import usage_context_defaults
 
-    qwen3 = from_catalog("Qwen/Qwen3-235B-A22B")
+    qwen3 = from_catalog("Qwen/Qwen3-32B")
     assert qwen3 is not None
-    tokens, sequences = usage_context_defaults("0.10.0", "OPENAI_API_SERVER", H100)
-    assert tokens and sequences
-    shape = Shape(4, sequences, 40960, quantize="fp8", max_num_batched_tokens=tokens, vllm_version="0.10.0")
-    predicted = estimate_memory(qwen3, H100, "vllm", shape).kv_cache_tokens
-    assert predicted is not None and predicted / 178880 == pytest.approx(1.0, abs=0.10)
+    tokens, sequences = usage_context_defaults("0.11.0", "OPENAI_API_SERVER", H100)
+    assert (tokens, sequences) == (8192, 1024)
+    shape = Shape(1, sequences, 16000, max_num_batched_tokens=tokens, block_size=128, vllm_version="0.11.0")
+    items = _items(estimate_memory(qwen3, H100, "vllm", shape))
+    assert items["activations (profile run)"] / GIB == pytest.approx(5.64, rel=0.05)
+    assert items["KV cache (what is left)"] / GIB == pytest.approx(4.45, rel=0.1)

@@ -32,6 +32,7 @@ KNOWN_HOSTS = {
     "gitcode.com",
     "huggingface.co",
     "pypi.org",
+    "files.pythonhosted.org",  # PyPI's file host: a wheel's PEP 658 metadata
     "docs.aws.amazon.com",
     "awsdocs-neuron.readthedocs-hosted.com",
     "docs.vllm.ai",

@@ -69,6 +69,8 @@ class VllmVersion(NamedTuple):
     unchunked_floor_tokens: int
     block_size: int
     cudagraphs_in_budget: bool
+    nccl: str | None  # the NCCL of the torch wheel the release pins
+    communicators: int  # NCCL communicators a TP worker opens
 
 
 def vllm_version(version: str | None) -> VllmVersion:
@@ -94,6 +96,8 @@ def vllm_version(version: str | None) -> VllmVersion:
         unchunked_floor_tokens=value("unchunked_floor_tokens") or 2048,
         block_size=value("block_size_default") or 16,
         cudagraphs_in_budget=bool(value("cudagraphs_in_budget")),
+        nccl=value("nccl"),
+        communicators=value("nccl_communicators") or 2,
     )
 
 
@@ -259,12 +263,19 @@ def non_torch_bytes(instance: Instance, tp: int, profile: VllmVersion) -> tuple[
     if tp > 1:
         link = "nvlink" if instance.accelerator_name in constants["nvlink_gpus"]["values"] else "pcie"
         channels = constants["nccl_channels"][link]
-        groups = constants["nccl_groups"]["value"]
-        total += groups * channels * constants["nccl_mib_per_channel"]["value"] * MIB
-        parts.append(f"NCCL ({groups} groups x {channels} channels)")
+        groups = profile.communicators
+        per_channel = constants["nccl_mib_per_channel"]
+        lazy = bool(profile.nccl) and version_tuple(profile.nccl) >= version_tuple(
+            per_channel["lazy_from_nccl"]
+        )
+        total += groups * channels * per_channel["lazy" if lazy else "eager"] * MIB
+        parts.append(
+            f"NCCL {profile.nccl or '?'} ({groups} communicators x {channels} channels, "
+            f"{'connected on first use' if lazy else 'all connected at start'})"
+        )
         nvls = constants["nvls_mib_per_rank"]
         if instance.accelerator_name in nvls["gpus"] and tp >= nvls["min_tp"]:
-            total += groups * nvls["value"] * tp * MIB
+            total += groups * nvls["value"] * MIB
             parts.append("NVLink SHARP buffers")
     return int(total), ", ".join(parts)
 
