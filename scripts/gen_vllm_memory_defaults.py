@@ -116,6 +116,11 @@ FACTS: dict[str, tuple[tuple[str, str], ...]] = {
     "use_v1_env_default": (("vllm/envs.py", r"os\.getenv\(\"VLLM_USE_V1\",\s*\"(\d)\"\)"),),
     "v0_capture_batches": (("vllm/worker/model_runner.py", r"for i in range\(1, (\d+)\)\s*\]"),),
     "v0_capture_alignment": (("vllm/worker/model_runner.py", r"^_BATCH_SIZE_ALIGNMENT = (\d+)"),),
+    # the attention backend allocates its output, then copies the kernel's own output into it (both alive)
+    "attention_output_copy": (
+        ("vllm/attention/backends/flash_attn.py", r"^\s*(output)\[:num_prefill_tokens\] = out\s*$"),
+        ("vllm/attention/backends/xformers.py", r"^\s*(output)\[:num_prefill_tokens\] = out\s*$"),
+    ),
 }
 
 
@@ -399,6 +404,8 @@ def facts_for(version: str, sources: dict[str, str]) -> dict:
         result["largest_cudagraph_batch"] = None
     if result["unchunked_floor_tokens"] is None or result["block_size_default"] is None:
         raise SystemExit(f"vllm {version}: default max_num_batched_tokens or block size not found")
+    copy = find(sources, version, FACTS["attention_output_copy"])
+    result["attention_output_copy"] = {**copy, "value": True} if copy else None
     result["usage_context_defaults"] = usage_context_defaults(sources, version)
     result["nccl_communicators"] = communicators(sources, version)
     if "enable_chunked_prefill" not in sources.get("vllm/engine/arg_utils.py", ""):

@@ -81,3 +81,16 @@ def test_zephyr_at_32k_on_one_a10g_with_lmi_0_26_is_refused() -> None:
     # still an over-estimate (the instance is not in the report), but within 2x of the logged figure, where
     # counting only the live tensors predicted 2.3x
     assert memory.kv_cache_tokens < 2 * 8848
+
+
+def test_a_backend_that_copies_the_kernels_output_keeps_one_more_attention_block_at_tp_2() -> None:
+    # vLLM 0.4-0.6.3 backends allocate `output = torch.empty_like(query)` and copy the kernel's own `out` into it
+    # (https://github.com/vllm-project/vllm/blob/v0.4.2/vllm/attention/backends/flash_attn.py): at TP 2 the
+    # attention output (H/2) is smaller than o_proj's (H), so the kernel's block cannot be reused later
+    sizes = _sizes(65536, hidden=4096, qkv=6144, attention=2048, intermediate=5504)
+    plain = reserved_bytes(sizes, ROUNDING)
+    copied = reserved_bytes(sizes, ROUNDING, attention_copy=True)
+    assert copied - plain == sizes.attention
+    # at TP 1 the kernel's block has o_proj's size and o_proj takes it over: nothing more is reserved
+    whole = _sizes(8192, hidden=4096, qkv=6144, attention=4096, intermediate=14336)
+    assert reserved_bytes(whole, ROUNDING, attention_copy=True) == reserved_bytes(whole, ROUNDING)

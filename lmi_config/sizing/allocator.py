@@ -94,8 +94,14 @@ class LayerSizes(NamedTuple):
     mlp_act: int  # the activation's output
 
 
-def reserved_bytes(sizes: LayerSizes, rounding: Rounding, layers: int = 3) -> int:
-    """Bytes the allocator holds after ``layers`` decoder layers (steady after the second)."""
+def reserved_bytes(
+    sizes: LayerSizes, rounding: Rounding, layers: int = 3, *, attention_copy: bool = False
+) -> int:
+    """Bytes the allocator holds after ``layers`` decoder layers (steady after the second).
+
+    ``attention_copy``: the attention backend allocates its output and copies the kernel's own
+    output into it (vLLM 0.4-0.6 backends), so two attention-sized tensors are alive for a moment.
+    """
     pool = _Pool(rounding)
     pool.alloc("residual", sizes.hidden)  # the embedding output, the residual stream from here on
     previous = "residual"
@@ -105,6 +111,9 @@ def reserved_bytes(sizes: LayerSizes, rounding: Rounding, layers: int = 3) -> in
             previous = "normed"
         pool.alloc("qkv", sizes.qkv)
         pool.alloc("attention", sizes.attention)
+        if attention_copy:
+            pool.alloc("kernel_output", sizes.attention)
+            pool.release("kernel_output")
         pool.alloc("o_proj", sizes.hidden)
         pool.release("qkv")
         pool.release("attention")

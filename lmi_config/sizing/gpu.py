@@ -70,6 +70,7 @@ class VllmVersion(NamedTuple):
     block_size: int
     cudagraphs_in_budget: bool
     nccl: str | None  # the NCCL of the torch wheel the release pins
+    attention_output_copy: bool  # the backend copies the kernel's output into its own (0.4-0.6)
     communicators: int  # NCCL communicators a TP worker opens
 
 
@@ -97,6 +98,7 @@ def vllm_version(version: str | None) -> VllmVersion:
         block_size=value("block_size_default") or 16,
         cudagraphs_in_budget=bool(value("cudagraphs_in_budget")),
         nccl=value("nccl"),
+        attention_output_copy=bool(value("attention_output_copy")),
         communicators=value("nccl_communicators") or 2,
     )
 
@@ -208,7 +210,7 @@ def activation_bytes(arch: ModelArch, shape: Shape, tokens: int, profile: VllmVe
     forward = tokens * (hidden + mlp) * act
     forward_note = f"one layer's MLP over {tokens} batched tokens"
     if profile.profiler in COUNTS_ALLOCATOR_CACHE and not arch.num_experts:
-        reserved = _reserved_forward(arch, shape, tokens, act)
+        reserved = _reserved_forward(arch, shape, tokens, act, profile.attention_output_copy)
         if reserved > forward:
             forward = reserved
             forward_note = (
@@ -223,7 +225,7 @@ def activation_bytes(arch: ModelArch, shape: Shape, tokens: int, profile: VllmVe
     return int(forward), forward_note
 
 
-def _reserved_forward(arch: ModelArch, shape: Shape, tokens: int, act: float) -> int:
+def _reserved_forward(arch: ModelArch, shape: Shape, tokens: int, act: float, attention_copy: bool) -> int:
     """What the caching allocator holds after the profile forward (device-reading profilers)."""
     tp = shape.tensor_parallel_degree
     _, _, kv_per_gpu = kv_layout(arch, tp, "vllm", None)
@@ -247,6 +249,7 @@ def _reserved_forward(arch: ModelArch, shape: Shape, tokens: int, act: float) ->
             mid_segment=int(rounding["mid_segment_mib"]["value"] * MIB),
             granularity=int(rounding["granularity_mib"]["value"] * MIB),
         ),
+        attention_copy=attention_copy,
     )
 
 
