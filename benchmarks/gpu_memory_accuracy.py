@@ -87,9 +87,13 @@ def case_context(case: dict) -> tuple[str, bool]:
 def case_shape(case: dict, instance) -> Shape:
     """The configuration the logged start-up used."""
     text = case["vllm_version"]
-    # "vLLM 0.10.2, LMCache 0.3.6": the version named as vLLM's; else the last one given ("0.2.4/0.2.5")
-    versions = re.findall(r"vllm[ =v]*(\d+\.\d+\.\d+)", text, flags=re.IGNORECASE) or re.findall(
-        r"\d+\.\d+\.\d+", text
+    # the last version before the first parenthesis ("0.2.4/0.2.5 era", "~0.9.2-0.10.0"), else one named as
+    # vLLM's ("vLLM 0.10.2, LMCache 0.3.6"), else the last one given
+    pattern = r"\d+\.\d+\.\d+(?:\.\d+)?"
+    versions = (
+        re.findall(pattern, text.split("(")[0])
+        or re.findall(rf"vllm[ =v]*({pattern})", text, flags=re.IGNORECASE)
+        or re.findall(pattern, text)
     )
     dtype_text = case["dtype"].lower()
     dtype = "fp16" if dtype_text.startswith(("float16", "fp16", "half")) else "bf16"

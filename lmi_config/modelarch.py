@@ -66,6 +66,10 @@ class ModelArch(NamedTuple):
     notes: tuple[str, ...] = ()
     # config.json fields that decide whether an image can load the model (rules/images.py)
     loading: Mapping[str, Any] = MappingProxyType({})
+    # multi-head latent attention (DeepSeek-V2/V3): what the KV cache holds per token and layer
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    qk_nope_head_dim: int | None = None
 
     @property
     def is_text_generation(self) -> bool:
@@ -118,15 +122,38 @@ def estimate_params(arch: dict[str, Any]) -> int:
         else arch["intermediate_size"]
     )
     gated = arch["model_type"] in _family("gated_mlp")
-    attention = hidden * heads * head_dim * 2 + hidden * kv * head_dim * 2
-    mlp = (3 if gated else 2) * hidden * inter * experts
+    attention = _attention_params(arch) or hidden * heads * head_dim * 2 + hidden * kv * head_dim * 2
+    per_expert = (3 if gated else 2) * hidden * inter
+    mlp = per_expert * experts
+    if arch["num_experts"]:
+        # shared experts: DeepSeek counts them in routed-expert units, Qwen2-MoE gives their width
+        mlp += per_expert * (arch.get("n_shared_experts") or 0)
+        mlp += (3 if gated else 2) * hidden * (arch.get("shared_expert_intermediate_size") or 0)
     router = hidden * arch["num_experts"] if arch["num_experts"] else 0
     norms = 2 * hidden * (1 if gated else 2)
     total = arch["vocab_size"] * hidden * (1 if arch["tie_word_embeddings"] else 2)
-    total += layers * (attention + mlp + router + norms) + hidden
+    dense_layers = min(arch.get("first_k_dense_replace") or 0, layers) if arch["num_experts"] else 0
+    dense_mlp = (3 if gated else 2) * hidden * arch["intermediate_size"]
+    total += (
+        layers * (attention + norms) + (layers - dense_layers) * (mlp + router) + dense_layers * dense_mlp
+    )
+    total += hidden
     if arch["model_type"] in _family("learned_positions") and arch["max_position_embeddings"]:
         total += arch["max_position_embeddings"] * hidden
     return int(total)
+
+
+def _attention_params(arch: dict[str, Any]) -> int:
+    """Multi-head latent attention's projections (DeepSeek-V2/V3); 0 for other attention."""
+    rank = arch.get("kv_lora_rank")
+    if not rank:
+        return 0
+    hidden, heads = arch["hidden_size"], arch["num_attention_heads"]
+    nope, rope = arch.get("qk_nope_head_dim") or 0, arch.get("qk_rope_head_dim") or 0
+    value = arch.get("v_head_dim") or nope
+    q_rank = arch.get("q_lora_rank")
+    query = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
+    return query + hidden * (rank + rope) + rank * heads * (nope + value) + heads * value * hidden
 
 
 def normalize_config(
@@ -174,6 +201,17 @@ def normalize_config(
         "max_position_embeddings": max_positions,
         "model_type": model_type,
     }
+    for name in (
+        "kv_lora_rank",
+        "q_lora_rank",
+        "qk_rope_head_dim",
+        "qk_nope_head_dim",
+        "v_head_dim",
+        "n_shared_experts",
+        "shared_expert_intermediate_size",
+        "first_k_dense_replace",
+    ):
+        arch[name] = count_field(config, (name,), where=where, minimum=0)
     exact = total_params is not None
     params = int(total_params) if total_params else estimate_params(arch)
     window: Any = config.get("sliding_window")
@@ -210,6 +248,9 @@ def normalize_config(
             for key in ("model_type", "transformers_version", "auto_map", "neuron")
             if key in raw
         },
+        kv_lora_rank=arch["kv_lora_rank"] or None,
+        qk_rope_head_dim=arch["qk_rope_head_dim"] or None,
+        qk_nope_head_dim=arch["qk_nope_head_dim"] or None,
     )
 
 

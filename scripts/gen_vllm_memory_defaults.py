@@ -51,6 +51,7 @@ VERSIONS = {
     "0.6.3.post1": "LMI v13 (DJL 0.31.0)",
     "0.6.4.post1": None,
     "0.6.5": None,
+    "0.7.1": None,
     "0.7.3": "LMI v14 (DJL 0.32.0)",
     "0.8.4": "LMI v15 (DJL 0.33.0)",
     "0.9.2": None,
@@ -374,6 +375,20 @@ def communicators(sources: dict[str, str], version: str) -> dict:
     return {"value": count, "evidence": evidence, "source": source}
 
 
+def latent_attention(sources: dict[str, str], version: str) -> dict | None:
+    """Whether the release caches DeepSeek's multi-head latent attention compressed (ModelConfig.use_mla)."""
+    for path in sorted(sources):
+        match = re.search(r"^\s*def use_mla\(self\)", sources[path], flags=re.MULTILINE)
+        if match:
+            line = sources[path].count("\n", 0, match.start()) + 1
+            return {
+                "value": True,
+                "evidence": match.group(0).strip(),
+                "source": github_url(version, path, line),
+            }
+    return None
+
+
 def facts_for(version: str, sources: dict[str, str]) -> dict:
     """Every fact of one version, each with value, evidence and source."""
     engine = default_engine(sources, version)
@@ -404,6 +419,7 @@ def facts_for(version: str, sources: dict[str, str]) -> dict:
         result["largest_cudagraph_batch"] = None
     if result["unchunked_floor_tokens"] is None or result["block_size_default"] is None:
         raise SystemExit(f"vllm {version}: default max_num_batched_tokens or block size not found")
+    result["mla_kv_cache"] = latent_attention(sources, version)
     copy = find(sources, version, FACTS["attention_output_copy"])
     result["attention_output_copy"] = {**copy, "value": True} if copy else None
     result["usage_context_defaults"] = usage_context_defaults(sources, version)

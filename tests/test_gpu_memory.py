@@ -242,3 +242,35 @@ def test_vllm_serve_on_an_h100_samples_1024_sequences_in_its_profile() -> None:
     items = _items(estimate_memory(qwen3, H100, "vllm", shape))
     assert items["activations (profile run)"] / GIB == pytest.approx(5.64, rel=0.05)
     assert items["KV cache (what is left)"] / GIB == pytest.approx(4.45, rel=0.1)
+
+
+def test_latent_attention_caches_one_compressed_vector_per_token_from_vllm_0_7_1() -> None:
+    # DeepSeek-V2's multi-head latent attention: vLLM with ModelConfig.use_mla (0.7.1+) caches kv_lora_rank +
+    # qk_rope_head_dim values per token and layer on every TP rank; before, every head was expanded
+    from pathlib import Path
+
+    from lmi_config.modelarch import from_directory
+    from lmi_config.sizing.gpu import kv_bytes_per_token
+
+    lite = from_directory(Path(__file__).parent / "fixtures" / "models" / "deepseek-v2-lite")
+    assert lite.total_params / 1e9 == pytest.approx(15.7, abs=0.1)  # the model card's 15.7 B
+    assert kv_bytes_per_token(lite, Shape(8, 256, 8192, vllm_version="0.7.1")) == 27 * (512 + 64) * 2
+    assert kv_bytes_per_token(lite, Shape(1, 256, 8192, vllm_version="0.7.1")) == 27 * (512 + 64) * 2
+    assert kv_bytes_per_token(lite, Shape(8, 256, 8192, vllm_version="0.6.5")) == 2 * 27 * 2 * 192 * 2
+
+
+def test_an_mla_moe_on_lmi_at_tp_8_on_p4d_leaves_the_kv_cache_it_logged() -> None:
+    # https://github.com/aws-samples/aws-ai-ml-workshop-kr/blob/34145b564e4d6560ec80e6749f9b722fb83e05b3/genai/
+    # aws-gen-ai-kr/40_inference/06-Deepseek-v2-Inference/README.md: DeepSeek-Coder-V2-Lite on LMI 0.32 (vLLM 0.7.1),
+    # ml.p4d.24xlarge, TP 8, fp16, max_model_len 8192, max_rolling_batch_size 2: "non_torch_memory takes 2.10GiB ...
+    # the rest of the memory reserved for KV Cache is 29.02GiB" of "total_gpu_memory (39.39GiB) x ... (0.90)"
+    from pathlib import Path
+
+    from lmi_config.modelarch import from_directory
+
+    lite = from_directory(Path(__file__).parent / "fixtures" / "models" / "deepseek-v2-lite")
+    p4d = resolve_instance("p4d.24xlarge")
+    shape = Shape(8, 2, 8192, weight_dtype="fp16", vllm_version="0.7.1")
+    items = _items(estimate_memory(lite, p4d, "vllm", shape))
+    assert items["non-torch (NCCL, CUDA)"] / GIB == pytest.approx(2.10, rel=0.1)
+    assert items["KV cache (what is left)"] / GIB == pytest.approx(29.02, rel=0.05)

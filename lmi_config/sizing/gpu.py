@@ -71,6 +71,7 @@ class VllmVersion(NamedTuple):
     cudagraphs_in_budget: bool
     nccl: str | None  # the NCCL of the torch wheel the release pins
     attention_output_copy: bool  # the backend copies the kernel's output into its own (0.4-0.6)
+    mla: bool  # caches DeepSeek's latent attention compressed (ModelConfig.use_mla, 0.7.1+)
     communicators: int  # NCCL communicators a TP worker opens
 
 
@@ -99,6 +100,7 @@ def vllm_version(version: str | None) -> VllmVersion:
         cudagraphs_in_budget=bool(value("cudagraphs_in_budget")),
         nccl=value("nccl"),
         attention_output_copy=bool(value("attention_output_copy")),
+        mla=bool(value("mla_kv_cache")),
         communicators=value("nccl_communicators") or 2,
     )
 
@@ -284,12 +286,23 @@ def non_torch_bytes(instance: Instance, tp: int, profile: VllmVersion) -> tuple[
 
 
 def kv_bytes_per_token(arch: ModelArch, shape: Shape) -> int:
-    """KV cache bytes per token on one GPU (K and V, every layer of this pipeline stage)."""
+    """KV cache bytes per token on one GPU (K and V, every layer of this pipeline stage).
+
+    Multi-head latent attention (DeepSeek-V2/V3) stores one compressed vector per token and layer
+    (kv_lora_rank + qk_rope_head_dim), the same on every TP rank, in releases with ``use_mla``;
+    earlier ones expand it to every head with the value padded to the query-key width.
+    """
     _, _, kv_per_gpu = kv_layout(arch, shape.tensor_parallel_degree, "vllm", None)
     table = _data()["kv_cache_dtype_bytes"]
     chosen = (shape.kv_cache_dtype or "auto").strip().lower()
     element = table.get(chosen) or dtype_bytes(shape.weight_dtype if not _quant_format(shape) else "bf16")
     layers = math.ceil(arch.num_layers / max(shape.pipeline_parallel_degree, 1))
+    if arch.kv_lora_rank:
+        if vllm_version(shape.vllm_version).mla:
+            return int(layers * (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * element)
+        query_key = (arch.qk_nope_head_dim or arch.head_dim) + (arch.qk_rope_head_dim or 0)
+        heads = math.ceil(arch.num_attention_heads / shape.tensor_parallel_degree)
+        return int(2 * layers * heads * query_key * element)
     return int(2 * layers * kv_per_gpu * arch.head_dim * element)
 
 
