@@ -25,12 +25,8 @@ from pathlib import Path
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import ModelArch, from_catalog, from_directory
 from lmi_config.sizing import GIB, Shape, estimate_memory
-from lmi_config.sizing.gpu import (
-    ENGINE_CONTEXT,
-    kv_capacity_verdict,
-    torch_visible_bytes,
-    usage_context_defaults,
-)
+from lmi_config.sizing.gpu import kv_capacity_verdict
+from lmi_config.sizing.vllm_release import ENGINE_CONTEXT, torch_visible_bytes, usage_context_defaults
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "vllm_kv_cases.json"
 CORRECTIONS = Path(__file__).resolve().parent / "vllm_kv_case_corrections.json"

@@ -7,7 +7,8 @@ import pytest
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import from_catalog
 from lmi_config.sizing import GIB, Shape, estimate_memory
-from lmi_config.sizing.gpu import kv_capacity_verdict, profile_tokens, vllm_version
+from lmi_config.sizing.gpu import kv_capacity_verdict, profile_tokens
+from lmi_config.sizing.vllm_release import vllm_version
 
 LLAMA31_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
 LLAMA3_8B = from_catalog("meta-llama/Meta-Llama-3-8B")
@@ -217,7 +218,7 @@ def test_vllm_serve_on_an_h100_profiles_1024_sequences_where_lmi_keeps_the_engin
     # generated from vLLM's arg_utils.py: V1 gives `vllm serve` (OPENAI_API_SERVER) 8192 tokens and 1024
     # sequences on GPUs of 70 GiB or more except A100 (0.10+), on H100/H200 by name before; LMI's handlers build
     # the engine with from_engine_args (ENGINE_CONTEXT), which keeps the scheduler's 2048 tokens
-    from lmi_config.sizing.gpu import ENGINE_CONTEXT, usage_context_defaults
+    from lmi_config.sizing.vllm_release import ENGINE_CONTEXT, usage_context_defaults
 
     a100 = resolve_instance("p4de.24xlarge")
     assert usage_context_defaults("0.10.2", "OPENAI_API_SERVER", H100) == (8192, 1024)
@@ -232,7 +233,7 @@ def test_vllm_serve_on_an_h100_samples_1024_sequences_in_its_profile() -> None:
     # https://github.com/llm-d/llm-d-benchmark/blob/87ab01bebc78107815ea3bc2eccad3eb168003b0/config_explorer/
     # empirical-vllm-memory-results.md (vLLM 0.11, `vllm serve`, one H100, max-model-len 16000): Qwen3-32B
     # "Peak Activation 5.64" GiB and "Available KV Cache 4.45" GiB -- a 256-sequence profile would promise 1.1 GiB more
-    from lmi_config.sizing.gpu import usage_context_defaults
+    from lmi_config.sizing.vllm_release import usage_context_defaults
 
     qwen3 = from_catalog("Qwen/Qwen3-32B")
     assert qwen3 is not None

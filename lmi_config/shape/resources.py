@@ -20,7 +20,8 @@ from lmi_config.sizing import (
     host_memory_needed_bytes,
     loading_seconds,
 )
-from lmi_config.sizing.gpu import kv_capacity_verdict, torch_visible_bytes
+from lmi_config.sizing.gpu import kv_capacity_verdict
+from lmi_config.sizing.vllm_release import torch_visible_bytes
 
 
 def gib(value: float) -> str:

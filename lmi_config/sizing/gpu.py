@@ -23,12 +23,9 @@ peak: ``sizing/allocator.py`` replays one decoder layer to find how much that is
 from __future__ import annotations
 
 import math
-from functools import cache
-from typing import Any, NamedTuple
 
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.instances import Instance
-from lmi_config.knowledge.memory import vllm_memory
 from lmi_config.knowledge.models import architecture_family
 from lmi_config.modelarch import ModelArch
 from lmi_config.sizing.allocator import LayerSizes, Rounding, reserved_bytes
@@ -42,6 +39,12 @@ from lmi_config.sizing.model import (
     dtype_bytes,
     kv_layout,
 )
+from lmi_config.sizing.vllm_release import (
+    VllmVersion,
+    memory_data,
+    torch_visible_bytes,
+    vllm_version,
+)
 
 COUNTS_CUDA_CONTEXT = ("device_used", "torch_peak_plus_device_non_torch")
 COUNTS_ALLOCATOR_CACHE = ("device_used", "free_memory_since_init")  # read mem_get_info after the run
@@ -53,100 +56,6 @@ COUNTS_NON_TORCH = (
 )
 
 
-@cache
-def _data() -> dict[str, Any]:
-    return vllm_memory()
-
-
-class VllmVersion(NamedTuple):
-    """What one vLLM release does at start-up (one ``versions`` entry)."""
-
-    version: str
-    engine: str  # v0 | v1
-    profiler: str
-    long_context_threshold: int | None
-    chunked_default_tokens: int | None
-    unchunked_floor_tokens: int
-    block_size: int
-    cudagraphs_in_budget: bool
-    nccl: str | None  # the NCCL of the torch wheel the release pins
-    attention_output_copy: bool  # the backend copies the kernel's output into its own (0.4-0.6)
-    mla: bool  # caches DeepSeek's latent attention compressed (ModelConfig.use_mla, 0.7.1+)
-    communicators: int  # NCCL communicators a TP worker opens
-
-
-def vllm_version(version: str | None) -> VllmVersion:
-    """The newest known release at or below ``version`` (the newest LMI one when unknown)."""
-    known = _data()["versions"]
-    ordered = sorted(known, key=version_tuple)
-    chosen = ordered[-1]
-    if version:
-        wanted = version_tuple(version)
-        at_or_below = [name for name in ordered if version_tuple(name) <= wanted]
-        chosen = at_or_below[-1] if at_or_below else ordered[0]
-    entry = known[chosen]
-
-    def value(name: str) -> Any:
-        return (entry.get(name) or {}).get("value")
-
-    return VllmVersion(
-        version=chosen,
-        engine=value("engine"),
-        profiler=value("profiler"),
-        long_context_threshold=value("long_context_threshold"),
-        chunked_default_tokens=value("chunked_default_tokens"),
-        unchunked_floor_tokens=value("unchunked_floor_tokens") or 2048,
-        block_size=value("block_size_default") or 16,
-        cudagraphs_in_budget=bool(value("cudagraphs_in_budget")),
-        nccl=value("nccl"),
-        attention_output_copy=bool(value("attention_output_copy")),
-        mla=bool(value("mla_kv_cache")),
-        communicators=value("nccl_communicators") or 2,
-    )
-
-
-ENGINE_CONTEXT = "ENGINE_CONTEXT"  # an engine built with from_engine_args: what LMI's handlers do
-
-
-def usage_context_defaults(
-    version: str | None, context: str, instance: Instance
-) -> tuple[int | None, int | None]:
-    """(max_num_batched_tokens, max_num_seqs) a V1 release picks when neither is set, by entry point.
-
-    ``vllm serve`` is ``OPENAI_API_SERVER``, ``LLM(...)`` is ``LLM_CLASS``; on a large GPU (the
-    release's rule: H100/H200 by name, later 70 GiB or more except A100) both take bigger budgets.
-    LMI builds its engine with ``from_engine_args`` (``ENGINE_CONTEXT``), which no table lists:
-    (None, None), the scheduler's own defaults apply.
-    """
-    profile = vllm_version(version)
-    entry = (_data()["versions"][profile.version].get("usage_context_defaults") or {}).get("value")
-    if profile.engine != "v1" or not entry or context == ENGINE_CONTEXT:
-        return None, None
-    rule = entry["large_gpu"]
-    name = instance.accelerator_name.lower()
-    if "min_memory_gib" in rule:
-        large = torch_visible_bytes(instance)[0] >= rule["min_memory_gib"] * GIB and not any(
-            excluded in name for excluded in rule["excluded_names"]
-        )
-    else:
-        large = any(wanted in name for wanted in rule["names"])
-    defaults = entry["large" if large else "other"].get(context) or {}
-    return defaults.get("max_num_batched_tokens"), defaults.get("max_num_seqs")
-
-
-def torch_visible_bytes(instance: Instance) -> tuple[int, str]:
-    """Memory per GPU as ``torch.cuda.mem_get_info`` reports it (less than nvidia-smi's total)."""
-    table = _data()["torch_visible_memory_gib"]
-    entry = table.get(instance.accelerator_name)
-    if entry:
-        return int(
-            entry["value"] * GIB
-        ), f"{entry['value']} GiB PyTorch sees on a {instance.accelerator_name}"
-    driver = instance.memory_per_core_bytes
-    shortfall = table["default_shortfall_gib"]["value"]
-    return int(driver - shortfall * GIB), f"nvidia-smi {driver / GIB:.2f} GiB - {shortfall} GiB (estimate)"
-
-
 def _quant_format(shape: Shape) -> str | None:
     name = (shape.quantize or "").strip().lower()
     return None if name in ("", "none", "false") else name
@@ -154,7 +63,7 @@ def _quant_format(shape: Shape) -> str | None:
 
 def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     """Bytes of all the weights as vLLM holds them, and how they were obtained."""
-    quant = _data()["quantization"]
+    quant = memory_data()["quantization"]
     runtime = dtype_bytes(shape.weight_dtype)
     fmt = _quant_format(shape)
     if arch.weight_bytes and (fmt is None or fmt in quant["prequantized"]["values"]):
@@ -197,7 +106,7 @@ def profile_tokens(shape: Shape, profile: VllmVersion) -> tuple[int, bool]:
 
 def activation_bytes(arch: ModelArch, shape: Shape, tokens: int, profile: VllmVersion) -> tuple[int, str]:
     """The torch activation peak of the profile run: the MLP of one layer or the sampler."""
-    constants = _data()["activation"]
+    constants = memory_data()["activation"]
     tp = shape.tensor_parallel_degree
     act = dtype_bytes(shape.weight_dtype) if not _quant_format(shape) else 2
     hidden = constants["hidden_copies"]["value"] * arch.hidden_size
@@ -242,7 +151,7 @@ def _reserved_forward(arch: ModelArch, shape: Shape, tokens: int, act: float, at
         mlp_up=int((2 if gated else 1) * inter * per_token),
         mlp_act=int(inter * per_token),
     )
-    rounding = _data()["allocator"]
+    rounding = memory_data()["allocator"]
     return reserved_bytes(
         sizes,
         Rounding(
@@ -259,7 +168,7 @@ def non_torch_bytes(instance: Instance, tp: int, profile: VllmVersion) -> tuple[
     """Memory outside PyTorch's allocator that this release's profiler counts."""
     if profile.profiler not in COUNTS_NON_TORCH:
         return 0, "not counted by this vLLM's profiler"
-    constants = _data()["non_torch"]
+    constants = memory_data()["non_torch"]
     total = constants["since_init_gib"]["value"] * GIB
     parts = ["runtime buffers"]
     if profile.profiler in COUNTS_CUDA_CONTEXT:
@@ -293,7 +202,7 @@ def kv_bytes_per_token(arch: ModelArch, shape: Shape) -> int:
     earlier ones expand it to every head with the value padded to the query-key width.
     """
     _, _, kv_per_gpu = kv_layout(arch, shape.tensor_parallel_degree, "vllm", None)
-    table = _data()["kv_cache_dtype_bytes"]
+    table = memory_data()["kv_cache_dtype_bytes"]
     chosen = (shape.kv_cache_dtype or "auto").strip().lower()
     element = table.get(chosen) or dtype_bytes(shape.weight_dtype if not _quant_format(shape) else "bf16")
     layers = math.ceil(arch.num_layers / max(shape.pipeline_parallel_degree, 1))
@@ -317,7 +226,11 @@ def estimate_gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape
     tokens, chunked = profile_tokens(shape, profile)
     activation, activation_note = activation_bytes(arch, shape, tokens, profile)
     non_torch, non_torch_note = non_torch_bytes(instance, tp, profile)
-    graphs = 0 if shape.enforce_eager else int(_data()["cuda_graphs"][f"{profile.engine}_gib"]["value"] * GIB)
+    graphs = (
+        0
+        if shape.enforce_eager
+        else int(memory_data()["cuda_graphs"][f"{profile.engine}_gib"]["value"] * GIB)
+    )
     total, total_note = torch_visible_bytes(instance)
     budget = int(total * shape.gpu_memory_utilization)
     items = [
@@ -389,19 +302,19 @@ def _with_kv(
         notes=tuple(notes),
         kv_cache_tokens=tokens,
         max_concurrent_sequences=round(tokens / max(shape.sequence_length, 1), 2),
-        kv_error_margin_fraction=_data()["error_margin_fraction"]["value"],
+        kv_error_margin_fraction=memory_data()["error_margin_fraction"]["value"],
     )
 
 
 def _tensorrt_llm(arch: ModelArch, instance: Instance, shape: Shape) -> MemoryBreakdown:
     """TensorRT-LLM: kv_cache_free_gpu_mem_fraction of what the engine leaves free (an estimate)."""
-    constants = _data()["tensorrt_llm"]
+    constants = memory_data()["tensorrt_llm"]
     tp, pp = shape.tensor_parallel_degree, max(shape.pipeline_parallel_degree, 1)
     strategy, padded, kv_per_gpu = kv_layout(arch, tp, "vllm", None)
     weights_total, weight_note = weight_bytes(arch, shape)
     total, total_note = torch_visible_bytes(instance)
     fraction = shape.kv_cache_free_gpu_mem_fraction or constants["kv_cache_free_gpu_mem_fraction"]["value"]
-    context = _data()["non_torch"]["cuda_context_gib"]["value"] * GIB
+    context = memory_data()["non_torch"]["cuda_context_gib"]["value"] * GIB
     activation = constants["activation_gib"]["value"] * GIB
     weights = weights_total // (tp * pp)
     free = max(total - weights - activation - context, 0)
