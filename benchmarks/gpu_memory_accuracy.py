@@ -22,6 +22,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from lmi_config.errors import InputError
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import ModelArch, from_catalog, from_directory
 from lmi_config.sizing import GIB, Shape, estimate_memory
@@ -55,7 +56,7 @@ def case_model(case: dict, base: Path) -> ModelArch:
 def correction(case: dict) -> dict | None:
     """The documented correction of this case's architecture, if the corrections file has one."""
     entry = json.loads(CORRECTIONS.read_text())["corrections"].get(case.get("id", ""))
-    if entry and entry["case_source"] == case["source"].get("url"):
+    if entry and entry["case_source"] == (case.get("source") or {}).get("url"):
         return entry
     return None
 
@@ -68,7 +69,10 @@ def case_context(case: dict) -> tuple[str, bool]:
     """
     if case.get("usage_context"):
         return case["usage_context"], False
-    text = " ".join([*case.get("quotes", []), case.get("notes", ""), case["source"].get("repo", "")])
+    quotes = [str(quote) for quote in case.get("quotes") or []]
+    text = " ".join(
+        [*quotes, str(case.get("notes") or ""), str((case.get("source") or {}).get("repo") or "")]
+    )
     if "djl-serving" in text or "LMI" in text:
         return ENGINE_CONTEXT, False
     if any(marker in text for marker in ("vllm serve", "entrypoints.openai", "openai.api_server")):
@@ -139,10 +143,10 @@ def evaluate(case: dict, base: Path) -> tuple[str, float | None, bool | None]:
         if corrected:
             arch = arch._replace(**corrected["architecture"])
         memory = estimate_memory(arch, instance, "vllm", shape)
-        logged = case["observed"].get("kv_tokens") or case["observed"].get("kv_tokens_derived")
-        if not logged:
+        logged = int(case["observed"].get("kv_tokens") or case["observed"].get("kv_tokens_derived") or 0)
+        if logged <= 0:
             raise Skipped("no logged KV tokens")
-    except (Skipped, KeyError, LookupError, ValueError, TypeError) as problem:
+    except (Skipped, InputError, OSError, LookupError, ValueError, TypeError, AttributeError) as problem:
         return f"{case.get('id', '?'):<5} skipped: {problem}", None, None
     predicted = memory.kv_cache_tokens or 0
     error = predicted / logged - 1
@@ -154,7 +158,8 @@ def evaluate(case: dict, base: Path) -> tuple[str, float | None, bool | None]:
     context, assumed = case_context(case)
     assumed = assumed and usage_context_defaults(shape.vllm_version, context, instance) != (None, None)
     row = (
-        f"{case['id']:<5} {shape.vllm_version or '?':<12} {case['model'][:40]:<40} {shape.tensor_parallel_degree:>2} "
+        f"{case.get('id', '?'):<5} {shape.vllm_version or '?':<12} {str(case.get('model'))[:40]:<40} "
+        f"{shape.tensor_parallel_degree:>2} "
         f"{logged:>9} {predicted:>9} {error:>+7.1%}  {lint}"
         f"{'  [entry point assumed: ' + context + ']' if assumed else ''}"
         f"{'  [excluded: ' + excluded + ']' if excluded else ''}"
