@@ -186,6 +186,9 @@ def main() -> None:
             if right is not None:
                 flags_ok.append(right)
         print()
+    if not errors:
+        print("no case could be predicted")
+        return
     print(
         f"median |predicted/logged - 1|: {statistics.median(abs(error) for error in errors):.1%} (target <= 8 %)"
     )
