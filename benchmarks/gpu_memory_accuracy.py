@@ -147,7 +147,8 @@ def evaluate(case: dict, base: Path) -> tuple[str, float | None, bool | None]:
         if logged <= 0:
             raise Skipped("no logged KV tokens")
     except (Skipped, InputError, OSError, LookupError, ValueError, TypeError, AttributeError) as problem:
-        return f"{case.get('id', '?'):<5} skipped: {problem}", None, None
+        reason = f"missing field {problem}" if isinstance(problem, KeyError) else str(problem)
+        return f"{case.get('id', '?'):<5} skipped: {reason}", None, None
     predicted = memory.kv_cache_tokens or 0
     error = predicted / logged - 1
     verdict = kv_capacity_verdict(memory, shape.sequence_length)
