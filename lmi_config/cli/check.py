@@ -13,6 +13,7 @@ from lmi_config.cli.common import (
     _fail_input,
     _lint_options,
     _stdin_bytes,
+    format_option,
     main,
     target_options,
 )
@@ -152,9 +153,7 @@ def lint(
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("path")
 @target_options()
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option
 def explain(path: str, env_files: tuple[str, ...], output_format: str, **target: Any) -> None:
     """Show how the container reads a configuration and what it needs per core or GPU.
 

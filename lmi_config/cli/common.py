@@ -136,6 +136,13 @@ def target_options(*, env: bool = True) -> Callable[[Callable[..., Any]], Callab
     return decorate
 
 
+def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--format text|json`` for the commands whose result is a report or a listing."""
+    return click.option(
+        "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
+    )(function)
+
+
 def output_option(function: Callable[..., Any]) -> Callable[..., Any]:
     """``-o/--output`` for commands whose result goes through :func:`_emit` (``-`` is stdout)."""
     return click.option(

@@ -12,6 +12,7 @@ from lmi_config.cli.common import (
     USAGE_ERRORS,
     _emit,
     _fail_input,
+    format_option,
     main,
     spec_from_flags,
     spec_options,
@@ -189,9 +190,7 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
 @click.option("--keep-on-failure", is_flag=True, help="Leave what a failed run created (to inspect it).")
 @click.option("-y", "--yes", is_flag=True, help="Proceed without asking (CI).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; call nothing.")
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option
 @click.option(
     "--delete", "delete_name", metavar="NAME", help="Remove endpoint NAME with its config and model."
 )
@@ -326,9 +325,7 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     metavar="REGION",
     help="Show the image URI in this region (or that it is not published there).",
 )
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option
 @click.option(
     "--refresh",
     is_flag=True,

@@ -8,14 +8,13 @@ from lmi_config.cli.common import (
     CONTEXT_SETTINGS,
     _emit,
     _fail_input,
+    format_option,
     main,
 )
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option
 def models(output_format: str) -> None:
     """List the built-in model catalog (offline architectures the checks use).
 
@@ -33,9 +32,7 @@ def models(output_format: str) -> None:
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option
 def instances(output_format: str) -> None:
     """List the instance types the checks know (accelerators, memory per core or GPU, host RAM).
 
@@ -54,9 +51,7 @@ def instances(output_format: str) -> None:
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("name", required=False)
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option
 def rules(name: str | None, output_format: str) -> None:
     """List the rules, or explain one (by code or slug).
 

@@ -13,6 +13,7 @@ from lmi_config.cli.common import (
     _emit,
     _fail_input,
     _split,
+    format_option,
     main,
 )
 from lmi_config.errors import PlanningError
@@ -92,9 +93,7 @@ from lmi_config.errors import PlanningError
     is_flag=True,
     help="Judge the whole grid and list the infeasible candidates with the rules that block them.",
 )
-@click.option(
-    "--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@format_option
 @click.option(
     "--emit-spec", metavar="DIR", default=None, help="Write a render spec for each listed candidate into DIR."
 )
