@@ -275,3 +275,13 @@ def test_an_mla_moe_on_lmi_at_tp_8_on_p4d_leaves_the_kv_cache_it_logged() -> Non
     items = _items(estimate_memory(lite, p4d, "vllm", shape))
     assert items["non-torch (NCCL, CUDA)"] / GIB == pytest.approx(2.10, rel=0.1)
     assert items["KV cache (what is left)"] / GIB == pytest.approx(29.02, rel=0.05)
+
+
+def test_every_generated_profiling_scheme_says_what_it_counts() -> None:
+    # a release whose profiler the generator recognises under a new name would otherwise be judged by nothing
+    from lmi_config.sizing.vllm_release import memory_data, profiler_counts
+
+    schemes = {entry["profiler"]["value"] for entry in memory_data()["versions"].values()}
+    counts = {scheme: profiler_counts(scheme) for scheme in schemes}
+    assert counts["device_used"].allocator_cache and counts["device_used"].cuda_context
+    assert not counts["since_init_snapshot"].allocator_cache

@@ -498,11 +498,18 @@ class AllocatorRounding(Strict):
     granularity_mib: Value
 
 
+class ProfilerScheme(Sourced):
+    counts_non_torch: bool
+    counts_cuda_context: bool
+    counts_allocator_cache: bool
+
+
 class VllmMemoryFile(Sourced):
     model_config = ConfigDict(extra="allow", frozen=True)
     versions: dict[str, dict[str, Any]]
     error_margin_fraction: Value
     allocator: AllocatorRounding
+    profilers: dict[str, ProfilerScheme | str]  # "why" and one entry per scheme
 
 
 # --- deploy.json, sagemaker_api.json ----------------------------------------------------------

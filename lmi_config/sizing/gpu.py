@@ -3,16 +3,17 @@
 vLLM loads the weights, runs one profiling forward pass with ``max_num_batched_tokens``
 tokens spread over ``max_num_seqs`` sequences (and samples them with top-k/top-p), and
 gives the KV cache what is left of ``gpu_memory_utilization`` x the memory PyTorch sees.
-What counts against that budget changed between releases (``data/vllm_memory.json``,
-``versions``, generated from vLLM's sources):
+What counts against that budget changed between releases: each release's profiling scheme is
+generated from vLLM's sources (``data/vllm_memory.json`` ``versions.*.profiler``) and what each
+scheme counts is data too (``profilers``, with the line of vLLM it is read from):
 
 - ``torch_allocated_peak`` (<= 0.2.4): weights + activation peak, nothing else;
 - ``device_used`` (0.2.5-0.2.7): everything in use on the device, CUDA context included;
 - ``free_memory_since_init`` (0.3-0.6.3): what the worker took since it started: weights,
   activations, NCCL and other non-torch buffers, not the CUDA context;
-- ``torch_peak_plus_device_non_torch`` (0.6.4, V1 0.8-0.9): the torch peak plus all
-  non-torch memory on the device, CUDA context included;
-- ``since_init_snapshot`` (0.6.5+, V1 0.10+): weights + activation peak + non-torch growth
+- ``torch_peak_plus_device_non_torch`` (0.6.4, V1 0.8): the torch peak plus all non-torch
+  memory on the device, CUDA context included;
+- ``since_init_snapshot`` (0.6.5+, V1 0.9+): weights + activation peak + non-torch growth
   since the worker started; from 0.21 the CUDA graphs too.
 
 The two that read device memory (``device_used``, ``free_memory_since_init``) count every segment
@@ -42,17 +43,9 @@ from lmi_config.sizing.model import (
 from lmi_config.sizing.vllm_release import (
     VllmVersion,
     memory_data,
+    profiler_counts,
     torch_visible_bytes,
     vllm_version,
-)
-
-COUNTS_CUDA_CONTEXT = ("device_used", "torch_peak_plus_device_non_torch")
-COUNTS_ALLOCATOR_CACHE = ("device_used", "free_memory_since_init")  # read mem_get_info after the run
-COUNTS_NON_TORCH = (
-    "device_used",
-    "free_memory_since_init",
-    "torch_peak_plus_device_non_torch",
-    "since_init_snapshot",
 )
 
 
@@ -120,7 +113,7 @@ def activation_bytes(arch: ModelArch, shape: Shape, tokens: int, profile: VllmVe
         mlp = copies["value"] * arch.intermediate_size / tp
     forward = tokens * (hidden + mlp) * act
     forward_note = f"one layer's MLP over {tokens} batched tokens"
-    if profile.profiler in COUNTS_ALLOCATOR_CACHE and not arch.num_experts:
+    if profiler_counts(profile.profiler).allocator_cache and not arch.num_experts:
         reserved = _reserved_forward(arch, shape, tokens, act, profile.attention_output_copy)
         if reserved > forward:
             forward = reserved
@@ -166,12 +159,13 @@ def _reserved_forward(arch: ModelArch, shape: Shape, tokens: int, act: float, at
 
 def non_torch_bytes(instance: Instance, tp: int, profile: VllmVersion) -> tuple[int, str]:
     """Memory outside PyTorch's allocator that this release's profiler counts."""
-    if profile.profiler not in COUNTS_NON_TORCH:
+    counts = profiler_counts(profile.profiler)
+    if not counts.non_torch:
         return 0, "not counted by this vLLM's profiler"
     constants = memory_data()["non_torch"]
     total = constants["since_init_gib"]["value"] * GIB
     parts = ["runtime buffers"]
-    if profile.profiler in COUNTS_CUDA_CONTEXT:
+    if counts.cuda_context:
         total += constants["cuda_context_gib"]["value"] * GIB
         parts.append("CUDA context")
     if tp > 1:

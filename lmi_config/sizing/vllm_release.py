@@ -40,6 +40,24 @@ class VllmVersion(NamedTuple):
     communicators: int  # NCCL communicators a TP worker opens
 
 
+class ProfilerCounts(NamedTuple):
+    """What a profiling scheme counts against the budget (``vllm_memory.json`` ``profilers``)."""
+
+    non_torch: bool  # NCCL buffers and other memory outside PyTorch's allocator
+    cuda_context: bool  # the CUDA context, created before the worker's first reading
+    allocator_cache: bool  # the allocator's reserved segments, not only the live tensors
+
+
+def profiler_counts(scheme: str) -> ProfilerCounts:
+    """The accounting of one profiling scheme (``VllmVersion.profiler``)."""
+    entry = memory_data()["profilers"][scheme]
+    return ProfilerCounts(
+        non_torch=entry["counts_non_torch"],
+        cuda_context=entry["counts_cuda_context"],
+        allocator_cache=entry["counts_allocator_cache"],
+    )
+
+
 def vllm_version(version: str | None) -> VllmVersion:
     """The newest known release at or below ``version`` (the newest LMI one when unknown)."""
     known = memory_data()["versions"]
