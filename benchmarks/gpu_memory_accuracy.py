@@ -27,7 +27,12 @@ from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import ModelArch, from_catalog, from_directory
 from lmi_config.sizing import GIB, Shape, estimate_memory
 from lmi_config.sizing.gpu import kv_capacity_verdict
-from lmi_config.sizing.vllm_release import ENGINE_CONTEXT, torch_visible_bytes, usage_context_defaults
+from lmi_config.sizing.vllm_release import (
+    ENGINE_CONTEXT,
+    memory_data,
+    torch_visible_bytes,
+    usage_context_defaults,
+)
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "vllm_kv_cases.json"
 CORRECTIONS = Path(__file__).resolve().parent / "vllm_kv_case_corrections.json"
@@ -124,7 +129,7 @@ def case_instance(case: dict):
     if not total_gib or abs(torch_visible_bytes(instance)[0] / GIB - total_gib) < 0.01:
         return instance
     # a card the data does not list: its logged torch total, through the nvidia-smi fallback
-    shortfall = 0.45
+    shortfall = memory_data()["torch_visible_memory_gib"]["default_shortfall_gib"]["value"]
     name = (
         instance.accelerator_name
         if case["gpu"].find(instance.accelerator_name.split("-")[0]) >= 0

@@ -345,34 +345,33 @@ def nccl_of_torch(torch_version: str, index_url: str) -> dict | None:
 def communicators(sources: dict[str, str], version: str) -> dict:
     """How many NCCL communicators a TP worker opens: its TP group, the default group when it is warmed up
     (0.2-0.4), and a second TP communicator (CuPy 0.3, PyNccl 0.4+) for CUDA graphs."""
-    worker = sources.get(V0_WORKER, "")
-    warmup = "torch.distributed.all_reduce(torch.zeros(1).cuda())" in worker
-    second = any(
-        marker in text
-        for path, text in sources.items()
-        if path.startswith("vllm/")
-        for marker in (
-            "cupy_utils.init_process_group",
-            "pynccl_utils.init_process_group",
-            "PyNcclCommunicator(",
-        )
+    # where the TP group's own communicators are made first; then any file
+    tp_files = ("vllm/distributed/", "vllm/model_executor/parallel_utils/", "vllm/worker/")
+    ordered = tuple(
+        sorted(sources, key=lambda path: (not path.startswith(tp_files), "kv_transfer" in path, path))
     )
-    count = 1 + int(warmup) + int(second)
-    path, needle = (V0_WORKER, "torch.distributed.all_reduce(torch.zeros(1).cuda())")
-    line = worker.find(needle)
-    evidence = (
-        f"{needle} (default group) and a second TP communicator"
-        if warmup
-        else "TP group and a second TP communicator (PyNccl)"
-        if second
-        else "TP group only"
+    markers = (
+        ("the default group, warmed up", (V0_WORKER,), "torch.distributed.all_reduce(torch.zeros(1).cuda())"),
+        ("a second TP communicator", ordered, "cupy_utils.init_process_group"),
+        ("a second TP communicator", ordered, "pynccl_utils.init_process_group"),
+        ("a second TP communicator", ordered, "PyNcclCommunicator("),
     )
-    source = (
-        github_url(version, path, worker.count("\n", 0, line) + 1)
-        if warmup
-        else github_url(version, "vllm/distributed/parallel_state.py", 1)
-    )
-    return {"value": count, "evidence": evidence, "source": source}
+    found: dict[str, tuple[str, str, int]] = {}
+    for what, paths, needle in markers:
+        for path in paths:
+            at = sources.get(path, "").find(needle) if path.startswith("vllm/") else -1
+            if at >= 0 and what not in found:
+                found[what] = (needle, path, sources[path].count("\n", 0, at) + 1)
+                break
+    if not found:
+        return {"value": 1, "evidence": "the TP group only", "source": github_url(version, V0_WORKER, 1)}
+    _, first_path, first_line = next(iter(found.values()))
+    evidence = "the TP group, " + ", ".join(f"{what} ({needle})" for what, (needle, _, _) in found.items())
+    return {
+        "value": 1 + len(found),
+        "evidence": evidence,
+        "source": github_url(version, first_path, first_line),
+    }
 
 
 def latent_attention(sources: dict[str, str], version: str) -> dict | None:

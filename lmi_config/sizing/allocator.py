@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-MIB = 1024**2
-
 
 class Rounding(NamedTuple):
     """PyTorch's size classes for large allocations (bytes)."""
