@@ -58,6 +58,7 @@ def profiler_counts(scheme: str) -> ProfilerCounts:
     )
 
 
+@cache
 def vllm_version(version: str | None) -> VllmVersion:
     """The newest known release at or below ``version`` (the newest LMI one when unknown)."""
     known = memory_data()["versions"]
