@@ -117,6 +117,13 @@ FACTS: dict[str, tuple[tuple[str, str], ...]] = {
     "use_v1_env_default": (("vllm/envs.py", r"os\.getenv\(\"VLLM_USE_V1\",\s*\"(\d)\"\)"),),
     "v0_capture_batches": (("vllm/worker/model_runner.py", r"for i in range\(1, (\d+)\)\s*\]"),),
     "v0_capture_alignment": (("vllm/worker/model_runner.py", r"^_BATCH_SIZE_ALIGNMENT = (\d+)"),),
+    # before latent attention, DeepSeek-V2 expands every head and pads it to a fixed head size
+    "expanded_latent_head_size": (
+        (
+            "vllm/model_executor/models/deepseek_v2.py",
+            r"self\.attn = Attention\(\s*self\.num_local_heads,\s*(\d+),",
+        ),
+    ),
     # the attention backend allocates its output, then copies the kernel's own output into it (both alive)
     "attention_output_copy": (
         ("vllm/attention/backends/flash_attn.py", r"^\s*(output)\[:num_prefill_tokens\] = out\s*$"),
@@ -419,6 +426,8 @@ def facts_for(version: str, sources: dict[str, str]) -> dict:
     if result["unchunked_floor_tokens"] is None or result["block_size_default"] is None:
         raise SystemExit(f"vllm {version}: default max_num_batched_tokens or block size not found")
     result["mla_kv_cache"] = latent_attention(sources, version)
+    padded = find(sources, version, FACTS["expanded_latent_head_size"])
+    result["expanded_latent_head_size"] = {**padded, "value": int(padded["value"])} if padded else None
     copy = find(sources, version, FACTS["attention_output_copy"])
     result["attention_output_copy"] = {**copy, "value": True} if copy else None
     result["usage_context_defaults"] = usage_context_defaults(sources, version)

@@ -193,7 +193,8 @@ def kv_bytes_per_token(arch: ModelArch, shape: Shape) -> int:
 
     Multi-head latent attention (DeepSeek-V2/V3) stores one compressed vector per token and layer
     (kv_lora_rank + qk_rope_head_dim), the same on every TP rank, in releases with ``use_mla``;
-    earlier ones expand it to every head with the value padded to the query-key width.
+    earlier ones expand it to every head, padded to the release's head size (generated:
+    ``expanded_latent_head_size``) or else at the query-key width.
     """
     _, _, kv_per_gpu = kv_layout(arch, shape.tensor_parallel_degree, "vllm", None)
     table = memory_data()["kv_cache_dtype_bytes"]
@@ -201,9 +202,12 @@ def kv_bytes_per_token(arch: ModelArch, shape: Shape) -> int:
     element = table.get(chosen) or dtype_bytes(shape.weight_dtype if not _quant_format(shape) else "bf16")
     layers = math.ceil(arch.num_layers / max(shape.pipeline_parallel_degree, 1))
     if arch.kv_lora_rank:
-        if vllm_version(shape.vllm_version).mla:
+        release = vllm_version(shape.vllm_version)
+        if release.mla:
             return int(layers * (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * element)
-        query_key = (arch.qk_nope_head_dim or arch.head_dim) + (arch.qk_rope_head_dim or 0)
+        query_key = release.expanded_latent_head_size or (
+            (arch.qk_nope_head_dim or arch.head_dim) + (arch.qk_rope_head_dim or 0)
+        )
         heads = math.ceil(arch.num_attention_heads / shape.tensor_parallel_degree)
         return int(2 * layers * heads * query_key * element)
     return int(2 * layers * kv_per_gpu * arch.head_dim * element)

@@ -37,6 +37,7 @@ class VllmVersion(NamedTuple):
     nccl: str | None  # the NCCL of the torch wheel the release pins
     attention_output_copy: bool  # the backend copies the kernel's output into its own (0.4-0.6)
     mla: bool  # caches DeepSeek's latent attention compressed (ModelConfig.use_mla, 0.7.1+)
+    expanded_latent_head_size: int | None  # before that: every head padded to this size (0.5-0.6: 256)
     communicators: int  # NCCL communicators a TP worker opens
 
 
@@ -85,6 +86,7 @@ def vllm_version(version: str | None) -> VllmVersion:
         nccl=value("nccl"),
         attention_output_copy=bool(value("attention_output_copy")),
         mla=bool(value("mla_kv_cache")),
+        expanded_latent_head_size=value("expanded_latent_head_size"),
         communicators=value("nccl_communicators") or 2,
     )
 
