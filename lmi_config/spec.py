@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lmi_config.configfile.text import yaml_nesting_bound
 from lmi_config.errors import SpecError as SpecError
 
 AUTO = "auto"
@@ -147,6 +148,11 @@ def parse_spec_text(text: str, name: str) -> Spec:
     """
     import yaml  # only on the render path
 
+    depth, line = yaml_nesting_bound(text)  # ours, before any parser: the same with every PyYAML
+    if depth > MAX_YAML_DEPTH:
+        raise SpecError(
+            f"{name}:{line}: nested more than {MAX_YAML_DEPTH} levels deep; a spec is a flat mapping of a few fields"
+        )
     try:
         _check_yaml_shape(text, name)
         data = yaml.safe_load(text)

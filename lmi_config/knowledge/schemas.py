@@ -19,7 +19,7 @@ Accelerator = Literal["neuron", "gpu", "cpu", "any"]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
 
 
 class Sourced(Strict):
@@ -94,7 +94,9 @@ class ModelLocation(Sourced):
 
 
 class InferenceStep(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)  # a named step's own table names
+    model_config = ConfigDict(
+        extra="allow", frozen=True, protected_namespaces=()
+    )  # a named step's own table names
     step: Literal["entry_point", "engine", "other_engine", "key_scores"] | None = None
     when: dict[str, list[str]] | None = None
     when_accelerator: Accelerator | None = None
@@ -301,7 +303,7 @@ class EnvVarsFile(Sourced):
 
 
 class Framework(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
     framework: str
 
 
@@ -312,7 +314,7 @@ class Registry(Sourced):
 
 
 class Image(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
     framework: str
     djl_version: str
     tag: str | None
@@ -320,7 +322,7 @@ class Image(Sourced):
 
 
 class ImagesFile(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
     repository: str
     frameworks: list[Framework]
     registries: list[Registry]
@@ -331,7 +333,9 @@ class ImagesFile(Sourced):
 
 
 class InstanceRow(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)  # prices and other optional facts
+    model_config = ConfigDict(
+        extra="allow", frozen=True, protected_namespaces=()
+    )  # prices and other optional facts
     instance_type: str
     accelerator: Literal["neuron", "gpu", "cpu"]
     family: str
@@ -365,7 +369,7 @@ class InstancesFile(Sourced):
 
 
 class MemoryFile(Sourced):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
     budget: dict[str, str]
     neuron: dict[str, dict[str, Any]]
     dtype_bytes: dict[str, float | str]
@@ -379,7 +383,7 @@ class MemoryFile(Sourced):
 
 
 class ModelRow(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
     model_id: str
     aliases: list[str]
     config: dict[str, Any]
@@ -486,7 +490,7 @@ class TpRulesFile(Sourced):
 
 
 class EngineArgsFile(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
     versions: dict[str, dict[str, Any]]
 
 
@@ -505,7 +509,7 @@ class ProfilerScheme(Sourced):
 
 
 class VllmMemoryFile(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
     versions: dict[str, dict[str, Any]]
     error_margin_fraction: Value
     allocator: AllocatorRounding
@@ -516,7 +520,7 @@ class VllmMemoryFile(Sourced):
 
 
 class SourcedPolicy(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)  # the policy's own numbers
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())  # the policy's own numbers
 
 
 class DeployFile(Strict):
@@ -528,7 +532,7 @@ class DeployFile(Strict):
 
 
 class SagemakerApiFile(Sourced):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=())
     botocore_version: str
     names: dict[str, dict[str, Any]]
     environment: dict[str, Any]
