@@ -22,7 +22,7 @@ OptionValue = str | int | float | bool | dict[str, Any] | list[Any] | None
 class Spec(BaseModel):
     """What to serve, where, and with which backend."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
     model: str = Field(
         description="Hugging Face id, s3:// prefix or local directory of the model (becomes option.model_id)."
