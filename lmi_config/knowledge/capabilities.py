@@ -121,3 +121,13 @@ def vllm_capabilities(version: str | None) -> VllmCapabilities | None:
 def canonical_dtype(value: str | None) -> str | None:
     """``bf16`` / ``bfloat16`` → ``bfloat16``; None for an unknown or empty spelling."""
     return DTYPE_NAMES.get((value or "").strip().lower())
+
+
+@cache
+def first_release_with(architecture: str) -> str | None:
+    """The first vLLM release of the data whose registry runs ``architecture`` natively."""
+    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+        capabilities = vllm_capabilities(version)
+        if capabilities is not None and architecture in capabilities.native_architectures:
+            return capabilities.read_from
+    return None

@@ -17,6 +17,7 @@ from lmi_config.knowledge import Release
 from lmi_config.knowledge.container import precompiled_keys
 from lmi_config.knowledge.instances import Instance
 from lmi_config.modelarch import ModelArch
+from lmi_config.shape.capability import judge_capabilities
 from lmi_config.shape.dimensions import (
     NEURON_BACKENDS,
     Target,
@@ -179,6 +180,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         )
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
+    problems.extend(judge_capabilities(config, target))
     return Assessment(target, shape, memory, loading, tuple(problems))
 
 
