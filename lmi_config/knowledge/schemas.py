@@ -215,8 +215,19 @@ class SequenceRow(Sourced):
     note: str | None = None
 
 
+class HandlerRollingBatchRow(Sourced):
+    """What a Python handler runs for each option.rolling_batch value it accepts."""
+
+    backends: list[str]
+    since: str | None
+    until: str | None
+    runs: dict[str, str]
+    otherwise: str
+
+
 class ContainerShapeFile(Sourced):
     rolling_batch: list[RollingBatchRow]
+    handler_rolling_batch: list[HandlerRollingBatchRow]
     dynamic_batching_forces_disable: KeyList
     async_entry_points: ModuleList
     precompiled_artifacts: PrecompiledKeys
