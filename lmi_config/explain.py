@@ -150,4 +150,5 @@ def memory_dict(memory: MemoryBreakdown) -> dict[str, Any]:
         "notes": list(memory.notes),
         "kv_cache_tokens": memory.kv_cache_tokens,
         "max_concurrent_sequences": memory.max_concurrent_sequences,
+        "kv_upper_bound_only": memory.kv_upper_bound_only,
     }

@@ -186,3 +186,21 @@ def test_plan_ranks_nothing_the_engine_refuses() -> None:
     ranked = plan(model="mistralai/Mistral-7B-v0.1", instances=("ml.g5.12xlarge",), backend="vllm", lmi_version="0.29.0",
                   dtype="fp16", options=(("option.quantize", "fp8"),))  # fmt: skip
     assert ranked.candidates and not [c for c in ranked.candidates if c.blocked_by]
+
+
+def test_a_vision_language_model_gets_an_upper_bound_not_a_kv_capacity(tmp_path: Path) -> None:
+    text = (
+        "option.model_id=google/gemma-3-12b-it\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n"
+    )
+    (tmp_path / "serving.properties").write_text(text + "option.max_model_len=8192\n")
+    result = run_cli(
+        "explain", str(tmp_path / "serving.properties"), "--instance", "ml.g5.12xlarge", "--lmi-version", "0.34.0",
+        "--format", "json",
+    )  # fmt: skip
+    memory = json.loads(result.stdout)["memory"]
+    assert memory["kv_upper_bound_only"] is True
+    assert any("multimodal" in note and "vision encoder" in note for note in memory["notes"])
+    text_only = run_cli(
+        "explain", str(tmp_path / "serving.properties"), "--instance", "ml.g5.12xlarge", "--lmi-version", "0.34.0",
+    )  # fmt: skip
+    assert "KV cache: at most" in text_only.stdout
