@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,6 +27,9 @@ def main() -> int:
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus"))
     parser.add_argument("--select", default=None)
     parser.add_argument("--examples", type=int, default=0)
+    parser.add_argument(
+        "--with-versions", action="store_true", help="lint each file at the image tag its index names, where one is"
+    )
     args = parser.parse_args()
     corpus = Path(args.corpus)
     index = {row["id"]: row for row in json.loads((corpus / "index.json").read_text())}
@@ -34,8 +38,13 @@ def main() -> int:
     for path in sorted((corpus / "files").iterdir()):
         row = index.get(path.stem, {})
         instance = row.get("instance_type") or None
+        tag = re.search(r"\d+\.\d+\.\d+-[\w.-]+", row.get("container") or "") if args.with_versions else None
         try:
-            options = LintOptions(instance=instance, select=args.select.split(",") if args.select else [])
+            options = LintOptions(
+                instance=instance,
+                lmi_version=tag.group(0) if tag else None,
+                select=args.select.split(",") if args.select else [],
+            )
             result = lint_paths([str(path)], options)
         except Exception as error:  # a file the API refuses: reported, not counted
             print(f"{path.name}: {type(error).__name__}: {error}", file=sys.stderr)
