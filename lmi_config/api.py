@@ -140,6 +140,23 @@ def lint_paths(
     return result
 
 
+def write_baseline(result: LintResult, path: str) -> int:
+    """Record every finding of ``result`` in a baseline file (written atomically); returns how many."""
+    from lmi_config.baseline import baseline_document
+    from lmi_config.io import write_output
+
+    write_output(path, baseline_document(result.findings, Path(path)))
+    return len(result.findings)
+
+
+def apply_baseline(result: LintResult, path: str) -> int:
+    """Keep only the findings the baseline file does not hold; returns how many it held."""
+    from lmi_config.baseline import load_baseline, new_findings
+
+    result.findings, held = new_findings(result.findings, load_baseline(path), path)
+    return held
+
+
 def _usable(result: LintResult) -> LintResult:
     """The result of a command that needs every input: the first unreadable one is an error."""
     if result.problems:
