@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from lmi_config import __version__
+from lmi_config.report.rule_pages import page_url, rule_page
 from lmi_config.rules.base import Finding, Rule
 
 MAX_TEXT_NOTES = 10
@@ -170,7 +171,8 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
             "shortDescription": {"text": item.summary},
             "fullDescription": {"text": item.why},
             "defaultConfiguration": {"level": _SARIF_LEVEL[item.severity]},
-            "help": {"text": f"{item.why}\nSource: {item.source}"},
+            "helpUri": page_url(item),
+            "help": {"text": f"{item.why}\nSource: {item.source}", "markdown": rule_page(item)},
         }
         for item in rules
     ]
