@@ -114,9 +114,7 @@ def is_secret_name(name: str) -> bool:
         return False
     from lmi_config.knowledge.options import catalogue
 
-    specs = catalogue().get("option." + "_".join(words).lower(), ()) or catalogue().get(
-        "option." + bare, ()
-    )
+    specs = catalogue().get("option." + "_".join(words).lower(), ()) or catalogue().get("option." + bare, ())
     return not (specs and all(spec.type in _TYPES_WITHOUT_CREDENTIALS for spec in specs))
 
 

@@ -155,7 +155,8 @@ def convert(path: str, target: str, env_files: tuple[str, ...], output: str | No
     Uses the container's mapping (option.x <-> OPTION_X, option.model_id <-> HF_MODEL_ID,
     engine <-> OPTION_ENGINE); the effective values are converted, after precedence. What
     the target cannot express is reported on stderr (exit 1), never dropped silently;
-    credentials are never copied.
+    a value the target's readers would read differently is refused (exit 2). Credentials
+    are copied into a file named with -o, never to standard output.
 
     \b
     Examples:
@@ -167,7 +168,13 @@ def convert(path: str, target: str, env_files: tuple[str, ...], output: str | No
 
     try:
         stdin_bytes = _stdin_bytes() if path == "-" else None
-        result = api.convert_path(path, target, env_files=list(env_files), stdin_bytes=stdin_bytes)
+        result = api.convert_path(
+            path,
+            target,
+            env_files=list(env_files),
+            stdin_bytes=stdin_bytes,
+            keep_credentials=output not in (None, "-"),
+        )
     except USAGE_ERRORS as error:
         _fail_input(str(error))
         return
@@ -176,6 +183,12 @@ def convert(path: str, target: str, env_files: tuple[str, ...], output: str | No
     for problem in result.lost:
         click.echo(f"not converted: {visible(problem)}", err=True)
     _emit(result.text, output, target)
+    if result.credentials:
+        click.echo(
+            f"note: {output} holds the credentials of the input ({', '.join(result.credentials)}; values not "
+            "shown): keep it out of version control and logs",
+            err=True,
+        )
     sys.exit(1 if result.lost else 0)
 
 
