@@ -51,7 +51,7 @@ _RECORD_KEY_QUALIFIERS = frozenset(
 )
 # last words that make the value a pointer to a credential (a path, an ARN, a name), not the credential
 _POINTER_WORDS = frozenset(
-    {"PATH", "FILE", "DIR", "ARN", "NAME", "LENGTH", "LEN", "SIZE", "COUNT", "TYPE", "ENV", "VAR"}
+    {"PATH", "FILE", "DIR", "ARN", "NAME", "LENGTH", "LEN", "SIZE", "COUNT", "TYPE", "TYPES", "ENV", "VAR"}
     | {"ID", "IDS", "URL", "URI", "ENDPOINT", "HEADER", "FIELD", "PREFIX", "LOCATION", "REF", "PARAM"}
 )
 # the cheap test first: a name without any of these is never secret (files of a million keys)
@@ -114,7 +114,11 @@ def is_secret_name(name: str) -> bool:
         return False
     from lmi_config.knowledge.options import catalogue
 
-    specs = catalogue().get("option." + "_".join(words).lower(), ()) or catalogue().get("option." + bare, ())
+    specs = (
+        catalogue().get(name, ())
+        or catalogue().get("option." + bare, ())
+        or catalogue().get("option." + "_".join(words).lower(), ())
+    )
     return not (specs and all(spec.type in _TYPES_WITHOUT_CREDENTIALS for spec in specs))
 
 
