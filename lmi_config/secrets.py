@@ -61,7 +61,7 @@ _NOT_CREDENTIALS = frozenset({"IMAGE_PLACEHOLDER_TOKEN"})
 _TYPES_WITHOUT_CREDENTIALS = frozenset({"int", "int_or_max", "float", "bool", "list_int"})
 # RFC 3986: scheme "://" userinfo "@"; the password is what follows the first ":" of the userinfo
 URL_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)(?P<password>[^\s/?#@]+)@")
-_QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.\-]+)=)(?P<value>[^&#;\s]+)")
+_QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.\-]+)=)(?P<value>[^?&#;\s]+)")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _WORD_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 
