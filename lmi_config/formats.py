@@ -136,8 +136,10 @@ def _oversized(text: str) -> list[str]:
 
 
 def header_lines(lines: list[str]) -> list[str]:
-    """Header comments on one line each (control characters become blanks)."""
-    return [_CONTROL.sub(" ", line) for line in lines]
+    """Header comments on one line each (control characters become blanks, credentials masked)."""
+    from lmi_config.secrets import redact
+
+    return [_CONTROL.sub(" ", redact(line)) for line in lines]
 
 
 def format_output(

@@ -118,13 +118,17 @@ def render(
     except PlanningError as error:
         click.echo(f"lmi-config: error: {name}: {error}", err=True)
         sys.exit(1)
+    from lmi_config.report import visible  # masks credentials, escapes control characters
+
     for note in rendered.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {visible(note)}", err=True)
     for finding in rendered.findings:
         if finding.severity != "info" or finding.code == "LMI310":
-            click.echo(f"{finding.code} {finding.severity} [{finding.rule}] {finding.message}", err=True)
+            click.echo(
+                f"{finding.code} {finding.severity} [{finding.rule}] {visible(finding.message)}", err=True
+            )
     for problem in rendered.problems:
-        click.echo(f"error: {problem}", err=True)
+        click.echo(f"error: {visible(problem)}", err=True)
     blocked = bool(rendered.errors or rendered.problems)
     if blocked and not force:
         click.echo(
