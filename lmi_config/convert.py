@@ -24,7 +24,7 @@ from lmi_config.configfile.canonical import classify_env
 # control characters an env file cannot carry (\t, \n and \r have escapes in double quotes)
 _UNCARRIED_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SECRET_LOST = (
-    "not copied: it holds a credential (value not shown) and credentials are never written to standard "
+    "not copied: it holds a credential ({shown}) and credentials are never written to standard "
     "output; convert with -o FILE to keep it in a file, or pass it at deploy time"
 )
 
@@ -73,7 +73,7 @@ def convert_items(
     kept = []
     for key, value in effective:
         if not keep_credentials and looks_like_secret(value, key):
-            lost.append(f"{key} {_SECRET_LOST}")
+            lost.append(_secret_lost(key, value))
         elif to == "env" and (_UNCARRIED_CONTROL.search(key) or _UNCARRIED_CONTROL.search(value)):
             lost.append(f"{key}: {_control_problem(key + value)}")
         else:
@@ -81,7 +81,7 @@ def convert_items(
     for name, value in process_env:
         secret = looks_like_secret(value, name) or classify_env(name).kind == "secret"
         if secret and not keep_credentials:
-            lost.append(f"{name} {_SECRET_LOST}")
+            lost.append(_secret_lost(name, value))
         elif to == "properties":
             lost.append(f"{name} is a process environment variable; serving.properties cannot set it")
         elif to == "env" and (_UNCARRIED_CONTROL.search(name) or _UNCARRIED_CONTROL.search(value)):
@@ -89,6 +89,15 @@ def convert_items(
         else:
             extra[name] = value
     return kept, extra, lost
+
+
+def _secret_lost(key: str, value: str) -> str:
+    """Why a credential is not on standard output; a URL is shown with only its credential masked."""
+    from lmi_config.secrets import MASK, mask_value
+
+    masked = mask_value(value, key)
+    shown = f"shown masked: {masked}" if masked != MASK and MASK in masked else "value not shown"
+    return f"{key} {_SECRET_LOST.format(shown=shown)}"
 
 
 def _control_problem(text: str) -> str:

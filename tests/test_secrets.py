@@ -132,6 +132,7 @@ def test_convert_leaves_credentials_out_of_standard_output(untouched: Path, targ
     for key in ("option.model_id", "option.api_key", "option.db_password"):
         assert f"{key} not copied" in result.stderr
     assert "-o FILE" in result.stderr and "Traceback" not in result.stderr
+    assert f"shown masked: https://alice:{MASK}@models.example.com/llama" in result.stderr
 
 
 def test_convert_into_a_named_file_keeps_the_users_credentials(untouched: Path) -> None:
