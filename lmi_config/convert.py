@@ -16,13 +16,10 @@ instead (:mod:`lmi_config.render`): a spec and its output are meant to be commit
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from lmi_config.configfile.canonical import classify_env
 
-# control characters an env file cannot carry (\t, \n and \r have escapes in double quotes)
-_UNCARRIED_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SECRET_LOST = (
     "not copied: it holds a credential ({shown}) and credentials are never written to standard "
     "output; convert with -o FILE to keep it in a file, or pass it at deploy time"
@@ -74,8 +71,6 @@ def convert_items(
     for key, value in effective:
         if not keep_credentials and looks_like_secret(value, key):
             lost.append(_secret_lost(key, value))
-        elif to == "env" and (_UNCARRIED_CONTROL.search(key) or _UNCARRIED_CONTROL.search(value)):
-            lost.append(f"{key}: {_control_problem(key + value)}")
         else:
             kept.append((key, value))
     for name, value in process_env:
@@ -84,8 +79,6 @@ def convert_items(
             lost.append(_secret_lost(name, value))
         elif to == "properties":
             lost.append(f"{name} is a process environment variable; serving.properties cannot set it")
-        elif to == "env" and (_UNCARRIED_CONTROL.search(name) or _UNCARRIED_CONTROL.search(value)):
-            lost.append(f"{name}: {_control_problem(name + value)}")
         else:
             extra[name] = value
     return kept, extra, lost
@@ -98,12 +91,6 @@ def _secret_lost(key: str, value: str) -> str:
     masked = mask_value(value, key)
     shown = f"shown masked: {masked}" if masked != MASK and MASK in masked else "value not shown"
     return f"{key} {_SECRET_LOST.format(shown=shown)}"
-
-
-def _control_problem(text: str) -> str:
-    match = _UNCARRIED_CONTROL.search(text)
-    code = ord(match.group()) if match else 0
-    return f"contains the control character U+{code:04X}, which an env file cannot carry; not converted"
 
 
 def effective_settings(unit: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -54,6 +54,7 @@ class ValueNotCarried(ValueError):
 
 def _describe(character: str) -> str:
     names = {" ": "a blank", "\\": "a backslash", "`": "a backtick", "$": "a dollar sign", '"': "a quote"}
+    names.update({"\n": "a newline", "\r": "a carriage return", "\t": "a tab"})
     return names.get(character, f"{character!r} (U+{ord(character):04X})")
 
 
