@@ -97,6 +97,7 @@ def _bounded_bits(bits: int) -> None:
         )
 
 
+@functools.cache
 def _environment_class() -> type:
     """The bounded sandbox class (built on first use: jinja2 is imported only on the render path)."""
     from jinja2 import nodes

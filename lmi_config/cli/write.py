@@ -70,7 +70,8 @@ from lmi_config.errors import PlanningError
     "--template-dir",
     type=click.Path(file_okay=False, exists=True),
     default=None,
-    help="Your own templates (same names as templates/); rendered in jinja2's sandbox.",
+    help="Your own templates (same names as templates/); rendered in jinja2's sandbox, bounded in loops, "
+    "sizes, time and memory.",
 )
 @click.option("--force", is_flag=True, help="Write even with error-level findings (they are still printed).")
 def render(
