@@ -28,7 +28,9 @@ def main() -> int:
     parser.add_argument("--select", default=None)
     parser.add_argument("--examples", type=int, default=0)
     parser.add_argument(
-        "--with-versions", action="store_true", help="lint each file at the image tag its index names, where one is"
+        "--with-versions",
+        action="store_true",
+        help="lint each file at the image tag its index names, where one is",
     )
     args = parser.parse_args()
     corpus = Path(args.corpus)
