@@ -21,6 +21,7 @@ from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
 if TYPE_CHECKING:
     from lmi_config.deploy import DeployPlan, DeployRequest, Outcome
     from lmi_config.deploy.cleanup import Removal
+    from lmi_config.fixes import FixResult
     from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
     from lmi_config.search import SearchOptions, SearchResult
@@ -138,6 +139,27 @@ def lint_paths(
     result.problems.extend(found.problems)
     result.notes.extend(found.notes)
     return result
+
+
+def fix_paths(
+    paths: list[str],
+    options: LintOptions | None = None,
+    *,
+    env_files: list[str] | None = None,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FixResult:
+    """Apply the judged fixes to files (``write``) or only compute them (a diff); see :mod:`lmi_config.fixes`."""
+    from lmi_config.fixes import fix_to_fixed_point
+    from lmi_config.io import write_atomically
+
+    options = options or LintOptions()
+    result = lint_paths([path for path in paths if path != "-"], options, env_files=env_files)
+    outcome = fix_to_fixed_point(result, options, unsafe)
+    if write:
+        for path, (_, text) in outcome.changed.items():
+            write_atomically(Path(path), text, shown=path)
+    return outcome
 
 
 def write_baseline(result: LintResult, path: str) -> int:

@@ -66,6 +66,20 @@ from lmi_config.errors import InputError, OutputError
     "--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal)."
 )
 @click.option(
+    "--fix", is_flag=True, help="Apply the safe fixes (each judged before it is applied), then lint."
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix or --diff: also fixes that change what the container does.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Show the fixes as a unified diff; write nothing (exit 1 if any).",
+)
+@click.option(
     "--baseline",
     "baseline_file",
     metavar="FILE",
@@ -97,6 +111,9 @@ def lint(
     settings_file: str | None,
     isolated: bool,
     color: bool | None,
+    fix: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
     baseline_file: str | None,
     write_baseline_file: str | None,
     max_findings: int,
@@ -123,6 +140,8 @@ def lint(
       lmi-config lint . --ignore LMI005,trailing-whitespace --exclude 'tests/*' --strict
       lmi-config lint . --write-baseline .lmi-config-baseline.json   # accept what is there today
       lmi-config lint . --baseline .lmi-config-baseline.json         # then report only new findings
+      lmi-config lint deploy/ --diff                                 # what --fix would change
+      lmi-config lint deploy/ --fix --unsafe-fixes                   # apply, typo renames included
     """
     from lmi_config import api, report
     from lmi_config.rules import load_rules
@@ -139,6 +158,8 @@ def lint(
     # a baseline is matched against every finding, before the text output's per-rule cap
     capped = output_format == "text" and not (baseline_file or write_baseline_file)
     options.max_findings = max_findings if capped else 0  # json lists every finding
+    if fix or show_diff:
+        _apply_fixes(list(paths), options, list(env_files), unsafe=unsafe_fixes, write=not show_diff)
     stdin_bytes = _stdin_bytes() if "-" in paths else None
     try:
         result = api.lint_paths(
@@ -173,6 +194,37 @@ def lint(
         _fail_input("\n".join(result.problems))
     failing = result.errors + (result.warnings if strict else 0)
     sys.exit(1 if failing else 0)
+
+
+def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe: bool, write: bool) -> None:
+    """--fix writes the fixed files and says what it fixed; --diff prints the diff and exits."""
+    import difflib
+
+    from lmi_config import api
+
+    try:
+        outcome = api.fix_paths(paths, options, env_files=env_files, unsafe=unsafe, write=write)
+    except (InputError, OutputError) as error:
+        _fail_input(str(error))
+        return
+    if write:
+        fixed = sum(outcome.applied.values())
+        per_rule = ", ".join(f"{code} x{count}" for code, count in sorted(outcome.applied.items()))
+        click.echo(
+            f"fixed {fixed} finding(s) in {len(outcome.changed)} file(s)"
+            + (f" ({per_rule})" if fixed else ""),
+            err=True,
+        )
+        return
+    for path, (before, after) in sorted(outcome.changed.items()):
+        diff = difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{path}",
+            tofile=f"b/{path}",
+        )
+        _emit("".join(diff))
+    sys.exit(1 if outcome.changed else 0)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
