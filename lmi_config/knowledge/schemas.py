@@ -866,6 +866,8 @@ SCHEMAS: dict[str, Any] = {
     "memory.json": MemoryFile,
     "models.json": ModelsFile,
     "options.json": OptionsFile,
+    "perf_devices.json": lambda: _perf_schema("PerfDevicesFile"),
+    "perf_fit.json": lambda: _perf_schema("PerfFitFile"),
     "releases.json": ReleasesFile,
     "sagemaker_api.json": SagemakerApiFile,
     "search.json": SearchFile,
@@ -875,6 +877,14 @@ SCHEMAS: dict[str, Any] = {
     "vllm_limits.json": VllmLimitsFile,
     "vllm_memory.json": VllmMemoryFile,
 }
+
+
+def _perf_schema(name: str) -> type[BaseModel]:
+    """The performance model's schemas live in perf_schemas.py, which imports this module."""
+    from lmi_config.knowledge import perf_schemas
+
+    found: type[BaseModel] = getattr(perf_schemas, name)
+    return found
 
 
 def schema_for(name: str) -> type[BaseModel]:
