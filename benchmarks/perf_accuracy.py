@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lmi_config.knowledge import load_data  # noqa: E402
+from lmi_config.knowledge.perf_data import fitted_families  # noqa: E402
 from lmi_config.modelarch import read_json_file  # noqa: E402
 from lmi_config.modelfields import ModelResolutionError  # noqa: E402
 from lmi_config.perf import Prediction, UnsupportedConfiguration, predict  # noqa: E402
@@ -149,7 +149,7 @@ def pair_order(results: Sequence[Result]) -> tuple[int, int]:
 def _split_of() -> dict[tuple[Any, Any], str]:
     """(id, model) -> fitted | held-out | not fitted, as scripts/fit_perf.py split the development rows."""
     splits: dict[tuple[Any, Any], str] = {}
-    for family in load_data("perf_fit.json")["families"].values():
+    for family in fitted_families().values():
         for residual in family.get("residuals", []):
             splits[(residual.get("id"), residual.get("model"))] = residual["split"]
     return splits

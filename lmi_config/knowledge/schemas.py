@@ -880,10 +880,12 @@ SCHEMAS: dict[str, Any] = {
 
 
 def _perf_schema(name: str) -> type[BaseModel]:
-    """The performance model's schemas live in perf_schemas.py, which imports this module."""
-    from lmi_config.knowledge import perf_schemas
+    """The performance model's schemas live in perf_schemas.py, which imports Strict and Sourced from
+    this module: it is imported by name, when asked, so that neither module imports the other at load
+    (once Strict and Sourced move to a base module, this can be a plain import)."""
+    import importlib
 
-    found: type[BaseModel] = getattr(perf_schemas, name)
+    found: type[BaseModel] = getattr(importlib.import_module("lmi_config.knowledge.perf_schemas"), name)
     return found
 
 

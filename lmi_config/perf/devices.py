@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from lmi_config.knowledge import load_data
 from lmi_config.knowledge.instances import Instance
+from lmi_config.knowledge.perf_data import device_rows, fitted_families
 from lmi_config.perf.types import Efficiency
 
 GIGA = 1e9
@@ -43,7 +43,7 @@ class Device(NamedTuple):
 def devices() -> dict[str, Device]:
     """Every device with facts, by the ``accelerator_name`` instances.json uses."""
     found = {}
-    for row in load_data("perf_devices.json")["devices"]:
+    for row in device_rows():
         link = row.get("interconnect_gb_per_s")
         found[row["accelerator_name"]] = Device(
             accelerator_name=row["accelerator_name"],
@@ -87,14 +87,9 @@ def engine_family(backend: str, instance: Instance) -> str:
     )
 
 
-@cache
-def _fit() -> dict[str, Any]:
-    return dict(load_data("perf_fit.json"))
-
-
 def fitted_efficiency(family: str) -> Efficiency:
     """The parameters ``scripts/fit_perf.py`` fitted for an engine family."""
-    families = _fit()["families"]
+    families = fitted_families()
     if family not in families:
         raise UnsupportedConfiguration(f"no fitted parameters for {family} in data/perf_fit.json")
     values = families[family]["parameters"]
