@@ -8,6 +8,7 @@ skipped with the reason, never guessed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -27,6 +28,8 @@ SKIPPED_FLAGS = {
     "p99_only": "the source gives p99 figures only (the model predicts the median)",
     "input_output_lengths_unknown": "input and output lengths are not stated",
 }
+# 16-bit dtypes as sources spell them (fp8 is read as fp8 weights on 16-bit activations)
+KNOWN_DTYPES = {"fp16": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
 # flags under which one figure is defined differently from its column
 DROPPED_METRICS = {
     "summary_csv_throughput_is_per_request_p50": "throughput",
@@ -58,6 +61,14 @@ def value(row: Mapping[str, Any], key: str) -> Any:
 
 def read_row(row: Mapping[str, Any]) -> ReadRow | str:
     """The configuration, workload and metrics of a measured row, or why it is skipped."""
+    try:
+        return _read(row)
+    except (TypeError, ValueError, OverflowError) as error:
+        # a value of the wrong kind somewhere in the row: skipped, never guessed
+        return f"unreadable row ({str(error)[:200]})"
+
+
+def _read(row: Mapping[str, Any]) -> ReadRow | str:
     reason = _skip_reason(row)
     if reason:
         return reason
@@ -89,10 +100,23 @@ def _skip_reason(row: Mapping[str, Any]) -> str | None:
     if family not in BACKEND_BY_FAMILY:
         return f"no parameters for engine family {family!r}"
     for key in ("input_tokens", "output_tokens", "tp"):
-        number = value(row, key)
-        if not isinstance(number, int | float) or isinstance(number, bool) or number < 1:
-            return f"{key} is not stated"
+        if not _count(value(row, key)):
+            return f"{key} is not stated as a positive whole number"
+    for key in ("pp", "batch_size", "concurrency", "dp_or_copies", "max_seq_len", "output_tokens_measured"):
+        if value(row, key) is not None and not _count(value(row, key)):
+            return f"{key} is not a positive whole number"
     return None
+
+
+def _count(number: Any) -> bool:
+    """A positive whole number of at most 10^7 (tokens, degrees and batches beyond are not real)."""
+    return (
+        isinstance(number, int | float)
+        and not isinstance(number, bool)
+        and math.isfinite(number)
+        and 1 <= number <= 10**7
+        and float(number).is_integer()
+    )
 
 
 def _instance(row: Mapping[str, Any]) -> Instance | str:
@@ -114,9 +138,12 @@ def _configuration(row: Mapping[str, Any], arch: ModelArch, instance: Instance) 
     family = str(value(row, "engine_family"))
     tp = int(value(row, "tp"))
     pp = int(value(row, "pp") or 1)
-    if instance.accelerator == "neuron" and tp > instance.num_cores:
-        return f"TP {tp} is more than the {instance.num_cores} NeuronCores of {instance.instance_type}"
+    if tp * pp > instance.num_cores:
+        return f"TP {tp} x PP {pp} is more than the {instance.num_cores} {instance.core_word}s of {instance.instance_type}"
     batch = int(value(row, "batch_size") or value(row, "concurrency") or 1)
+    for key in ("dtype", "quantization"):
+        if value(row, key) is not None and not isinstance(value(row, key), str):
+            return f"{key} is not text"
     dtype = str(value(row, "dtype") or arch.torch_dtype or "bf16").lower()
     quantization_text = str(value(row, "quantization") or "").lower()
     quantization = None
@@ -124,8 +151,11 @@ def _configuration(row: Mapping[str, Any], arch: ModelArch, instance: Instance) 
         quantization, dtype = "fp8", "bf16"
     elif "int8" in quantization_text:
         quantization = "int8"
-    if dtype not in ("fp16", "bf16", "float16", "bfloat16"):
-        dtype = "bf16"
+    elif quantization_text:
+        return f"quantization {quantization_text[:60]!r} is not one the model knows (fp8, int8)"
+    if dtype not in KNOWN_DTYPES:
+        return f"dtype {dtype[:60]!r} is not one the model knows ({', '.join(KNOWN_DTYPES)})"
+    dtype = KNOWN_DTYPES[dtype]
     return Configuration(
         arch=arch,
         instance=instance,
