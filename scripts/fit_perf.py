@@ -4,11 +4,11 @@ Run: python scripts/fit_perf.py [--measurements FILE] [--family NAME ...] [--out
 
 Physics stays in ``lmi_config/perf/model.py``; this script only chooses, per engine family
 (neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the six parameters of ``Efficiency`` that minimize
-the squared log error of every measured figure (TTFT, TPOT, throughput, each as its source defines
+the absolute log error of every measured figure (TTFT, TPOT, throughput, each as its source defines
 it) over the rows of the models it fits on. Rows of the held-out models (HELD_OUT_MODELS) are never
 fitted: their error is the honest one. A weak prior pulls each parameter towards a physically
-plausible value, so a parameter the data cannot see (the prefill wait of a family measured only
-with static batches) stays there instead of wandering. Deterministic: Nelder-Mead from a fixed
+plausible value; a parameter no fitted row can see (the prefill wait of a family measured only with
+static batches) is not fitted and keeps that value, marked ``"fitted": false``. Deterministic: Nelder-Mead from a fixed
 start, parameters rounded to 4 significant digits before the residuals are computed.
 """
 
@@ -40,7 +40,20 @@ UNFITTED_FLAGS = ("source_inconsistency:tpot_p99_ms<tpot_ms",)
 PRIOR_WEIGHT = 0.02  # squared-log penalty per parameter, small next to one figure's error
 PARAMETERS: dict[str, tuple[float, float, float, str, str]] = {
     # name: (prior, lower, upper, unit, meaning)
-    "prefill_flops_fraction": (0.5, 0.02, 1.0, "fraction", "achieved share of peak dense FLOPS"),
+    "prefill_flops_fraction": (
+        0.5,
+        0.02,
+        1.0,
+        "fraction",
+        "achieved share of peak dense FLOPS in the linear layers",
+    ),
+    "attention_flops_fraction": (
+        0.3,
+        0.001,
+        1.0,
+        "fraction",
+        "achieved share of peak dense FLOPS in attention's score and value products",
+    ),
     "decode_bandwidth_fraction": (0.7, 0.05, 1.0, "fraction", "achieved share of HBM bandwidth in decode"),
     "step_overhead_ms": (1.0, 0.01, 100.0, "ms", "fixed time per decode step"),
     "sequence_overhead_us": (
@@ -85,16 +98,38 @@ def _efficiency(vector: Sequence[float]) -> Efficiency:
     return Efficiency(**values)
 
 
-def _objective(rows: list[tuple[dict[str, Any], ReadRow]]) -> Callable[[Sequence[float]], float]:
-    priors = [math.log(prior) for prior, *_ in PARAMETERS.values()]
+def _data_cost(rows: list[tuple[dict[str, Any], ReadRow]], vector: Sequence[float]) -> float:
+    """Sum of |log(predicted / measured)| over every figure: a median-like fit that a few noisy
+    rows (a cold first run, a bimodal TTFT) cannot drag."""
+    efficiency = _efficiency(vector)
+    total = 0.0
+    for _, read in rows:
+        for metric in compare(read, predict(read.configuration, read.workload, efficiency)):
+            total += abs(math.log(max(metric.predicted, 1e-9) / metric.measured))
+    return total
 
-    def cost(vector: Sequence[float]) -> float:
-        efficiency = _efficiency(vector)
-        total = PRIOR_WEIGHT * sum((v - p) ** 2 for v, p in zip(vector, priors, strict=True))
-        for _, read in rows:
-            for metric in compare(read, predict(read.configuration, read.workload, efficiency)):
-                total += math.log(max(metric.predicted, 1e-9) / metric.measured) ** 2
-        return total
+
+def _seen(rows: list[tuple[dict[str, Any], ReadRow]], start: list[float]) -> list[bool]:
+    """Which parameters the rows can see: changing one changes some prediction (a family measured
+    only with static batches never sees the prefill wait of continuous batching)."""
+    base = _data_cost(rows, start)
+    seen = []
+    for index in range(len(start)):
+        moved = list(start)
+        moved[index] += 0.5
+        seen.append(_data_cost(rows, moved) != base)
+    return seen
+
+
+def _objective(
+    rows: list[tuple[dict[str, Any], ReadRow]], start: list[float], free: list[int]
+) -> Callable[[Sequence[float]], float]:
+    def cost(free_values: Sequence[float]) -> float:
+        vector = list(start)
+        for index, free_value in zip(free, free_values, strict=True):
+            vector[index] = free_value
+        prior = PRIOR_WEIGHT * sum((vector[i] - start[i]) ** 2 for i in free)
+        return prior + _data_cost(rows, vector)
 
     return cost
 
@@ -215,7 +250,14 @@ def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         else:
             fitted.append((row, read))
     start = [math.log(prior) for prior, *_ in PARAMETERS.values()]
-    best = nelder_mead(_objective(fitted), start) if fitted else start
+    seen = _seen(fitted, start) if fitted else [False] * len(start)
+    free = [index for index, visible in enumerate(seen) if visible]
+    best = list(start)
+    if free:
+        for index, value in zip(
+            free, nelder_mead(_objective(fitted, start, free), [start[i] for i in free]), strict=True
+        ):
+            best[index] = value
     efficiency = Efficiency(*(_round(v) for v in _efficiency(best)))
     residuals = (
         _residuals(fitted, efficiency, "fitted")
@@ -225,8 +267,14 @@ def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "batching": BATCHING_NOTE[family],
         "parameters": {
-            name: {"value": getattr(efficiency, name), "unit": unit, "meaning": meaning, "prior": prior}
-            for name, (prior, _, _, unit, meaning) in PARAMETERS.items()
+            name: {
+                "value": getattr(efficiency, name),
+                "unit": unit,
+                "meaning": meaning,
+                "prior": prior,
+                "fitted": visible,
+            }
+            for (name, (prior, _, _, unit, meaning)), visible in zip(PARAMETERS.items(), seen, strict=True)
         },
         "fitted_rows": [row.get("id") for row, _ in fitted],
         "held_out_rows": [row.get("id") for row, _ in held_out],
@@ -261,7 +309,7 @@ def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None =
             "unfitted_flags": list(UNFITTED_FLAGS),
             "unfitted_older_software": "rows of a model and hardware measured again with a newer Neuron SDK",
             "prior_weight": PRIOR_WEIGHT,
-            "objective": "sum of squared log(predicted / measured) over every figure of every fitted row",
+            "objective": "sum of |log(predicted / measured)| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
         },
         "families": {family: result[family] for family in FAMILIES if family in result},
     }

@@ -44,6 +44,7 @@ class FittedParameter(Strict):
     unit: Literal["fraction", "ms", "us"]
     meaning: str
     prior: float
+    fitted: bool  # false: no fitted row sees this parameter, it keeps its prior
 
 
 class Residual(Strict):

@@ -193,9 +193,14 @@ def _active_params(configuration: Configuration, experts: float) -> float:
     return arch.total_params - experts * (1 - routed)
 
 
-def _flops_seconds(costs: _Costs, params: Efficiency, flops: float) -> float:
-    rate = costs.device.flops(costs.compute_dtype) * costs.chips * params.prefill_flops_fraction
-    return flops / rate if rate > 0 else math.inf
+def _flops_seconds(costs: _Costs, params: Efficiency, linear: float, attention: float = 0.0) -> float:
+    """Seconds for FLOPs in the linear layers and in attention, each at its achieved share of peak."""
+    peak = costs.device.flops(costs.compute_dtype) * costs.chips
+    if peak <= 0:
+        return math.inf
+    return linear / (peak * params.prefill_flops_fraction) + attention / (
+        peak * params.attention_flops_fraction
+    )
 
 
 def _bytes_seconds(costs: _Costs, params: Efficiency, size: float) -> float:
@@ -230,8 +235,10 @@ def _decode_step(
     weights = costs.weight_bytes - costs.expert_bytes * (1 - touched)
     weight_s = _bytes_seconds(costs, params, weights)
     kv_s = _bytes_seconds(costs, params, running * context * costs.kv_bytes_per_token)
-    flops = running * (2 * costs.active_params + 4 * costs.attention_width * context)
-    compute_s = _flops_seconds(costs, params, flops)
+    linear_flops = running * 2 * costs.active_params
+    attention_flops = running * 4 * costs.attention_width * context
+    flops = linear_flops + attention_flops
+    compute_s = _flops_seconds(costs, params, linear_flops, attention_flops)
     collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, running)
     memory_s = weight_s + kv_s
     overlapped = compute_s <= memory_s
@@ -253,24 +260,24 @@ def _decode_step(
     ]
     if not static:
         arriving = running * workload.input_tokens / workload.output_tokens
-        prefill_s = _flops_seconds(
-            costs, params, _prefill_flops(costs, workload.input_tokens) * arriving / workload.input_tokens
-        )
+        share = arriving / workload.input_tokens  # prompts prefilled per step
+        prefill_s = _flops_seconds(costs, params, *_prefill_flops(costs, workload.input_tokens)) * share
         terms.append(
             Term("prefill of arriving requests", prefill_s * MS, f"{arriving:.1f} prompt tokens per step")
         )
     return _phase("TPOT", terms)
 
 
-def _prefill_flops(costs: _Costs, tokens: int) -> float:
-    """2 FLOPs per active parameter and token, plus causal attention (QK and PV, half the square)."""
-    return 2 * costs.active_params * tokens + 2 * costs.attention_width * tokens * tokens
+def _prefill_flops(costs: _Costs, tokens: int) -> tuple[float, float]:
+    """(linear, attention) FLOPs of one prompt: 2 per active parameter and token; causal attention
+    (QK and PV, half the square)."""
+    return 2 * costs.active_params * tokens, 2 * costs.attention_width * tokens * tokens
 
 
 def _first_token(costs: _Costs, params: Efficiency, running: int, workload: Workload, static: bool) -> Phase:
     tp = costs.tensor_parallel_degree
     tokens = workload.input_tokens
-    one_s = _flops_seconds(costs, params, _prefill_flops(costs, tokens))
+    one_s = _flops_seconds(costs, params, *_prefill_flops(costs, tokens))
     weight_s = _bytes_seconds(costs, params, costs.weight_bytes)
     collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, tokens)
     sequences = running if static else 1

@@ -82,7 +82,12 @@ class Prediction(NamedTuple):
 class Efficiency(NamedTuple):
     """The fitted parameters of one engine family; each has a physical meaning and a unit."""
 
-    prefill_flops_fraction: float  # achieved share of peak dense FLOPS in prefill (and decode compute)
+    prefill_flops_fraction: (
+        float  # achieved share of peak dense FLOPS in the linear layers (prefill and decode)
+    )
+    attention_flops_fraction: (
+        float  # achieved share of peak dense FLOPS in attention's score and value products
+    )
     decode_bandwidth_fraction: float  # achieved share of HBM bandwidth reading weights and KV in decode
     step_overhead_ms: float  # fixed time per decode step (launches, scheduling, host sync)
     sequence_overhead_us: float  # time per running sequence per step that TP does not divide (sampling over the vocabulary, bookkeeping)
