@@ -16,8 +16,15 @@ from test_hostile_inputs import settle, untouched  # noqa: F401  (untouched is a
 
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import from_catalog
-from lmi_config.perf import Configuration, UnsupportedConfiguration, Workload, predict
+from lmi_config.perf import (
+    Configuration,
+    UnsupportedConfiguration,
+    Workload,
+    configuration_from_shape,
+    predict,
+)
 from lmi_config.perf.measured import read_row
+from lmi_config.sizing import Shape, estimate_memory
 
 LLAMA_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
 LLAMA_70B = from_catalog("meta-llama/Llama-3.1-70B-Instruct")
@@ -146,6 +153,18 @@ def test_a_device_without_facts_or_an_unknown_backend_is_refused_with_the_reason
         predict(Configuration(LLAMA_8B, P5, "deepspeed", 1, 1), Workload(10, 10))
     with pytest.raises(UnsupportedConfiguration, match="at least one"):
         predict(_gpu(1), Workload(0, 10))
+
+
+def test_a_memory_model_shape_is_timed_with_the_weights_it_is_sized_with() -> None:
+    assert LLAMA_8B is not None
+    shape = Shape(8, 4, 4096, "bf16", "bf16", quantize="int8")
+    memory = estimate_memory(LLAMA_8B, INF2, "transformers-neuronx", shape)
+    configuration = configuration_from_shape(LLAMA_8B, INF2, "transformers-neuronx", shape, copies=3)
+    assert (configuration.tensor_parallel_degree, configuration.max_concurrent_sequences) == (8, 4)
+    assert configuration.quantization == "int8" and configuration.copies == 3
+    prediction = predict(configuration, Workload(1024, 256, 4))
+    weight_note = next(t.note for t in prediction.tpot.terms if t.name == "weight reads")
+    assert weight_note == f"{memory.weight_bytes_total / 1e9:.2f} GB of weights"
 
 
 def test_the_model_imports_nothing_heavy() -> None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from lmi_config.perf.devices import UnsupportedConfiguration, engine_family, fitted_efficiency
 from lmi_config.perf.model import predict
-from lmi_config.perf.types import Configuration, Efficiency, Phase, Prediction, Term, Workload
+from lmi_config.perf.types import (
+    Configuration,
+    Efficiency,
+    Phase,
+    Prediction,
+    Term,
+    Workload,
+    configuration_from_shape,
+)
 
 __all__ = [
     "Configuration",
@@ -15,6 +23,7 @@ __all__ = [
     "Term",
     "UnsupportedConfiguration",
     "Workload",
+    "configuration_from_shape",
     "engine_family",
     "fitted_efficiency",
     "predict",

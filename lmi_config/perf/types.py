@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from lmi_config.knowledge.instances import Instance
 from lmi_config.modelarch import ModelArch
+from lmi_config.sizing.model import Shape
 
 
 class Configuration(NamedTuple):
@@ -29,6 +30,27 @@ class Configuration(NamedTuple):
     gqa_strategy: str | None = None  # transformers-neuronx only, as sizing.kv_layout reads it
     batching: str = (
         "continuous"  # continuous (rolling batch, LMI's default) | static (a batch starts and ends together)
+    )
+
+
+def configuration_from_shape(
+    arch: ModelArch, instance: Instance, backend: str, shape: Shape, copies: int = 1
+) -> Configuration:
+    """The configuration of a memory-model shape (what the judge and the planner hold), so that one
+    candidate is sized and timed from the same numbers."""
+    return Configuration(
+        arch=arch,
+        instance=instance,
+        backend=backend,
+        tensor_parallel_degree=shape.tensor_parallel_degree,
+        max_concurrent_sequences=shape.batch_size,
+        sequence_length=shape.sequence_length,
+        pipeline_parallel_degree=shape.pipeline_parallel_degree,
+        weight_dtype=shape.weight_dtype,
+        quantization=shape.quantize,
+        kv_dtype=shape.kv_cache_dtype if shape.kv_cache_dtype not in (None, "auto") else shape.kv_dtype,
+        copies=copies,
+        gqa_strategy=shape.gqa_strategy,
     )
 
 
