@@ -26,15 +26,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten  # noqa: E402
+from lmi_config.io import InputError, OutputError, read_bounded, write_output  # noqa: E402
 from lmi_config.knowledge.perf_data import fitted_families  # noqa: E402
-from lmi_config.modelarch import read_json_file  # noqa: E402
-from lmi_config.modelfields import ModelResolutionError  # noqa: E402
 from lmi_config.perf import Prediction, UnsupportedConfiguration, predict  # noqa: E402
 from lmi_config.perf.measured import Metric, compare, read_row  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
 METRICS = ("ttft", "tpot", "throughput")
 GROUPS = ("Neuron", "GPU")
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a measurements file is data, larger than a config (0.9 MB today)
 SPLITS = (
     ("fitted", "rows the parameters were fitted on"),
     ("held-out", "held-out models (never fitted)"),
@@ -59,9 +60,22 @@ class Result:
 def load(path: Path) -> list[Any]:
     """The rows of one file; ValueError naming the file when it is not in the format."""
     try:
-        document = read_json_file(path, "the measurements")
-    except ModelResolutionError as error:
-        raise ValueError(str(error)) from None
+        text = read_bounded(path, limit_bytes=MAX_FILE_BYTES).decode("utf-8")
+    except InputError as error:
+        raise ValueError(f"cannot read the measurements: {error}") from None
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: cannot read the measurements (not UTF-8 text at byte {error.start})"
+        ) from None
+    depth = json_nesting_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(
+            f"{path}: the measurements are nested {depth} levels deep (at most {MAX_JSON_DEPTH})"
+        )
+    try:
+        document = json.loads(text)
+    except ValueError as error:  # JSONDecodeError, or an integer of more than 4300 digits
+        raise ValueError(f"{path}: cannot read the measurements ({shorten(str(error), 200)})") from None
     rows = document.get("rows") if isinstance(document, dict) else document
     if not isinstance(rows, list):
         raise ValueError(f"{path}: expected a JSON list of rows or an object with a 'rows' list")
@@ -116,9 +130,9 @@ def _positive(number: Any) -> bool:
 def pair_order(results: Sequence[Result]) -> tuple[int, int]:
     """(pairs whose measured order the prediction keeps, pairs compared)."""
     kept = compared = 0
-    groups: dict[tuple[Any, ...], list[Result]] = {}
+    groups: dict[tuple[str, ...], list[Result]] = {}
     for result in results:
-        key = (result.row.get("model"), result.row.get("hardware"), result.row.get("source_group"))
+        key = tuple(repr(result.row.get(name)) for name in ("model", "hardware", "source_group"))
         groups.setdefault(key, []).append(result)
     for members in groups.values():
         for first, second in itertools.combinations(members, 2):
@@ -146,12 +160,12 @@ def pair_order(results: Sequence[Result]) -> tuple[int, int]:
     return kept, compared
 
 
-def _split_of() -> dict[tuple[Any, Any], str]:
+def _split_of() -> dict[tuple[str, str], str]:
     """(id, model) -> fitted | held-out | not fitted, as scripts/fit_perf.py split the development rows."""
-    splits: dict[tuple[Any, Any], str] = {}
+    splits: dict[tuple[str, str], str] = {}
     for family in fitted_families().values():
         for residual in family.get("residuals", []):
-            splits[(residual.get("id"), residual.get("model"))] = residual["split"]
+            splits[(repr(residual.get("id")), repr(residual.get("model")))] = residual["split"]
     return splits
 
 
@@ -166,29 +180,27 @@ def _percent(number: float | None) -> str:
     return "n/a" if number is None else f"{number:.1f} %"
 
 
-def _print_row(result: Result) -> None:
+def _row_line(result: Result) -> str:
     row = result.row
     figures = "; ".join(
         f"{m.name} {m.measured:.4g} -> {m.predicted:.4g} ({100 * (m.predicted - m.measured) / m.measured:+.0f} %)"
         for m in result.metrics
     )
     shape = f"TP {row.get('tp')} batch {row.get('batch_size')} {row.get('input_tokens')}/{row.get('output_tokens')}"
-    print(
-        f"  {row.get('id')} {row.get('model')} on {row.get('hardware')} {shape}: {figures} "
-        f"[TPOT bound: {result.prediction.tpot.bound}]"
+    return (
+        f"  {_shown(row.get('id'))} {_shown(row.get('model'))} on {_shown(row.get('hardware'))} {shape}: "
+        f"{figures} [TPOT bound: {result.prediction.tpot.bound}]"
     )
 
 
-def main(argv: Sequence[str]) -> int:
-    """Evaluate every row of every file; the last line is the JSON summary."""
-    paths = [Path(name) for name in argv] or [DEFAULT]
-    rows: list[Any] = []
-    for path in paths:
-        try:
-            rows.extend(load(path))
-        except ValueError as error:
-            print(f"perf_accuracy: error: {error}", file=sys.stderr)
-            return 2
+def _shown(value: Any) -> str:
+    """A value from the file as printed: short, whatever the file holds."""
+    return shorten(str(value), 80)
+
+
+def report(rows: Sequence[Any]) -> list[str]:
+    """The lines of the report for these rows, the JSON summary last."""
+    lines: list[str] = []
     results: list[Result] = []
     skipped: dict[str, list[str]] = {}
     by_family: dict[str, list[Result]] = {}
@@ -196,24 +208,27 @@ def main(argv: Sequence[str]) -> int:
         outcome = evaluate(row)
         if isinstance(outcome, str):
             name = row.get("id") if isinstance(row, dict) else None
-            skipped.setdefault(outcome, []).append(str(name or f"row {index + 1}"))
+            skipped.setdefault(outcome, []).append(_shown(name or f"row {index + 1}"))
             continue
         results.append(outcome)
-        by_family.setdefault(str(outcome.row.get("engine_family")), []).append(outcome)
+        by_family.setdefault(_shown(outcome.row.get("engine_family")), []).append(outcome)
     for family in sorted(by_family):
-        print(f"{family}:")
-        for result in by_family[family]:
-            _print_row(result)
+        lines.append(f"{family}:")
+        lines.extend(_row_line(result) for result in by_family[family])
     for reason, names in sorted(skipped.items()):
-        print(f"skipped {len(names)} ({reason}): {', '.join(names)}")
+        lines.append(f"skipped {len(names)} ({reason}): {', '.join(names)}")
     splits = _split_of()
     for group in GROUPS:
         members = [r for r in results if r.group == group]
-        print(_summary(group, members))
+        lines.append(_summary(group, members))
         for split, label in SPLITS:
-            chosen = [r for r in members if splits.get((r.row.get("id"), r.row.get("model")), "new") == split]
+            chosen = [
+                r
+                for r in members
+                if splits.get((repr(r.row.get("id")), repr(r.row.get("model"))), "new") == split
+            ]
             if chosen:
-                print(_summary(f"  {group} {label}", chosen))
+                lines.append(_summary(f"  {group} {label}", chosen))
     kept, compared = pair_order(results)
     summary = {
         "rows": len(rows),
@@ -223,7 +238,22 @@ def main(argv: Sequence[str]) -> int:
         "throughput_mape": mape(results, "throughput"),
         "pair_order_agreement": round(100 * kept / compared, 1) if compared else None,
     }
-    print(json.dumps(summary))
+    lines.append(json.dumps(summary))
+    return lines
+
+
+def main(argv: Sequence[str]) -> int:
+    """Evaluate every row of every file; the last line is the JSON summary. Exit 2 on a file that
+    cannot be read or an output that cannot be written, with one line saying which."""
+    paths = [Path(name) for name in argv] or [DEFAULT]
+    rows: list[Any] = []
+    try:
+        for path in paths:
+            rows.extend(load(path))
+        write_output("-", "\n".join(report(rows)) + "\n")
+    except (ValueError, OutputError) as error:
+        print(f"perf_accuracy: error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -355,6 +355,7 @@ def test_the_benchmark_mape_is_computed_against_each_figure(untouched: Path) -> 
         ("{not json", "cannot read the measurements"),
         ('{"rows": 5}', "expected a JSON list of rows"),
         ("[" * 5000 + "]" * 5000, "nested 5000 levels deep"),
+        ('{"rows": [{"tp": ' + "9" * 5000 + "}]}", "cannot read the measurements"),
         (b"\xff\xfe\x00rows", "not UTF-8"),
     ],
 )
@@ -375,6 +376,66 @@ def test_the_benchmark_refuses_an_unusable_file_naming_it(
     assert result.stderr.startswith("perf_accuracy: error:") and "rows.json" in result.stderr
     assert mention in result.stderr
     assert len(result.stderr) < 2000 and not result.stdout
+
+
+def test_the_benchmark_refuses_a_directory_and_a_fifo_nothing_writes_to(untouched: Path) -> None:  # noqa: F811
+    (untouched / "a-directory").mkdir()
+    os.mkfifo(untouched / "a-fifo")
+    settle(untouched)
+    for name, mention in (("a-directory", "is a directory"), ("a-fifo", "FIFO")):
+        result = _benchmark(untouched / name, cwd=untouched)
+        assert result.returncode == 2, result.stdout[-500:]
+        assert result.stderr.startswith("perf_accuracy: error:") and name in result.stderr
+        assert mention in result.stderr and "Traceback" not in result.stderr
+
+
+def test_hostile_values_in_rows_are_skipped_or_shown_short_never_a_traceback(untouched: Path) -> None:  # noqa: F811
+    long = "x" * 3_000_000
+    rows = [
+        _gpu_row(id="H1", hardware=["H100"], source_group={"a": 1}),  # unhashable, still predicted
+        _gpu_row(id="H2", model=long),
+        _gpu_row(id="H3", instance=long),
+        _gpu_row(id="H4", engine_family=["gpu-vllm"]),
+        _gpu_row(id=long, tpot_ms=float("inf")),
+        _gpu_row(id="H6", quality_flags=5),
+    ]
+    measurements = untouched / "rows.json"
+    measurements.write_text(json.dumps(rows), encoding="utf-8")
+    settle(untouched)
+    result = _benchmark(measurements, cwd=untouched)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert len(result.stdout) < 20_000, "a value from the file is never echoed whole"
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["rows"] == 6 and summary["skipped"] == 4
+    assert "unknown instance" in result.stdout and "not in the offline catalog" in result.stdout
+
+
+def test_the_benchmark_on_a_closed_pipe_or_a_full_disk_is_one_line_and_exit_2(untouched: Path) -> None:  # noqa: F811
+    measurements = untouched / "rows.json"
+    measurements.write_text(json.dumps([_gpu_row()]), encoding="utf-8")
+    settle(untouched)
+    with open("/dev/full", "wb") as full:
+        completed = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "perf_accuracy.py"), str(measurements)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=TIMEOUT_SECONDS,
+        )
+    assert completed.returncode == 2
+    assert completed.stderr.decode().startswith("perf_accuracy: error:")
+    assert "No space left on device" in completed.stderr.decode() and b"Traceback" not in completed.stderr
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "perf_accuracy.py"), str(measurements)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before anything is written (`| head -0`)
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=TIMEOUT_SECONDS) == 2
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr
+    assert "Broken pipe" in stderr
 
 
 def test_the_benchmark_on_the_development_data_reports_neuron_and_gpu() -> None:

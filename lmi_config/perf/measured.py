@@ -72,9 +72,10 @@ def _read(row: Mapping[str, Any]) -> ReadRow | str:
     reason = _skip_reason(row)
     if reason:
         return reason
-    arch = from_catalog(str(value(row, "model")))
+    model = value(row, "model")
+    arch = from_catalog(model) if isinstance(model, str) and len(model) <= 200 else None
     if arch is None:
-        return f"model {value(row, 'model')!r} is not in the offline catalog"
+        return f"model {str(value(row, 'model'))[:80]!r} is not in the offline catalog"
     instance = _instance(row)
     if isinstance(instance, str):
         return instance
@@ -98,7 +99,7 @@ def _skip_reason(row: Mapping[str, Any]) -> str | None:
             return SKIPPED_FLAGS[flag]
     family = value(row, "engine_family")
     if family not in BACKEND_BY_FAMILY:
-        return f"no parameters for engine family {family!r}"
+        return f"no parameters for engine family {str(family)[:80]!r}"
     for key in ("input_tokens", "output_tokens", "tp"):
         if not _count(value(row, key)):
             return f"{key} is not stated as a positive whole number"
@@ -121,10 +122,12 @@ def _count(number: Any) -> bool:
 
 def _instance(row: Mapping[str, Any]) -> Instance | str:
     name = value(row, "instance") or value(row, "hardware")
+    if not isinstance(name, str) or len(name) > 100:
+        return f"unknown instance {str(name)[:80]!r}"
     try:
         instance = resolve_instance(str(name))
     except ValueError:
-        return f"unknown instance {name!r}"
+        return f"unknown instance {str(name)[:80]!r}"
     lnc = value(row, "lnc")
     if lnc and instance.lnc and int(lnc) != instance.lnc:
         try:
