@@ -26,16 +26,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten  # noqa: E402
-from lmi_config.io import InputError, OutputError, read_bounded, write_output  # noqa: E402
+from lmi_config.configfile.text import shorten  # noqa: E402
+from lmi_config.io import OutputError, write_output  # noqa: E402
 from lmi_config.knowledge.perf_data import fitted_families  # noqa: E402
 from lmi_config.perf import Prediction, UnsupportedConfiguration, predict  # noqa: E402
 from lmi_config.perf.measured import Metric, compare, read_row  # noqa: E402
+from lmi_config.perf.measured_file import read_measurements  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
 METRICS = ("ttft", "tpot", "throughput")
 GROUPS = ("Neuron", "GPU")
-MAX_FILE_BYTES = 64 * 1024 * 1024  # a measurements file is data, larger than a config (0.9 MB today)
 SPLITS = (
     ("fitted", "rows the parameters were fitted on"),
     ("held-out", "held-out models (never fitted)"),
@@ -55,31 +55,6 @@ class Result:
     @property
     def group(self) -> str:
         return "Neuron" if str(self.row.get("engine_family", "")).startswith("neuron") else "GPU"
-
-
-def load(path: Path) -> list[Any]:
-    """The rows of one file; ValueError naming the file when it is not in the format."""
-    try:
-        text = read_bounded(path, limit_bytes=MAX_FILE_BYTES).decode("utf-8")
-    except InputError as error:
-        raise ValueError(f"cannot read the measurements: {error}") from None
-    except UnicodeDecodeError as error:
-        raise ValueError(
-            f"{path}: cannot read the measurements (not UTF-8 text at byte {error.start})"
-        ) from None
-    depth = json_nesting_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise ValueError(
-            f"{path}: the measurements are nested {depth} levels deep (at most {MAX_JSON_DEPTH})"
-        )
-    try:
-        document = json.loads(text)
-    except ValueError as error:  # JSONDecodeError, or an integer of more than 4300 digits
-        raise ValueError(f"{path}: cannot read the measurements ({shorten(str(error), 200)})") from None
-    rows = document.get("rows") if isinstance(document, dict) else document
-    if not isinstance(rows, list):
-        raise ValueError(f"{path}: expected a JSON list of rows or an object with a 'rows' list")
-    return rows
 
 
 def evaluate(row: Any) -> Result | str:
@@ -249,7 +224,7 @@ def main(argv: Sequence[str]) -> int:
     rows: list[Any] = []
     try:
         for path in paths:
-            rows.extend(load(path))
+            rows.extend(read_measurements(path))
         write_output("-", "\n".join(report(rows)) + "\n")
     except (ValueError, OutputError) as error:
         print(f"perf_accuracy: error: {error}", file=sys.stderr)

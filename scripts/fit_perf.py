@@ -26,9 +26,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from lmi_config.io import write_atomically  # noqa: E402
+from lmi_config.io import OutputError, write_atomically  # noqa: E402
 from lmi_config.perf import Efficiency, UnsupportedConfiguration, predict  # noqa: E402
 from lmi_config.perf.measured import ReadRow, compare, read_row  # noqa: E402
+from lmi_config.perf.measured_file import parse_measurements, read_measurement_bytes  # noqa: E402
 
 DEFAULT_MEASUREMENTS = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
 OUTPUT = ROOT / "lmi_config" / "data" / "perf_fit.json"
@@ -79,12 +80,6 @@ BATCHING_NOTE = {
     "gpu-vllm": "continuous batching",
     "gpu-trtllm": "in-flight (continuous) batching",
 }
-
-
-def load_rows(path: Path) -> list[dict[str, Any]]:
-    """The measured rows of a file in the perf_measurements.json format."""
-    document = json.loads(path.read_text(encoding="utf-8"))
-    return list(document["rows"] if isinstance(document, dict) else document)
 
 
 def _round(number: float) -> float:
@@ -290,8 +285,8 @@ def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None = None) -> dict[str, Any]:
     """The whole perf_fit.json document (families not asked for are kept from ``previous``)."""
-    raw = path.read_bytes()
-    rows = load_rows(path)
+    raw = read_measurement_bytes(path)
+    rows = parse_measurements(raw, path)
     result = dict(previous["families"]) if previous else {}
     for family in families:
         result[family] = fit_family(family, rows)
@@ -316,31 +311,45 @@ def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None =
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Fit and write (or, with --check, compare with the stored file and exit 1 on a difference)."""
+    """Fit and write (or, with --check, compare with the stored file and exit 1 on a difference);
+    exit 2 with one line on a file that cannot be read or written."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--measurements", type=Path, default=DEFAULT_MEASUREMENTS)
     parser.add_argument("--family", action="append", choices=FAMILIES, help="fit only these (default: all)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     parser.add_argument("--check", action="store_true", help="compare with --output instead of writing it")
     arguments = parser.parse_args(argv)
-    families = arguments.family or list(FAMILIES)
-    previous = json.loads(arguments.output.read_text(encoding="utf-8")) if arguments.output.exists() else None
-    document = build(arguments.measurements, families, previous)
-    text = json.dumps(document, indent=1, ensure_ascii=False) + "\n"
+    try:
+        return _run(
+            arguments.measurements, arguments.family or list(FAMILIES), arguments.output, arguments.check
+        )
+    except (ValueError, OSError, OutputError) as error:
+        print(f"fit_perf: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(measurements: Path, families: list[str], output: Path, check: bool) -> int:
+    previous = None
+    if output.exists():
+        try:
+            previous = json.loads(output.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise ValueError(f"{output}: not a perf_fit.json ({error})") from None
+    document = build(measurements, families, previous)
     for family in families:
         errors = document["families"][family]["errors"]
         print(
             f"{family}: fitted {errors['fitted']}  held out {errors['held_out']}  not fitted {errors['not_fitted']}"
         )
-    if arguments.check:
+    if check:
         stored = previous or {}
         differing = [f for f in families if stored.get("families", {}).get(f) != document["families"][f]]
         if differing or stored.get("inputs") != document["inputs"]:
-            print(f"perf_fit.json differs from a fresh fit: {differing or 'inputs'}", file=sys.stderr)
+            print(f"{output.name} differs from a fresh fit: {differing or 'inputs'}", file=sys.stderr)
             return 1
-        print("perf_fit.json is what the fit gives")
+        print(f"{output.name} is what the fit gives")
         return 0
-    write_atomically(arguments.output, text)
+    write_atomically(output, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     return 0
 
 

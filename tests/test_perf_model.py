@@ -261,6 +261,45 @@ def test_the_fit_is_the_same_in_processes_with_different_hash_seeds(tmp_path: Pa
     assert not held_out & {r["model"] for r in fitted["residuals"] if r["split"] == "fitted"}
 
 
+def test_the_fit_script_refuses_an_unreadable_file_in_one_line(untouched: Path) -> None:  # noqa: F811
+    (untouched / "broken.json").write_text("{not json", encoding="utf-8")
+    settle(untouched)
+    output = untouched / "fit.json"
+    for name, mention in (("broken.json", "cannot read the measurements"), ("missing.json", "missing.json")):
+        result = _script(
+            str(ROOT / "scripts" / "fit_perf.py"),
+            "--measurements",
+            name,
+            "--output",
+            str(output),
+            cwd=untouched,
+        )
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert result.stderr.startswith("fit_perf: error:") and mention in result.stderr
+        assert "Traceback" not in result.stderr
+    assert not output.exists()
+
+
+def test_a_fit_that_differs_from_the_stored_file_fails_the_check(tmp_path: Path) -> None:
+    from lmi_config.knowledge import DATA_DIR
+
+    stored = json.loads((DATA_DIR / "perf_fit.json").read_text(encoding="utf-8"))
+    stored["families"]["neuron-nxd"]["parameters"]["step_overhead_ms"]["value"] *= 2  # a hand edit
+    edited = tmp_path / "perf_fit.json"
+    edited.write_text(json.dumps(stored), encoding="utf-8")
+    result = _script(
+        "scripts/fit_perf.py",
+        "--measurements",
+        str(shared_path("reference", "perf_measurements.json")),
+        "--family",
+        "neuron-nxd",
+        "--output",
+        str(edited),
+        "--check",
+    )
+    assert result.returncode == 1 and "differs from a fresh fit: ['neuron-nxd']" in result.stderr
+
+
 def test_fitted_parameters_have_a_physical_range() -> None:
     from lmi_config.knowledge.perf_data import fitted_families
 
