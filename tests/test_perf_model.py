@@ -167,6 +167,35 @@ def test_a_memory_model_shape_is_timed_with_the_weights_it_is_sized_with() -> No
     assert weight_note == f"{memory.weight_bytes_total / 1e9:.2f} GB of weights"
 
 
+def test_every_catalog_model_on_every_accelerator_instance_is_predicted_or_refused() -> None:
+    from lmi_config.knowledge.instances import instances
+    from lmi_config.knowledge.models import catalog_rows
+
+    models = [from_catalog(row["model_id"]) for row in catalog_rows()]
+    predicted = 0
+    for instance in instances().values():
+        if instance.accelerator == "cpu":
+            continue
+        backends = (
+            ("transformers-neuronx", "nxdi") if instance.accelerator == "neuron" else ("vllm", "tensorrt-llm")
+        )
+        for backend in backends:
+            for model in models:
+                assert model is not None
+                for tp in {1, instance.num_cores}:
+                    try:
+                        prediction = predict(
+                            Configuration(model, instance, backend, tp, 16, 4096), Workload(1000, 200, 16)
+                        )
+                    except UnsupportedConfiguration as refusal:
+                        assert instance.accelerator_name in str(refusal)
+                        continue
+                    figures = (prediction.ttft_ms, prediction.tpot_ms, prediction.output_tokens_per_second)
+                    assert all(math.isfinite(f) and f > 0 for f in figures), (model.model_id, instance, tp)
+                    predicted += 1
+    assert predicted > 10_000
+
+
 def test_the_model_imports_nothing_heavy() -> None:
     code = (
         "import sys\n"

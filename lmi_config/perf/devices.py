@@ -87,6 +87,7 @@ def engine_family(backend: str, instance: Instance) -> str:
     )
 
 
+@cache
 def fitted_efficiency(family: str) -> Efficiency:
     """The parameters ``scripts/fit_perf.py`` fitted for an engine family."""
     families = fitted_families()
