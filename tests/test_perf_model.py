@@ -111,6 +111,20 @@ def test_fp8_kv_cache_reads_half_the_kv_bytes() -> None:
     assert fp8 == pytest.approx(bf16 / 2, rel=0.01)
 
 
+def test_a_mixture_of_experts_reads_only_the_routed_experts_at_batch_one() -> None:
+    from lmi_config.sizing.gpu import weight_bytes
+
+    moe = from_catalog("Qwen/Qwen3-30B-A3B")
+    assert moe is not None and moe.num_experts and moe.experts_per_token
+    one = predict(Configuration(moe, P5, "vllm", 1, 1), Workload(1024, 256, 1))
+    full = predict(Configuration(moe, P5, "vllm", 1, 256), Workload(1024, 256, 256))
+    assert 0 < _terms(one.tpot)["weight reads"] < 0.25 * _terms(full.tpot)["weight reads"]
+    # at batch 256 nearly every expert is routed to by some sequence: all the weights are read
+    every_weight = weight_bytes(moe, Shape(1, 256, 4096))[0] / 1e9
+    read = next(t.note for t in full.tpot.terms if t.name == "weight reads")
+    assert float(read.split()[0]) == pytest.approx(every_weight, rel=0.01)
+
+
 def test_neuron_weights_are_read_over_the_chips_the_tp_group_spans() -> None:
     assert LLAMA_8B is not None
     workload = Workload(128, 256, 1)

@@ -50,6 +50,7 @@ class _Costs(NamedTuple):
     tensor_parallel_degree: int
     weight_bytes: float  # every weight, as stored (padded, replicated, quantized)
     expert_bytes: float  # of which routed experts (MoE), read only where a token is routed
+    routed_fraction: float  # experts per token / experts (1 for a dense model)
     kv_bytes_per_token: float  # K and V of one token, all layers, all ranks
     active_params: float  # parameters one token multiplies (MoE: the routed experts only)
     attention_width: float  # layers x query heads x head size: attention FLOPs per token pair / 2
@@ -165,6 +166,7 @@ def _costs(configuration: Configuration) -> _Costs:
         tensor_parallel_degree=tp,
         weight_bytes=float(weights),
         expert_bytes=experts * bytes_per_weight,
+        routed_fraction=_routed_fraction(configuration),
         kv_bytes_per_token=float(kv_token),
         active_params=_active_params(configuration, experts),
         attention_width=float(arch.num_layers * heads * arch.head_dim),
@@ -185,12 +187,15 @@ def _expert_params(configuration: Configuration) -> float:
     return float(arch.num_layers * arch.num_experts * (3 if gated else 2) * arch.hidden_size * width)
 
 
-def _active_params(configuration: Configuration, experts: float) -> float:
+def _routed_fraction(configuration: Configuration) -> float:
     arch = configuration.arch
     if not arch.num_experts:
-        return float(arch.total_params)
-    routed = min(arch.experts_per_token or 1, arch.num_experts) / arch.num_experts
-    return arch.total_params - experts * (1 - routed)
+        return 1.0
+    return min(arch.experts_per_token or 1, arch.num_experts) / arch.num_experts
+
+
+def _active_params(configuration: Configuration, experts: float) -> float:
+    return configuration.arch.total_params - experts * (1 - _routed_fraction(configuration))
 
 
 def _flops_seconds(costs: _Costs, params: Efficiency, linear: float, attention: float = 0.0) -> float:
@@ -228,10 +233,8 @@ def _decode_step(
     costs: _Costs, params: Efficiency, running: int, context: float, workload: Workload, static: bool
 ) -> Phase:
     tp = costs.tensor_parallel_degree
-    touched = 1.0
-    if costs.expert_bytes:
-        share = costs.active_params / max(costs.active_params + costs.expert_bytes, 1)
-        touched = 1 - (1 - share) ** running  # experts at least one running sequence is routed to
+    # the share of experts at least one running sequence is routed to (uniform routing)
+    touched = 1 - (1 - costs.routed_fraction) ** running if costs.expert_bytes else 1.0
     weights = costs.weight_bytes - costs.expert_bytes * (1 - touched)
     weight_s = _bytes_seconds(costs, params, weights)
     kv_s = _bytes_seconds(costs, params, running * context * costs.kv_bytes_per_token)
