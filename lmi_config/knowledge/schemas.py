@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
+from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
 Severity = Literal["error", "warning", "info"]
@@ -872,6 +873,8 @@ SCHEMAS: dict[str, Any] = {
     "memory.json": MemoryFile,
     "models.json": ModelsFile,
     "options.json": OptionsFile,
+    "perf_devices.json": PerfDevicesFile,
+    "perf_fit.json": PerfFitFile,
     "releases.json": ReleasesFile,
     "sagemaker_api.json": SagemakerApiFile,
     "search.json": SearchFile,
@@ -887,5 +890,5 @@ SCHEMAS: dict[str, Any] = {
 
 def schema_for(name: str) -> type[BaseModel]:
     """The root model of a data file; KeyError for a file without one."""
-    found = SCHEMAS[name]
-    return found() if callable(found) and not isinstance(found, type) else found
+    found: type[BaseModel] = SCHEMAS[name]
+    return found
