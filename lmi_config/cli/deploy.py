@@ -18,6 +18,7 @@ from lmi_config.cli.common import (
     spec_options,
 )
 from lmi_config.errors import InputError, OutputError, PlanningError, SpecError
+from lmi_config.secrets import redact
 
 DEPLOY_FAILED = 3
 
@@ -27,7 +28,7 @@ def _key_values(values: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ..
     for item in values:
         key, equals, value = item.partition("=")
         if not equals or not key.strip():
-            _fail_input(f"{flag} {item!r}: write KEY=VALUE")
+            _fail_input(f"{flag} {redact(item)!r}: write KEY=VALUE")
         pairs.append((key.strip(), value))
     return tuple(pairs)
 
@@ -59,13 +60,43 @@ class _ProgressPrinter:
         click.echo(message, err=True)
 
 
-def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purge_s3: bool) -> None:
+def _deploy_delete(name: str, flags: dict[str, Any]) -> None:
+    """``--delete NAME``: plan, show, confirm (always: a terminal's answer or --yes), remove, report."""
+    import json
+
     from lmi_config import api
+    from lmi_config.deploy.report import deletion_document, format_deletion_plan, format_removal_result
     from lmi_config.errors import DeployError
 
+    dry_run, json_output = flags["dry_run"], flags["output_format"] == "json"
+    if not (flags["yes"] or dry_run or sys.stdin.isatty()):
+        # the same rule as create: nobody can answer, so nothing destructive happens unasked
+        _fail_input(
+            f"deploy --delete {name} removes resources and standard input is not a terminal, so nothing "
+            "was asked and nothing was removed: pass --yes to remove them (--dry-run shows what would go)"
+        )
+
+    def show(plan: Any) -> None:
+        if json_output and dry_run:
+            _emit(json.dumps(deletion_document(plan), indent=2) + "\n")
+        else:
+            click.echo(format_deletion_plan(plan, dry_run=dry_run), nl=False, err=json_output)
+
+    def confirm(plan: Any) -> bool:
+        return bool(flags["yes"]) or click.confirm(
+            f"Remove these {len(plan.remove)} resources in {plan.region}?", default=False, err=True
+        )
+
     try:
-        removal = api.delete_endpoint(
-            name, region=region, endpoint_url=endpoint_url, purge_s3=purge_s3, progress=_ProgressPrinter()
+        result = api.delete_endpoint(
+            name,
+            region=flags["region"],
+            endpoint_url=flags["endpoint_url"],
+            purge_s3=flags["purge_s3"],
+            dry_run=dry_run,
+            show=show,
+            confirm=confirm,
+            progress=_ProgressPrinter(),
         )
     except SpecError as error:
         _fail_input(str(error))
@@ -73,10 +104,17 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
     except DeployError as error:
         click.echo(f"lmi-config: deploy --delete {name}: {error}", err=True)
         sys.exit(DEPLOY_FAILED)
-    click.echo(f"removed: {', '.join(f'{kind} {item}' for kind, item in removal.removed) or 'nothing'}")
-    for kind, item, why in removal.failed:
-        click.echo(f"NOT removed: {kind} {item}: {why}")
-    sys.exit(DEPLOY_FAILED if removal.failed else 0)
+    removal = result.removal
+    if removal is not None:
+        where = (result.plan.region, flags["endpoint_url"])
+        if json_output:
+            _emit(json.dumps(deletion_document(result.plan, removal, where), indent=2) + "\n")
+        else:
+            _emit(format_removal_result(removal, where))
+    if removal is not None and removal.failed:
+        sys.exit(DEPLOY_FAILED)
+    # declined, or the endpoint itself is not lmi-config's: it is still there
+    sys.exit(1 if result.declined or (result.plan.target_kept and not dry_run) else 0)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -192,10 +230,15 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
 @click.option("--dry-run", is_flag=True, help="Print the plan; call nothing.")
 @format_option
 @click.option(
-    "--delete", "delete_name", metavar="NAME", help="Remove endpoint NAME with its config and model."
+    "--delete",
+    "delete_name",
+    metavar="NAME",
+    help="Remove endpoint NAME with its config and model (only what lmi-config made and nothing else uses).",
 )
 @click.option(
-    "--purge-s3", is_flag=True, help="With --delete: also remove the objects under the model's S3 prefix."
+    "--purge-s3",
+    is_flag=True,
+    help="With --delete: also remove the objects under the model's own S3 prefix.",
 )
 def deploy(spec_file: str | None, **flags: Any) -> None:
     """Create a SageMaker endpoint for a validated configuration (boto3).
@@ -210,7 +253,14 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     the endpoint's last CloudWatch log lines, and removes what the run created.
 
     Exit status: 0 deployed (or dry run), 1 configuration errors or declined,
-    2 refused before any AWS call, 3 AWS refused or the endpoint failed.
+    2 refused before any AWS call, 3 AWS refused or the endpoint failed;
+    interrupted (Ctrl-C, SIGTERM): 128 + the signal, after removing what the run made.
+
+    --delete NAME removes only what lmi-config made (its lmi-config:version tag) and
+    nothing else uses (every endpoint and config is checked); the rest is kept and
+    named. It asks first (--yes without a terminal); --dry-run shows what would go.
+    It also finds what an interrupted run made for NAME. Exit 1 when endpoint NAME
+    itself was not made by lmi-config.
 
     \b
     Example:
@@ -230,7 +280,7 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     from lmi_config.errors import DeployError
 
     if flags["delete_name"]:
-        _deploy_delete(flags["delete_name"], flags["region"], flags["endpoint_url"], flags["purge_s3"])
+        _deploy_delete(flags["delete_name"], flags)
         return
     dry_run, json_output = flags["dry_run"], flags["output_format"] == "json"
     request = DeployRequest(
@@ -315,6 +365,8 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
         )
     else:
         _emit(format_outcome(outcome, result.plan))
+    if outcome.interrupted_by is not None:
+        sys.exit(128 + outcome.interrupted_by)  # the shell's convention: 130 after Ctrl-C, 143 after SIGTERM
     sys.exit(0 if outcome.succeeded else DEPLOY_FAILED)
 
 
