@@ -107,9 +107,7 @@ def remove(
 
 
 def carry_out(clients: Clients, plan: DeletionPlan, report: Report, *, poll_seconds: float = 5.0) -> Removal:
-    """Remove what ``plan`` removes (newest first); what it keeps is reported with the reason."""
-    for kind, name, why in plan.kept:
-        report(f"  kept {kind} {name}: {why}", False)
+    """Remove what ``plan`` removes (newest first); what it keeps is carried into the result."""
     removal = remove(clients, plan.remove, report, poll_seconds=poll_seconds)
     removal.kept = list(plan.kept)
     return removal

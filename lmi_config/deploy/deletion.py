@@ -177,7 +177,11 @@ class _Decider:
         namers = self.inventory.configs_naming(name, self.leaving_configs)
         if namers:
             users = sorted(
-                {user for config in namers for user in self.inventory.endpoints_using(config, set())}
+                {
+                    user
+                    for config in namers
+                    for user in self.inventory.endpoints_using(config, self.leaving_endpoints)
+                }
             )
             used = f" (used by endpoint {', '.join(users)})" if users else ""
             self.keep("model", name, f"endpoint config {', '.join(namers)} still names it{used}")
