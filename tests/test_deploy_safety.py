@@ -494,3 +494,25 @@ def test_deploy_tags_everything_it_makes_with_its_owner_and_endpoint(
     for arn in arns:
         tags = {row["Key"]: row["Value"] for row in sagemaker.list_tags(ResourceArn=arn)["Tags"]}
         assert tags == {"lmi-config:version": __version__, "lmi-config:endpoint": "team-a", "team": "search"}
+
+
+def test_an_interrupted_delete_lists_what_is_left_and_a_second_delete_finishes(
+    aws: Any, server: str, tmp_path: Path, bystanders: Any
+) -> None:
+    model, config = deployed(server, tmp_path, "team-a")
+    arguments = ("--delete", "team-a", "--region", REGION, "--purge-s3", "--yes")
+    run = injected(server, *arguments, tmp=tmp_path, at="DeleteEndpointConfig:1", action="SIGTERM")
+    assert run.returncode == 143, run.output
+    assert "removed: endpoint team-a" in run.stdout
+    assert f"NOT removed endpoint-config {config}: interrupted before it was removed" in run.stdout
+    assert (
+        f"aws sagemaker delete-model --region {REGION} --endpoint-url {server} --model-name {model}"
+        in run.stdout
+    )
+    again = deploy(server, *arguments, tmp=tmp_path)
+    assert again.returncode == 0, again.output
+    assert (
+        f"removed: endpoint-config {config}, model {model}, s3-object {BUCKET}/models/{model}/serving.properties"
+        in (again.stdout)
+    )
+    assert state(aws) == bystanders

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
 from lmi_config.deploy.deletion import DeletionPlan
-from lmi_config.deploy.interrupt import INTERRUPTIONS
+from lmi_config.deploy.interrupt import INTERRUPTIONS, signal_of, termination_raises
 from lmi_config.deploy.progress import wait_until_deleted
 from lmi_config.errors import DeployError
 
@@ -29,7 +29,7 @@ class Removal:
     removed: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # kind, name, why
     kept: list[tuple[str, str, str]] = field(default_factory=list)  # kind, name, why (--delete)
-    interrupted: bool = False
+    interrupted_by: int | None = None  # the signal that stopped the removal part-way
 
 
 def removal_command(kind: str, name: str, region: str, endpoint_url: str | None = None) -> str:
@@ -95,8 +95,8 @@ def remove(
             result.failed.append((kind, name, str(error)))
             pending.pop(0)
             continue
-        except INTERRUPTIONS:
-            result.interrupted = True
+        except INTERRUPTIONS as interruption:
+            result.interrupted_by = signal_of(interruption)
             result.failed.extend((left, item, "interrupted before it was removed") for left, item in pending)
             report("  interrupted: the rest is not removed", False)
             return result
@@ -107,7 +107,9 @@ def remove(
 
 
 def carry_out(clients: Clients, plan: DeletionPlan, report: Report, *, poll_seconds: float = 5.0) -> Removal:
-    """Remove what ``plan`` removes (newest first); what it keeps is carried into the result."""
-    removal = remove(clients, plan.remove, report, poll_seconds=poll_seconds)
+    """Remove what ``plan`` removes (newest first); what it keeps is carried into the result.
+    SIGTERM or Ctrl-C part-way stops it, and what is left is listed (never silently dropped)."""
+    with termination_raises():
+        removal = remove(clients, plan.remove, report, poll_seconds=poll_seconds)
     removal.kept = list(plan.kept)
     return removal
