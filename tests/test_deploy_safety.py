@@ -516,3 +516,34 @@ def test_an_interrupted_delete_lists_what_is_left_and_a_second_delete_finishes(
         in (again.stdout)
     )
     assert state(aws) == bystanders
+
+
+def test_when_the_endpoint_cannot_be_removed_what_it_runs_on_is_kept_and_listed(
+    aws: Any, server: str, tmp_path: Path, bystanders: Any
+) -> None:
+    arguments = (
+        "--endpoint-name",
+        "broken-stuck",
+        "--s3-prefix",
+        f"s3://{BUCKET}/models",
+        "--delivery",
+        "s3",
+    )
+    run = injected(
+        server, str(QWEN), *COMMON, *arguments, tmp=tmp_path, at="DeleteEndpoint:*", action="error"
+    )
+    assert run.returncode == 3, run.output
+    assert "NOT removed endpoint broken-stuck: DeleteEndpoint: AccessDeniedException" in run.stdout
+    left = everything(aws)
+    model = next(name for name in left["models"] if name.startswith("broken-stuck-"))
+    for kind, name in (("endpoint-config", model), ("model", model)):
+        assert (
+            f"NOT removed {kind} {name}: kept: endpoint broken-stuck was not removed and may use it"
+            in run.stdout
+        )
+    assert (
+        f"aws s3 rm --region {REGION} --endpoint-url {server} s3://{BUCKET}/models/{model}/serving.properties"
+        in (run.stdout)
+    )
+    assert "still in AWS: 4 resources" in run.stdout
+    assert "broken-stuck" in left["endpoints"] and model in left["configs"]

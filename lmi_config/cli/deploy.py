@@ -177,7 +177,8 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     the endpoint's last CloudWatch log lines, and removes what the run created.
 
     Exit status: 0 deployed (or dry run), 1 configuration errors or declined,
-    2 refused before any AWS call, 3 AWS refused or the endpoint failed;
+    2 refused before any AWS call (also: no terminal to ask and no --yes),
+    3 AWS refused or the endpoint failed;
     interrupted (Ctrl-C, SIGTERM): 128 + the signal, after removing what the run made.
 
     --delete NAME removes only what lmi-config made (its lmi-config:version tag) and
@@ -235,13 +236,21 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
         else:
             click.echo(format_plan(plan, dry_run=dry_run), nl=False, err=json_output)
 
+    unattended: list[bool] = []  # nobody could be asked: a refusal (2), not a "no" (1)
+
     def confirm(plan: Any) -> bool:
         if flags["yes"]:
             return True
         if not sys.stdin.isatty():
-            click.echo("lmi-config: not a terminal, so nothing was called: pass --yes to proceed", err=True)
+            unattended.append(True)
             return False
-        return click.confirm(f"Create these resources in {plan.region}?", default=False, err=True)
+        question = (
+            f"Roll endpoint {plan.endpoint_name} to this configuration in {plan.region} (its previous config "
+            "and model are removed when lmi-config made them and nothing else uses them)?"
+            if plan.update
+            else f"Create these resources in {plan.region}?"
+        )
+        return click.confirm(question, default=False, err=True)
 
     name = spec_file or "command line"
     try:
@@ -275,6 +284,11 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
             "lmi-config: nothing deployed: the rendered configuration has errors (fix the spec)", err=True
         )
         sys.exit(1)
+    if result.declined and unattended:
+        _fail_input(
+            "standard input is not a terminal, so nothing was asked and nothing was called: pass --yes to "
+            "proceed (the plan is above; --dry-run shows it without asking)"
+        )
     if result.declined:
         sys.exit(1)
     outcome = result.outcome

@@ -20,6 +20,7 @@ from lmi_config.errors import DeployError
 Report = Callable[[str, bool], None]
 DELETE_WAIT_SECONDS = 900.0
 _SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+_BEHIND_AN_ENDPOINT = ("endpoint-config", "model", "s3-object")
 
 
 @dataclass
@@ -74,35 +75,49 @@ def _remove_one(clients: Clients, kind: str, name: str, poll_seconds: float) -> 
         raise ValueError(kind)
 
 
+def _try_remove(clients: Clients, kind: str, name: str, poll_seconds: float) -> str | None:
+    """None when the resource is gone (removed now, or already gone), else why it is not."""
+    try:
+        _remove_one(clients, kind, name, poll_seconds)
+    except aws_errors() as error:
+        return None if is_missing(error) else describe_error(error)
+    except DeployError as error:
+        return str(error)
+    return None
+
+
 def remove(
     clients: Clients, resources: list[tuple[str, str]], report: Report, *, poll_seconds: float = 5.0
 ) -> Removal:
-    """Remove resources newest first; a resource already gone counts as removed. An interruption
-    (a second Ctrl-C, SIGTERM) stops here: the rest is listed as not removed, never lost."""
+    """Remove resources newest first; a resource already gone counts as removed. When the endpoint
+    cannot be removed, what it runs on (config, model, files) is kept: it may still be starting on
+    them. An interruption (a second Ctrl-C, SIGTERM) stops here: the rest is listed, never lost."""
     result = Removal()
     pending = list(reversed(resources))
+    stuck_endpoint: str | None = None
     while pending:
-        kind, name = pending[0]
-        try:
-            _remove_one(clients, kind, name, poll_seconds)
-        except aws_errors() as error:
-            if not is_missing(error):
-                result.failed.append((kind, name, describe_error(error)))
-                report(f"  could not remove {kind} {name}: {describe_error(error)}", False)
-                pending.pop(0)
-                continue
-        except DeployError as error:
-            result.failed.append((kind, name, str(error)))
-            pending.pop(0)
+        kind, name = pending.pop(0)
+        if stuck_endpoint is not None and kind in _BEHIND_AN_ENDPOINT:
+            result.failed.append(
+                (kind, name, f"kept: endpoint {stuck_endpoint} was not removed and may use it")
+            )
             continue
+        try:
+            problem = _try_remove(clients, kind, name, poll_seconds)
         except INTERRUPTIONS as interruption:
             result.interrupted_by = signal_of(interruption)
-            result.failed.extend((left, item, "interrupted before it was removed") for left, item in pending)
+            left = [(kind, name), *pending]
+            result.failed.extend((what, item, "interrupted before it was removed") for what, item in left)
             report("  interrupted: the rest is not removed", False)
             return result
-        pending.pop(0)
-        result.removed.append((kind, name))
-        report(f"  removed {kind} {name}", False)
+        if problem is None:
+            result.removed.append((kind, name))
+            report(f"  removed {kind} {name}", False)
+            continue
+        result.failed.append((kind, name, problem))
+        report(f"  could not remove {kind} {name}: {problem}", False)
+        if kind == "endpoint":
+            stuck_endpoint = name
     return result
 
 

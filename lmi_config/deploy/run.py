@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Callable
@@ -110,7 +111,9 @@ def execute(
     started = time.monotonic()
 
     def say(message: str, transient: bool = False) -> None:
-        progress(redact(message, secrets), transient)
+        # the terminal may be gone (SIGHUP, a closed pipe): the clean-up must still run
+        with contextlib.suppress(OSError):
+            progress(redact(message, secrets), transient)
 
     with termination_raises():
         try:
@@ -129,6 +132,9 @@ def execute(
             if (outcome.succeeded or outcome.status == "Updating") and not keep_on_failure:
                 outcome.kept_why = f"endpoint {plan.endpoint_name} runs on (or is rolling to) them"
             _roll_back(clients, outcome, say, keep=keep_on_failure or outcome.kept_why is not None)
+        except Exception as error:  # a local failure part-way (a bug, an answer of an unexpected shape)
+            outcome.failure = redact(f"unexpected {type(error).__name__}: {error}", secrets)
+            _roll_back(clients, outcome, say, keep=keep_on_failure)
     outcome.elapsed_seconds = time.monotonic() - started
     return outcome
 
