@@ -42,6 +42,9 @@ BYSTANDER_OBJECTS = {
     "models-archive/2024/serving.properties": b"option.model_id=archived\n",
 }
 OWNED = [{"Key": "lmi-config:version", "Value": __version__}]
+GENERATED_KEY = (
+    "q9Xv2LmT7rB4kWz8NcY3pHd6FsJ1gUe5"  # the look of an AWS secret key or an API key, no known prefix
+)
 INJECTOR = r"""
 import os, signal, sys, time
 import botocore.client
@@ -457,6 +460,8 @@ def test_what_a_kept_failure_left_without_an_endpoint_can_be_listed_and_removed(
         (("note=" + HF_TOKEN,), "--tag note: the value is a credential", HF_TOKEN),
         (("db_password=hunter2-horse",), "--tag db_password: the value is a credential", "hunter2-horse"),
         (("x-api-key=plainlooking",), "--tag x-api-key: the value is a credential", "plainlooking"),
+        (("note=" + GENERATED_KEY,), "--tag note: the value is a credential", GENERATED_KEY),
+        (("ci=job-" + GENERATED_KEY[:30],), "--tag ci: the value is a credential", GENERATED_KEY[:30]),
         (("team=a", "team=b"), "tag key 'team' is given twice (--tag team=a and --tag team=b)", None),
         (("lmi-config:version=0.0.1",), "keys starting with 'lmi-config' are reserved", None),
         (("LMI-Config:endpoint=other",), "keys starting with 'lmi-config' are reserved", None),
@@ -547,3 +552,22 @@ def test_when_the_endpoint_cannot_be_removed_what_it_runs_on_is_kept_and_listed(
     )
     assert "still in AWS: 4 resources" in run.stdout
     assert "broken-stuck" in left["endpoints"] and model in left["configs"]
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "git-sha=0123456789abcdef0123456789abcdef01234567",
+        "run=3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+        "role=arn:aws:iam::123456789012:role/SageMakerExecutionRoleForTeamSearch",
+        "model=Meta-Llama-3-8B-Instruct-Inf2-24xlarge-v20241107",
+        "project=LlamaThreeEightBInstructOnInf2Version20241107",
+        "max_tokens=4096",
+        "author=someone@example.com",
+    ],
+)
+def test_ordinary_tag_values_are_accepted_and_shown(aws: Any, server: str, tmp_path: Path, tag: str) -> None:
+    run = deploy(server, str(QWEN), *COMMON, "--tag", tag, "--dry-run", tmp=tmp_path)
+    assert run.returncode == 0, run.output
+    key, _, value = tag.partition("=")
+    assert f'"Key": "{key}"' in run.stdout and f'"Value": "{value}"' in run.stdout

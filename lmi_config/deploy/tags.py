@@ -30,6 +30,13 @@ _CREDENTIAL_WORDS = frozenset(
 )
 _CREDENTIAL_PAIRS = frozenset({("API", "KEY"), ("ACCESS", "KEY"), ("PRIVATE", "KEY"), ("SECRET", "KEY")})
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# A generated credential without a known prefix (an AWS secret access key, most API keys) is a run
+# of 24 or more base64 characters mixing upper case, lower case and digits that changes character
+# class at least 4 times in 10 (random base62 does about 6 in 10). Words do not: a camel-case model
+# name changes about 3 in 10, and a commit id (hex, one case), a UUID or an ARN has no such run.
+_SEPARATORS = re.compile(r"[-_.:@ ,;]+")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{24,}")
+_GENERATED_SWITCH_RATE = 0.4
 
 
 def owner_tags(endpoint_name: str) -> tuple[tuple[str, str], ...]:
@@ -52,9 +59,31 @@ def key_means_credential(key: str) -> bool:
     return any(pair in _CREDENTIAL_PAIRS for pair in zip(words, words[1:], strict=False))
 
 
+def value_is_credential(key: str, value: str) -> bool:
+    """Whether a tag's value is a credential: by its key, its known format, or its generated look."""
+    return key_means_credential(key) or looks_like_secret(value, key) or looks_generated(value)
+
+
+def _character_class(character: str) -> int:
+    return 0 if character.isupper() else 1 if character.islower() else 2 if character.isdigit() else 3
+
+
+def looks_generated(value: str) -> bool:
+    """Whether some separator-free part of ``value`` looks like a generated key (see above)."""
+    for part in _SEPARATORS.split(value):
+        if not _BASE64_RUN.fullmatch(part) or not {0, 1, 2} <= {_character_class(c) for c in part}:
+            continue
+        switches = sum(
+            _character_class(a) != _character_class(b) for a, b in zip(part, part[1:], strict=False)
+        )
+        if switches >= _GENERATED_SWITCH_RATE * len(part):
+            return True
+    return False
+
+
 def _shown(key: str, value: str) -> str:
     """``--tag KEY=VALUE`` as a message may show it: a credential's value is never shown."""
-    if key_means_credential(key) or looks_like_secret(value, key):
+    if value_is_credential(key, value):
         return f"--tag {key}=…"
     return f"--tag {key}={value}"
 
@@ -75,7 +104,7 @@ def user_tag_problems(tags: tuple[tuple[str, str], ...]) -> list[str]:
                 f"tag key {key!r}: keys starting with {RESERVED_PREFIX!r} are reserved for lmi-config's own "
                 f"tags ({OWNER_TAG}, {ENDPOINT_TAG}), which decide what --delete removes; choose another key"
             )
-        if key_means_credential(key) or looks_like_secret(value, key):
+        if value_is_credential(key, value):
             problems.append(
                 f"--tag {key}: the value is a credential (by its key or its format) and tags are stored and "
                 "shown in plain text; pass credentials to the container with --secret-env NAME instead "
