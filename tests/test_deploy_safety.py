@@ -571,3 +571,18 @@ def test_ordinary_tag_values_are_accepted_and_shown(aws: Any, server: str, tmp_p
     assert run.returncode == 0, run.output
     key, _, value = tag.partition("=")
     assert f'"Key": "{key}"' in run.stdout and f'"Value": "{value}"' in run.stdout
+
+
+def test_update_keeps_the_previous_config_and_model_when_another_endpoint_uses_them(
+    aws: Any, server: str, tmp_path: Path, bystanders: Any
+) -> None:
+    model, config = deployed(server, tmp_path, "team-a")
+    make_endpoint(aws, "team-b", config)
+    arguments = ("--endpoint-name", "team-a", "--set", "max_model_len=4096", "--update")
+    run = deploy(server, str(QWEN), *COMMON, *arguments, tmp=tmp_path)
+    assert run.returncode == 0, run.output
+    assert f"kept the previous endpoint-config {config}: endpoint team-b still uses it" in run.stdout
+    left = everything(aws)
+    assert config in left["configs"] and model in left["models"]
+    assert aws["sagemaker"].describe_endpoint(EndpointName="team-b")["EndpointConfigName"] == config
+    assert aws["sagemaker"].describe_endpoint(EndpointName="team-a")["EndpointConfigName"] != config

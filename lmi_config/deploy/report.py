@@ -127,6 +127,9 @@ def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
             lines.append(f"  ({outcome.log_note})")
     if outcome.retired is not None and outcome.retired.removed:
         lines.append("retired: " + ", ".join(f"{kind} {name}" for kind, name in outcome.retired.removed))
+    if outcome.retired is not None:
+        lines.extend(f"kept the previous {kind} {name}: {why}" for kind, name, why in outcome.retired.kept)
+        lines.extend(format_removal(outcome.retired, (outcome.region, outcome.endpoint_url)))
     lines.append("created: " + (", ".join(f"{kind} {name}" for kind, name in outcome.created) or "nothing"))
     lines.extend(_clean_up_lines(outcome))
     return redact("\n".join(lines), secrets) + "\n"

@@ -132,6 +132,10 @@ def execute(
             if (outcome.succeeded or outcome.status == "Updating") and not keep_on_failure:
                 outcome.kept_why = f"endpoint {plan.endpoint_name} runs on (or is rolling to) them"
             _roll_back(clients, outcome, say, keep=keep_on_failure or outcome.kept_why is not None)
+        except DeployError:
+            if outcome.created:  # only the preflight raises it today, before anything exists
+                _roll_back(clients, outcome, say, keep=keep_on_failure)
+            raise  # nothing could start: the name, the bucket, credentials
         except Exception as error:  # a local failure part-way (a bug, an answer of an unexpected shape)
             outcome.failure = redact(f"unexpected {type(error).__name__}: {error}", secrets)
             _roll_back(clients, outcome, say, keep=keep_on_failure)
