@@ -586,3 +586,27 @@ def test_update_keeps_the_previous_config_and_model_when_another_endpoint_uses_t
     assert config in left["configs"] and model in left["models"]
     assert aws["sagemaker"].describe_endpoint(EndpointName="team-b")["EndpointConfigName"] == config
     assert aws["sagemaker"].describe_endpoint(EndpointName="team-a")["EndpointConfigName"] != config
+
+
+def test_an_update_interrupted_while_rolling_keeps_what_the_endpoint_rolls_to(
+    aws: Any, server: str, tmp_path: Path, bystanders: Any
+) -> None:
+    model, config = deployed(server, tmp_path, "team-a")
+    arguments = ("--endpoint-name", "team-a", "--set", "max_model_len=4096", "--update")
+    run = injected(
+        server,
+        str(QWEN),
+        *COMMON,
+        *arguments,
+        tmp=tmp_path,
+        at="UpdateEndpoint:1",
+        action="SIGINT",
+        when="after",
+    )
+    assert run.returncode == 130, run.output
+    assert "kept (endpoint team-a runs on or may be rolling to them): model team-a-" in run.stdout
+    assert "aws sagemaker delete" not in run.stdout  # removing them would break the endpoint
+    rolled_to = aws["sagemaker"].describe_endpoint(EndpointName="team-a")["EndpointConfigName"]
+    left = everything(aws)
+    assert rolled_to != config and rolled_to in left["configs"]
+    assert config in left["configs"] and model in left["models"]  # retiring never started

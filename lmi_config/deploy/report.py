@@ -144,9 +144,12 @@ def _clean_up_lines(outcome: Outcome) -> list[str]:
         if outcome.removal.failed:
             lines.append(f"still in AWS: {len(outcome.removal.failed)} resources (commands above)")
         return lines
+    if outcome.kept_why is not None:  # in use: no removal command, it would break the endpoint
+        return [
+            f"kept ({outcome.kept_why}): " + ", ".join(f"{kind} {name}" for kind, name in outcome.created)
+        ]
     if not outcome.succeeded and outcome.created:
-        why = outcome.kept_why or "--keep-on-failure"
-        return [f"kept ({why}); to remove them:", *left_behind(outcome.created, where)]
+        return ["kept (--keep-on-failure); to remove them:", *left_behind(outcome.created, where)]
     return []
 
 
@@ -186,7 +189,7 @@ def _left(outcome: Outcome) -> list[tuple[str, str]]:
     """What a failed or interrupted run left in AWS."""
     if outcome.removal is not None:
         return [(kind, name) for kind, name, _ in outcome.removal.failed]
-    return [] if outcome.succeeded else list(outcome.created)
+    return [] if outcome.succeeded or outcome.kept_why else list(outcome.created)
 
 
 def format_images(rows: list[dict[str, Any]], *, region: str | None) -> str:

@@ -130,7 +130,7 @@ def execute(
             outcome.failure = f"interrupted by {signal.Signals(outcome.interrupted_by).name}"
             # once the endpoint runs on (or rolls to) what this run made, removing it would break it
             if (outcome.succeeded or outcome.status == "Updating") and not keep_on_failure:
-                outcome.kept_why = f"endpoint {plan.endpoint_name} runs on (or is rolling to) them"
+                outcome.kept_why = f"endpoint {plan.endpoint_name} runs on or may be rolling to them"
             _roll_back(clients, outcome, say, keep=keep_on_failure or outcome.kept_why is not None)
         except DeployError:
             if outcome.created:  # only the preflight raises it today, before anything exists
@@ -174,6 +174,9 @@ def _run_calls(
         )
         if call.creates:
             outcome.created.append(call.creates)
+        if call.operation == "update_endpoint":
+            # from here an interruption must not remove what the endpoint may be rolling to
+            outcome.status = "Updating"
         try:
             _invoke(clients, call)
         except _StepFailed as failure:
