@@ -192,6 +192,7 @@ def _run_calls(
     outcome.failed_step = None
     if plan.update and previous and wait and previous != plan.endpoint_config_name:
         outcome.retired = _retire_previous(clients, plan.endpoint_name, previous, say)
+        outcome.interrupted_by = outcome.retired.interrupted_by  # what is left is listed with its commands
 
 
 def _wait(
