@@ -566,7 +566,9 @@ def test_when_the_endpoint_cannot_be_removed_what_it_runs_on_is_kept_and_listed(
         "author=someone@example.com",
     ],
 )
-def test_ordinary_tag_values_are_accepted_and_shown(aws: Any, server: str, tmp_path: Path, tag: str) -> None:
+def test_ordinary_tag_values_are_accepted_and_shown(
+    aws: Any, server: str, tmp_path: Path, bystanders: Any, tag: str
+) -> None:
     run = deploy(server, str(QWEN), *COMMON, "--tag", tag, "--dry-run", tmp=tmp_path)
     assert run.returncode == 0, run.output
     key, _, value = tag.partition("=")
@@ -610,3 +612,16 @@ def test_an_update_interrupted_while_rolling_keeps_what_the_endpoint_rolls_to(
     left = everything(aws)
     assert rolled_to != config and rolled_to in left["configs"]
     assert config in left["configs"] and model in left["models"]  # retiring never started
+
+
+def test_a_tag_repeating_a_secret_env_value_is_refused_whatever_it_looks_like(
+    aws: Any, server: str, tmp_path: Path, bystanders: Any
+) -> None:
+    plain = "open-sesame"  # no known format: only --secret-env says it is a credential
+    arguments = ("--secret-env", "DB_LOGIN", "--tag", "team=a", "--tag", f"team={plain}")
+    run = deploy(server, str(QWEN), *COMMON, *arguments, tmp=tmp_path, extra_env={"DB_LOGIN": plain})
+    assert run.returncode == 2, run.output
+    assert "--tag team: the value is the value of --secret-env DB_LOGIN" in run.stderr
+    assert "tag key 'team' is given twice (--tag team=a and --tag team=…)" in run.stderr
+    assert plain not in run.output
+    assert state(aws) == bystanders

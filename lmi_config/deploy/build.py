@@ -364,7 +364,7 @@ def build_plan(
         ),
         autoscale=request.autoscale,
     )
-    tag_refusals = user_tag_problems(request.tags)
+    tag_refusals = user_tag_problems(request.tags, secret_values=secrets)
     if tag_refusals:  # first and alone: the limit checks below would quote the values
         raise SpecError("refused before any AWS call:\n  " + "\n  ".join(tag_refusals))
     tags = (*owner_tags(endpoint_name), *request.tags)

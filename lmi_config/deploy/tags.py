@@ -14,6 +14,7 @@ tag in that namespace could make deploy delete what it did not create, so it is 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 
 from lmi_config import __version__
 from lmi_config.secrets import is_secret_name, looks_like_secret
@@ -81,16 +82,27 @@ def looks_generated(value: str) -> bool:
     return False
 
 
-def _shown(key: str, value: str) -> str:
+def _shown(key: str, value: str, hidden: Collection[str]) -> str:
     """``--tag KEY=VALUE`` as a message may show it: a credential's value is never shown."""
-    if value_is_credential(key, value):
+    if value in hidden or value_is_credential(key, value):
         return f"--tag {key}=…"
     return f"--tag {key}={value}"
 
 
-def user_tag_problems(tags: tuple[tuple[str, str], ...]) -> list[str]:
-    """Duplicate keys, keys in the reserved ``lmi-config`` namespace, credentials (values never printed)."""
+def user_tag_problems(
+    tags: tuple[tuple[str, str], ...], *, secret_values: Mapping[str, str] | None = None
+) -> list[str]:
+    """Duplicate keys, keys in the reserved ``lmi-config`` namespace, credentials (values never
+    printed), and values equal to a ``--secret-env`` variable's (``secret_values``: name → value)."""
     problems = []
+    hidden = frozenset(value for value in (secret_values or {}).values() if value)
+    for key, value in tags:
+        names = sorted(name for name, secret in (secret_values or {}).items() if secret and value == secret)
+        if names:
+            problems.append(
+                f"--tag {key}: the value is the value of --secret-env {', '.join(names)}; tags are stored and "
+                "shown in plain text (the value is not shown here)"
+            )
     first_of: dict[str, str] = {}
     for key, value in tags:
         if looks_like_secret(key):
@@ -112,9 +124,9 @@ def user_tag_problems(tags: tuple[tuple[str, str], ...]) -> list[str]:
             )
         if key in first_of:
             problems.append(
-                f"tag key {key!r} is given twice ({first_of[key]} and {_shown(key, value)}); "
+                f"tag key {key!r} is given twice ({first_of[key]} and {_shown(key, value, hidden)}); "
                 "give each key once"
             )
         else:
-            first_of[key] = _shown(key, value)
+            first_of[key] = _shown(key, value, hidden)
     return problems
