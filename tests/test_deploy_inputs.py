@@ -105,3 +105,30 @@ def test_a_credential_in_a_malformed_tag_is_not_echoed(untouched: Path) -> None:
     result = run(*DRY_RUN, "--tag", token, cwd=untouched)
     assert_refused(result, 2, "write KEY=VALUE")
     assert token not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize(
+    ("arguments", "mention"),
+    [
+        (("--delete", "team_a"), "--delete 'team_a': not an endpoint name"),
+        (("--delete", ""), "--delete '': not an endpoint name"),
+        (("--delete", "x" * 64), "at most 63 characters"),
+        ((QWEN, "--purge-s3"), "--purge-s3 goes with --delete NAME"),
+    ],
+    ids=["underscore", "empty", "too-long", "purge-without-delete"],
+)
+def test_deploy_delete_arguments_are_checked_before_any_call(
+    untouched: Path, arguments: tuple[str, ...], mention: str
+) -> None:
+    settle(untouched)
+    result = run(
+        "deploy",
+        *arguments,
+        "--dry-run",
+        "--region",
+        "us-east-1",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+        cwd=untouched,
+    )
+    assert_refused(result, 2, mention)

@@ -204,9 +204,13 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     from lmi_config.deploy.report import format_outcome, format_plan, outcome_document
     from lmi_config.errors import DeployError
 
-    if flags["delete_name"]:
+    if flags["delete_name"] is not None:
         delete_command(flags["delete_name"], flags)
         return
+    if flags["purge_s3"]:
+        _fail_input(
+            "--purge-s3 goes with --delete NAME (it removes the deleted model's files); nothing was called"
+        )
     dry_run, json_output = flags["dry_run"], flags["output_format"] == "json"
     request = DeployRequest(
         region=flags["region"],
