@@ -51,6 +51,8 @@ import botocore.client
 from botocore.exceptions import ClientError
 
 signal.signal(signal.SIGINT, signal.default_int_handler)
+if os.environ.get("IGNORE_HANGUP"):
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # as nohup starts it
 wanted, _, nth = os.environ["INJECT_AT"].partition(":")
 action, when = os.environ["INJECT"], os.environ.get("INJECT_WHEN", "before")
 seen = [0]
@@ -62,7 +64,7 @@ def strike(operation):
         message = "injected: " + operation + " is not allowed"
         raise ClientError({"Error": {"Code": "AccessDeniedException", "Message": message}}, operation)
     os.kill(os.getpid(), getattr(signal, action))
-    time.sleep(10)  # the signal is delivered here, as the reply would have been
+    time.sleep(1)  # the signal is delivered here, as the reply would have been
 
 
 def patched(self, operation, parameters):
@@ -106,13 +108,21 @@ def environment(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str
     }
 
 
-def injected(server: str, *arguments: str, tmp: Path, at: str, action: str, when: str = "before") -> Run:
+def injected(
+    server: str, *arguments: str, tmp: Path, at: str, action: str, when: str = "before", nohup: bool = False
+) -> Run:
     """The CLI with an interruption or an AWS error injected at one API call (``Operation:N``)."""
+    extra = {
+        "INJECT_AT": at,
+        "INJECT": action,
+        "INJECT_WHEN": when,
+        **({"IGNORE_HANGUP": "1"} if nohup else {}),
+    }
     completed = subprocess.run(
         [sys.executable, "-c", INJECTOR, "deploy", *arguments, "--endpoint-url", server],
         capture_output=True,
         stdin=subprocess.DEVNULL,
-        env=environment(tmp, {"INJECT_AT": at, "INJECT": action, "INJECT_WHEN": when}),
+        env=environment(tmp, extra),
         cwd=tmp,
         timeout=180,
     )
@@ -625,3 +635,26 @@ def test_a_tag_repeating_a_secret_env_value_is_refused_whatever_it_looks_like(
     assert "tag key 'team' is given twice (--tag team=a and --tag team=…)" in run.stderr
     assert plain not in run.output
     assert state(aws) == bystanders
+
+
+@pytest.mark.parametrize("nohup", [False, True], ids=["terminal-closed", "under-nohup"])
+def test_a_hangup_rolls_back_unless_the_run_ignores_hangups(
+    aws: Any, server: str, tmp_path: Path, bystanders: Any, nohup: bool
+) -> None:
+    arguments = ("--endpoint-name", "hung-up")
+    run = injected(
+        server,
+        str(QWEN),
+        *COMMON,
+        *arguments,
+        tmp=tmp_path,
+        at="CreateEndpoint:1",
+        action="SIGHUP",
+        nohup=nohup,
+    )
+    if nohup:
+        assert run.returncode == 0, run.output
+        assert "hung-up" in everything(aws)["endpoints"]
+    else:
+        assert run.returncode == 129, run.output
+        assert state(aws) == bystanders

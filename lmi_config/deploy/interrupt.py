@@ -39,12 +39,14 @@ def _raise(signal_number: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def termination_raises() -> Iterator[None]:
-    """Within the block SIGTERM and SIGHUP raise :class:`Interrupted` (main thread only: Python
-    delivers signals there, and another thread may not install handlers)."""
+    """Within the block SIGTERM and SIGHUP raise :class:`Interrupted`, unless the process ignores
+    them (main thread only: Python delivers signals there, and another thread may not install handlers)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {number: signal.signal(number, _raise) for number in _CAUGHT}
+    # a signal the caller ignores stays ignored: under nohup a closed terminal must not roll back
+    wanted = [number for number in _CAUGHT if signal.getsignal(number) is not signal.SIG_IGN]
+    previous = {number: signal.signal(number, _raise) for number in wanted}
     try:
         yield
     finally:
