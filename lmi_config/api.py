@@ -21,6 +21,7 @@ from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
 if TYPE_CHECKING:
     from lmi_config.deploy import DeployPlan, DeployRequest, Outcome
     from lmi_config.deploy.cleanup import Removal
+    from lmi_config.deploy.deletion import DeletionPlan
     from lmi_config.fixes import FixResult
     from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConvertResult",
     "DeployError",
+    "DeletionResult",
     "DeployResult",
     "ExplainResult",
     "InputError",
@@ -326,26 +328,52 @@ def deploy(
     return result
 
 
+@dataclass
+class DeletionResult:
+    """``deploy --delete``: what was to go and stay (the plan), and what happened (None: dry run or "no")."""
+
+    plan: DeletionPlan
+    removal: Removal | None = None
+    declined: bool = False
+
+
 def delete_endpoint(
     endpoint_name: str,
     *,
     region: str | None = None,
     endpoint_url: str | None = None,
     purge_s3: bool = False,
+    dry_run: bool = False,
+    show: Callable[[DeletionPlan], None] | None = None,
+    confirm: Callable[[DeletionPlan], bool] | None = None,
     progress: Callable[[str, bool], None] | None = None,
-) -> Removal:
-    """Remove an endpoint, its config, its models and scaling target (``purge_s3``: its S3 prefix).
+) -> DeletionResult:
+    """Remove an endpoint with its config, models and scaling target (``purge_s3``: the objects
+    under its models' own S3 prefixes) — only what lmi-config created and nothing else uses; the
+    rest is kept and named in the plan. Models and configs an interrupted run made for
+    ``endpoint_name`` (tagged ``lmi-config:endpoint``) are found without the endpoint.
 
-    Raises :class:`DeployError` when there is no such endpoint or AWS refuses.
+    ``show`` receives the plan before anything is removed; ``confirm`` may decline it. Raises
+    :class:`SpecError` for a name SageMaker cannot have, :class:`DeployError` when nothing by that
+    name exists or AWS cannot say what uses what.
     """
     from lmi_config.deploy import resolve_region
     from lmi_config.deploy.aws import Clients
-    from lmi_config.deploy.cleanup import delete_endpoint as remove_endpoint
+    from lmi_config.deploy.cleanup import carry_out
+    from lmi_config.deploy.deletion import check_name, plan_deletion
 
+    check_name(endpoint_name)
     clients = Clients(resolve_region(region), endpoint_url)
-    return remove_endpoint(
-        clients, endpoint_name, progress or (lambda message, transient: None), purge_s3=purge_s3
-    )
+    result = DeletionResult(plan_deletion(clients, endpoint_name, purge_s3=purge_s3))
+    if show is not None:
+        show(result.plan)
+    if dry_run or not result.plan.remove:
+        return result
+    if confirm is not None and not confirm(result.plan):
+        result.declined = True
+        return result
+    result.removal = carry_out(clients, result.plan, progress or (lambda message, transient: None))
+    return result
 
 
 def images(*, framework: str | None = None, region: str | None = None) -> list[dict[str, Any]]:
