@@ -15,7 +15,7 @@ def test_the_python_api_examples_run(capsys) -> None:
     section = SECTION.search((ROOT / "README.md").read_text(encoding="utf-8"))
     assert section is not None
     blocks = BLOCK.findall(section.group(1))
-    assert len(blocks) >= 4
+    assert len(blocks) >= 5
     namespace: dict[str, object] = {}
     cwd = os.getcwd()
     os.chdir(ROOT)
