@@ -21,12 +21,15 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 from lmi_config.errors import InputError as InputError
 from lmi_config.errors import OutputError as OutputError
 
 STDOUT = "-"
+T = TypeVar("T")
 MAX_INPUT_BYTES = 4 * 1024 * 1024  # the largest input read: far beyond any real configuration
 _CHUNK_BYTES = 64 * 1024
 
@@ -256,3 +259,153 @@ def _copy_metadata(path: Path, temporary: str) -> None:
         # only root (or the owner, for the group) may keep another user's ownership
         with contextlib.suppress(PermissionError):
             os.chown(temporary, status.st_uid, status.st_gid)
+
+
+# Read-merge-write under an exclusive lock: every file that two runs may write at once (a
+# cache-config file that ``plan`` and ``search`` merge into, a search's results and journal).
+LOCK_WAIT_SECONDS = 30.0  # writers hold the lock for one read and one write: milliseconds
+_LOCK_POLL_SECONDS = 0.02
+
+
+def lock_path(path: str | os.PathLike[str]) -> Path:
+    """The sidecar lock of a file: ``<name>.lock`` beside the file a symlink points to, so every
+    writer of one file takes one lock whichever name it was given."""
+    target = Path(os.path.realpath(path))
+    return target.with_name(target.name + ".lock")
+
+
+@contextlib.contextmanager
+def exclusive_lock(
+    lock: Path, *, shown: str | None = None, wait_seconds: float = LOCK_WAIT_SECONDS
+) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on ``lock`` (created if missing, never deleted: deleting it would let
+    a second writer lock a new file while the first still holds the old one).
+
+    Waits at most ``wait_seconds`` for another holder; raises :class:`OutputError` naming
+    ``shown`` (default the lock) when the lock cannot be created or is held longer.
+    """
+    import fcntl
+    import time
+
+    shown = _short(shown or str(lock))
+    flags = (
+        os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    try:
+        handle = os.open(lock, flags, 0o666)
+    except FileNotFoundError:
+        raise OutputError(f"cannot write {shown}: the directory {lock.parent} does not exist") from None
+    except OSError as error:
+        raise OutputError(
+            f"cannot write {shown}: cannot create its lock {lock}: {error.strerror or error}"
+        ) from None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise OutputError(f"cannot write {shown}: its lock {lock} is not a regular file; remove it")
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise OutputError(
+                        f"cannot write {shown}: another process has held {lock} for {wait_seconds:g} s; "
+                        "wait for it to finish and run the command again"
+                    ) from None
+                time.sleep(_LOCK_POLL_SECONDS)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def update_locked(
+    destination: str | os.PathLike[str],
+    update: Callable[[bytes | None], tuple[str, T]],
+    *,
+    shown: str | None = None,
+    limit_bytes: int = MAX_INPUT_BYTES,
+) -> T:
+    """Read ``destination``, let ``update`` merge into it, and write the result, all under the file's
+    exclusive lock (:func:`lock_path`), so that concurrent writers each see the others' entries.
+
+    ``update`` receives the current bytes (``None`` when the file does not exist) and returns the
+    new text and a value handed back to the caller (e.g. how many entries it added). The read is
+    bounded; the write is atomic and goes through a symlink to its target. The file must be a
+    regular file (or not exist yet): a FIFO or a device cannot be read, merged and replaced, and
+    is refused with :class:`InputError`; a directory, a missing directory or a lock held too long
+    raise :class:`OutputError`.
+    """
+    shown = _short(shown if shown is not None else os.fspath(destination))
+    target = Path(os.path.realpath(destination))
+    with exclusive_lock(lock_path(destination), shown=shown):
+        try:
+            mode: int | None = os.stat(target).st_mode
+        except FileNotFoundError:
+            mode = None
+        except OSError as error:
+            raise OutputError(f"cannot write {shown}: {error.strerror or error}") from None
+        if mode is not None and stat.S_ISDIR(mode):
+            raise OutputError(f"cannot write {shown}: it is a directory; give a file name")
+        if mode is not None and not stat.S_ISREG(mode):
+            raise InputError(
+                f"{shown}: {special_file_kind(mode)}; entries are merged into it, so it must be a regular file"
+            )
+        current = read_bounded(target, shown=shown, limit_bytes=limit_bytes) if mode is not None else None
+        text, value = update(current)
+        write_atomically(target, text, shown=shown)
+    return value
+
+
+MAX_JSON_INTEGER = 2**63  # larger integers are no count, size or length any tool here writes
+
+
+def parse_json(data: bytes | str, shown: str) -> Any:
+    """Strict JSON: :class:`InputError` naming ``shown`` (and the line) for text that is not UTF-8 or
+    not JSON, nesting too deep to parse, ``NaN`` / ``Infinity``, a number that overflows a float
+    (``1e400``) and an integer of 2**63 or more (Python refuses past 4,300 digits, a traceback)."""
+    import json
+
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as error:
+        raise InputError(f"{shown}: not UTF-8 text (byte {error.start}); fix or move it") from None
+
+    def refuse(token: str, why: str) -> None:
+        line = text.count("\n", 0, max(text.find(token), 0)) + 1
+        raise _NumberRefused(f"{shown}:{line}: the number {token[:40]}{'…' if len(token) > 40 else ''} {why}")
+
+    def integer(token: str) -> int:
+        if len(token.lstrip("-")) > 19 or abs(int(token)) >= MAX_JSON_INTEGER:
+            refuse(token, f"is too large (at most {MAX_JSON_INTEGER - 1}); fix or move the file")
+        return int(token)
+
+    def real(token: str) -> float:
+        value = float(token)
+        if value in (float("inf"), float("-inf")):
+            refuse(token, "is beyond the range of a number (not finite); fix or move the file")
+        return value
+
+    def constant(token: str) -> float:
+        refuse(token, "is not JSON (NaN and Infinity are not numbers in JSON); fix or move the file")
+        raise AssertionError  # refuse raised
+
+    try:
+        return json.loads(text, parse_int=integer, parse_float=real, parse_constant=constant)
+    except _NumberRefused as error:
+        raise InputError(str(error)) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{shown}:{error.lineno}: not valid JSON ({error.msg}); fix or move it") from None
+    except RecursionError:
+        raise InputError(f"{shown}: nested too deeply to read; fix or move it") from None
+
+
+class _NumberRefused(ValueError):
+    """A number strict JSON reading refuses (raised from inside the parser's hooks)."""
+
+
+def dump_json(document: Any, *, indent: int | None = 2) -> str:
+    """Standard JSON text (never ``NaN`` or ``Infinity``, which other readers refuse), newline-ended."""
+    import json
+
+    return json.dumps(document, indent=indent, allow_nan=False) + "\n"
