@@ -338,23 +338,30 @@ def update_locked(
     """
     shown = _short(shown if shown is not None else os.fspath(destination))
     target = Path(os.path.realpath(destination))
+    _check_mergeable(target, shown)  # before the lock: no lock file beside /dev/zero
     with exclusive_lock(lock_path(destination), shown=shown):
-        try:
-            mode: int | None = os.stat(target).st_mode
-        except FileNotFoundError:
-            mode = None
-        except OSError as error:
-            raise OutputError(f"cannot write {shown}: {error.strerror or error}") from None
-        if mode is not None and stat.S_ISDIR(mode):
-            raise OutputError(f"cannot write {shown}: it is a directory; give a file name")
-        if mode is not None and not stat.S_ISREG(mode):
-            raise InputError(
-                f"{shown}: {special_file_kind(mode)}; entries are merged into it, so it must be a regular file"
-            )
-        current = read_bounded(target, shown=shown, limit_bytes=limit_bytes) if mode is not None else None
+        exists = _check_mergeable(target, shown)  # again: it may have changed while we waited
+        current = read_bounded(target, shown=shown, limit_bytes=limit_bytes) if exists else None
         text, value = update(current)
         write_atomically(target, text, shown=shown)
     return value
+
+
+def _check_mergeable(target: Path, shown: str) -> bool:
+    """Whether ``target`` exists; an error when it is something other than a regular file."""
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise OutputError(f"cannot write {shown}: {error.strerror or error}") from None
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {shown}: it is a directory; give a file name")
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            f"{shown}: {special_file_kind(mode)}; entries are merged into it, so it must be a regular file"
+        )
+    return True
 
 
 MAX_JSON_INTEGER = 2**63  # larger integers are no count, size or length any tool here writes

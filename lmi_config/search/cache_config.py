@@ -81,10 +81,11 @@ def identity(entry: dict[str, Any]) -> tuple[Any, ...]:
     constants = search_constants()
     fields = constants.legacy_fields if "num_cores" in entry else constants.current_fields
     # a value of the wrong type (a list, an object) must not make the entry unhashable
-    return tuple((name, _hashable(entry.get(name))) for name in fields)
+    return tuple((name, hashable(entry.get(name))) for name in fields)
 
 
-def _hashable(value: Any) -> Any:
+def hashable(value: Any) -> Any:
+    """A field's value as a set member: lists and objects as their JSON text."""
     return dump_json(value, indent=None) if isinstance(value, (dict, list)) else value
 
 
