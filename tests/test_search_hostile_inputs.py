@@ -47,12 +47,39 @@ def test_output_naming_an_endless_device_is_refused(untouched: Path) -> None:
     assert not Path("/dev/zero.lock").exists() and not Path("/dev/zero.journal.json").exists()
 
 
-@pytest.mark.parametrize("work_dir", ["a-file", "a-file/exports", "a-file/deeper/exports"])
-def test_a_work_dir_naming_a_file_or_under_one_is_refused(untouched: Path, work_dir: str) -> None:
+@pytest.mark.parametrize(
+    ("work_dir", "problem"),
+    [
+        ("a-file", "a-file is not a directory"),
+        ("a-file/exports", "a-file is not a directory"),
+        ("a-file/deeper/exports", "a-file/deeper lies under a file"),
+        ("missing/exports", "the directory missing does not exist"),
+    ],
+)
+def test_a_work_dir_naming_a_file_or_in_no_directory_is_refused(
+    untouched: Path, work_dir: str, problem: str
+) -> None:
     write(untouched / "a-file", "not a directory\n")
     settle(untouched)
     result = run(*SEARCH, "--work-dir", work_dir, cwd=untouched)
-    assert_refused(result, 2, f"--work-dir {work_dir}", "a-file is not a directory")
+    assert_refused(result, 2, f"--work-dir {work_dir}", problem)
+    assert sorted(path.name for path in untouched.iterdir()) == ["a-file"]  # nothing created
+
+
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        ("missing/results.json", "the directory missing does not exist"),
+        ("a-file/results.json", "a-file is not"),
+    ],
+)
+def test_results_in_no_directory_are_refused_before_anything_runs(
+    untouched: Path, output: str, problem: str
+) -> None:
+    write(untouched / "a-file", "not a directory\n")
+    settle(untouched)
+    assert_refused(run(*SEARCH, "-o", output, cwd=untouched), 2, f"--output {output}", problem)
+    assert sorted(path.name for path in untouched.iterdir()) == ["a-file"]
 
 
 # --- files read while the search holds its lock ----------------------------------------------------

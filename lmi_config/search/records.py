@@ -203,7 +203,8 @@ def results_path(output: str | None, model: str) -> Path:
     results = Path(output or f"{Path(model).name}.json")
     try:
         mode = os.stat(results).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        _check_directory(results.parent, f"--output {results}")
         return results
     except OSError as error:
         raise InputError(f"--output {results}: {error.strerror or error}") from None
@@ -219,12 +220,28 @@ def results_path(output: str | None, model: str) -> Path:
 
 
 def check_work_dir(work_dir: Path) -> None:
-    """Refuse a --work-dir that names a file (or lies under one) before anything runs."""
-    for path in (work_dir, *work_dir.parents):
-        if path.exists():
-            if not path.is_dir():
-                raise InputError(f"--work-dir {work_dir}: {path} is not a directory; give a directory")
-            return
+    """Refuse, before anything runs, a --work-dir that names a file or whose parent directory does
+    not exist (the work directory itself is created; a mistyped tree is not)."""
+    shown = f"--work-dir {work_dir}"
+    if work_dir.exists() or work_dir.is_symlink():
+        _check_directory(work_dir, shown)
+    else:
+        _check_directory(work_dir.parent, shown)
+
+
+def _check_directory(path: Path, shown: str) -> None:
+    try:
+        mode = os.stat(path).st_mode
+    except NotADirectoryError:
+        raise InputError(f"{shown}: {path} lies under a file, not a directory; give a directory") from None
+    except FileNotFoundError:
+        raise InputError(
+            f"{shown}: the directory {path} does not exist; create it or give another path"
+        ) from None
+    except OSError as error:
+        raise InputError(f"{shown}: {path}: {error.strerror or error}") from None
+    if not stat.S_ISDIR(mode):
+        raise InputError(f"{shown}: {path} is not a directory; give a directory")
 
 
 def make_directory(path: Path, option: str) -> None:

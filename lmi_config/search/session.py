@@ -162,10 +162,10 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
         ended = end_orphans(setup.paths.running)
         if ended:
             emit(f"ended {ended} process(es) a killed search had left running")
-        record_child(setup.paths.running, token, None)  # before any process carries the token
-        make_directory(setup.exports, "--work-dir")
         record = Record(setup.paths, setup.subject)
-        outcomes = record.load()
+        outcomes = record.load()  # a damaged file stops the search before it writes anything
+        make_directory(setup.exports, "--work-dir")
+        record_child(setup.paths.running, token, None)  # before any process carries the token
         runner = ChildRunner(
             dict(os.environ, **{TOKEN_VARIABLE: token}),
             lambda group: record_child(setup.paths.running, token, group),
@@ -337,7 +337,7 @@ def _check_disk(setup: _Setup) -> None:
     if needed is None:
         weights = setup.arch.weight_bytes or setup.arch.total_params * 2
         needed = int(weights * search_constants().disk_free_factor)
-    free = shutil.disk_usage(options.work_dir).free
+    free = shutil.disk_usage(setup.exports).free
     if free < needed:
         raise InputError(
             f"{options.work_dir}: {free / 2**30:.1f} GiB free, an export of {options.model} needs about "
