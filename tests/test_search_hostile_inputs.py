@@ -71,6 +71,7 @@ def test_a_work_dir_naming_a_file_or_in_no_directory_is_refused(
     [
         ("missing/results.json", "the directory missing does not exist"),
         ("a-file/results.json", "a-file is not"),
+        ("results.lock", "the search's own lock file"),  # <stem>.lock: its pid would overwrite the results
     ],
 )
 def test_results_in_no_directory_are_refused_before_anything_runs(

@@ -201,6 +201,8 @@ def results_path(output: str | None, model: str) -> Path:
     """The results file (``-o``, else ``<model name>.json``); :class:`InputError` for a directory,
     a FIFO or a device: a results file is read, merged into and replaced."""
     results = Path(output or f"{Path(model).name}.json")
+    if results.suffix == ".lock":
+        raise InputError(f"--output {results}: would be the search's own lock file; give a .json name")
     try:
         mode = os.stat(results).st_mode
     except (FileNotFoundError, NotADirectoryError):
