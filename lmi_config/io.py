@@ -370,7 +370,8 @@ MAX_JSON_INTEGER = 2**63  # larger integers are no count, size or length any too
 def parse_json(data: bytes | str, shown: str) -> Any:
     """Strict JSON: :class:`InputError` naming ``shown`` (and the line) for text that is not UTF-8 or
     not JSON, nesting too deep to parse, ``NaN`` / ``Infinity``, a number that overflows a float
-    (``1e400``) and an integer of 2**63 or more (Python refuses past 4,300 digits, a traceback)."""
+    (``1e400``), an integer of 2**63 or more (Python refuses past 4,300 digits, a traceback) and a
+    key twice in one object (the second value would hide the first)."""
     import json
 
     try:
@@ -397,8 +398,22 @@ def parse_json(data: bytes | str, shown: str) -> Any:
         refuse(token, "is not JSON (NaN and Infinity are not numbers in JSON); fix or move the file")
         raise AssertionError  # refuse raised
 
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        # a second value under one key would silently replace the first, and a rewrite lose it
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                quoted = json.dumps(key)
+                first = text.find(quoted)
+                line = text.count("\n", 0, max(text.find(quoted, first + 1), first, 0)) + 1
+                raise _NumberRefused(f"{shown}:{line}: the key {quoted[:80]} appears twice; merge the two")
+            found[key] = value
+        return found
+
     try:
-        return json.loads(text, parse_int=integer, parse_float=real, parse_constant=constant)
+        return json.loads(
+            text, parse_int=integer, parse_float=real, parse_constant=constant, object_pairs_hook=unique
+        )
     except _NumberRefused as error:
         raise InputError(str(error)) from None
     except json.JSONDecodeError as error:
@@ -408,7 +423,7 @@ def parse_json(data: bytes | str, shown: str) -> Any:
 
 
 class _NumberRefused(ValueError):
-    """A number strict JSON reading refuses (raised from inside the parser's hooks)."""
+    """A number or a key strict JSON reading refuses (raised from inside the parser's hooks)."""
 
 
 def dump_json(document: Any, *, indent: int | None = 2) -> str:

@@ -92,3 +92,13 @@ def test_dash_prints_the_entries_to_standard_output(untouched: Path) -> None:
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout[result.stdout.index("\n{") + 1 :])
     assert document[MISTRAL] and not (untouched / "-").exists()
+
+
+def test_a_model_listed_twice_is_refused_rather_than_half_kept(untouched: Path) -> None:
+    """JSON readers keep the last of two values under one key: a rewrite would drop the first list."""
+    write(
+        untouched / "cache.json",
+        '{\n  "other/model": [{"batch_size": 1}],\n  "other/model": [{"batch_size": 2}]\n}\n',
+    )
+    settle(untouched)
+    assert_refused(run(*PLAN, "cache.json", cwd=untouched), 2, "cache.json:3:", '"other/model" appears twice')
