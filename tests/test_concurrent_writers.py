@@ -192,3 +192,20 @@ def test_a_second_search_is_refused_even_after_an_earlier_one_released_the_lock(
         second = machine.run("--strategy", "seed", "--export-timeout", "1")
         assert second.returncode == 2 and "is writing these results" in second.stderr, second.stderr
     assert machine.alive() == []
+
+
+def test_a_search_through_a_symlink_to_running_results_is_refused(tmp_path: Path) -> None:
+    """Two names of one results file are one search's results: the lock sits beside the real file."""
+    machine = Machine(tmp_path, model=SMALL, **{"2_128_16384": {"export": "hang"}})
+    first = machine.start("--strategy", "seed")
+    _wait_for(lambda: bool(machine.exports()))
+    (tmp_path / "alias.json").symlink_to(machine.results.name)
+    try:
+        second = machine.run(
+            "--strategy", "seed", "--export-timeout", "1", "--output", str(tmp_path / "alias.json")
+        )
+        assert second.returncode == 2 and "is writing these results" in second.stderr, second.stderr
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=60)
+    assert machine.alive() == []
