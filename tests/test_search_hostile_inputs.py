@@ -178,3 +178,20 @@ def test_a_missing_export_stops_the_search_without_journaling_the_configuration(
     assert again.returncode == 0, again.stderr
     assert (2, 128, 16384) in machine.valid()  # tried again, and valid
     assert machine.exports().count((2, 128, 16384)) == 2
+
+
+@pytest.mark.parametrize("detect", [False, True])
+def test_a_python_that_never_stops_printing_is_stopped_not_read_to_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, detect: bool
+) -> None:
+    machine = Machine(tmp_path, model=SMALL)
+    for name in ("FAKE_NEURON_TABLE", "PYTHONPATH"):
+        monkeypatch.setenv(name, machine.environment()[name])
+    flood = tmp_path / "flood"
+    flood.write_text("#!/bin/sh\nexec yes 'a line, again and again'\n")  # whatever it is asked
+    flood.chmod(0o755)
+    arguments = machine.command("--python", str(flood), instance=not detect)[3:]  # not "python -m lmi_config"
+    result = run(*arguments, cwd=tmp_path, memory_bytes=512 * 1024 * 1024, timeout=60)
+    expected = f"{flood} printed more than" if detect else f"--python '{flood}' printed more than"
+    assert_refused(result, 2, expected)
+    assert machine.events() == []

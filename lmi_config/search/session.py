@@ -309,19 +309,20 @@ def _lost_export(output: Path, trial: Trial, step: str) -> None:
 def _preflight(options: SearchOptions) -> None:
     """Refuse to start when the commands cannot run at all: every trial would fail the same way
     and be journaled as a failure that a resume then skips."""
-    import subprocess
-
     for what, command in (("--exporter", options.exporter), ("--python", options.python)):
         words = shlex.split(command)
         if not words or shutil.which(words[0]) is None:
             raise InputError(f"{what} {command!r}: {words[0] if words else 'the command'} is not found")
+    from lmi_config.search.system import run_captured
+
     check = [*shlex.split(options.python), "-c", "import optimum.neuron"]
     try:
-        completed = subprocess.run(
-            check, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
+        completed = run_captured(check, 300)
+    except OSError as error:
         raise InputError(f"--python {options.python!r} cannot be run ({error})") from None
+    problem = completed.problem(f"--python {options.python!r}", 300)
+    if problem is not None:
+        raise InputError(f"{problem} while importing optimum.neuron; point --python at a Python interpreter")
     if completed.returncode != 0:
         last = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(
