@@ -22,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from lmi_config.errors import InputError
-from lmi_config.io import dump_json, parse_json, update_locked
+from lmi_config.io import update_locked
 from lmi_config.knowledge.planning import search_constants
+from lmi_config.strict_json import dump_json, parse_json
 
 FORMATS = ("current", "legacy")
 CacheConfig = dict[str, list[dict[str, Any]]]

@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from lmi_config.errors import InputError
-from lmi_config.io import dump_json, parse_json, read_bounded, update_locked, write_atomically
+from lmi_config.io import read_bounded, update_locked, write_atomically
 from lmi_config.search import cache_config
 from lmi_config.search.grid import Trial
 from lmi_config.search.strategy import Outcomes
+from lmi_config.strict_json import dump_json, parse_json
 
 TOKEN_VARIABLE = "LMI_CONFIG_SEARCH_TOKEN"
 JOURNAL_LIMIT_BYTES = 64 * 1024 * 1024  # 20 last lines per failure add up over many models
