@@ -354,7 +354,7 @@ def _check_mergeable(target: Path, shown: str) -> bool:
     except FileNotFoundError:
         return False
     except OSError as error:
-        raise OutputError(f"cannot write {shown}: {error.strerror or error}") from None
+        raise OutputError(f"cannot write {shown}: {_open_problem(target, error)}") from None
     if stat.S_ISDIR(mode):
         raise OutputError(f"cannot write {shown}: it is a directory; give a file name")
     if not stat.S_ISREG(mode):
