@@ -93,7 +93,10 @@ def yaml_nesting_bound(text: str) -> tuple[int, int]:
                 continue
             block_scalar_parent = None
         position = 0
-        if not quote and flow_depth == 0:
+        # block columns are counted on every line outside a quoted scalar, even while a bracket is
+        # open: a plain scalar (`:[`) may hold one that never closes, and counting columns inside a
+        # real flow collection only raises the bound
+        if not quote:
             if not stripped.strip() or stripped.startswith("#"):
                 continue
             while columns and columns[-1] > indent:
