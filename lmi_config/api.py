@@ -141,6 +141,23 @@ def lint_paths(
     return result
 
 
+def write_baseline(result: LintResult, path: str) -> int:
+    """Record every finding of ``result`` in a baseline file (written atomically); returns how many."""
+    from lmi_config.baseline import baseline_document
+    from lmi_config.io import write_output
+
+    write_output(path, baseline_document(result.findings, Path(path)))
+    return len(result.findings)
+
+
+def apply_baseline(result: LintResult, path: str) -> int:
+    """Keep only the findings the baseline file does not hold; returns how many it held."""
+    from lmi_config.baseline import load_baseline, new_findings
+
+    result.findings, held = new_findings(result.findings, load_baseline(path), path)
+    return held
+
+
 def _usable(result: LintResult) -> LintResult:
     """The result of a command that needs every input: the first unreadable one is an error."""
     if result.problems:
@@ -191,27 +208,43 @@ def render(
 
 @dataclass
 class ConvertResult:
-    """The converted text and what could not be carried over (each a sentence)."""
+    """The converted text, what could not be carried over (each a sentence), and the keys that hold
+    a credential (written only when the output is a file)."""
 
     text: str
     format: str
     lost: list[str] = field(default_factory=list)
+    credentials: list[str] = field(default_factory=list)
 
 
 def convert_path(
-    path: str, to: str, *, env_files: list[str] | None = None, stdin_bytes: bytes | None = None
+    path: str,
+    to: str,
+    *,
+    env_files: list[str] | None = None,
+    stdin_bytes: bytes | None = None,
+    keep_credentials: bool = False,
 ) -> ConvertResult:
-    """The effective configuration of ``path`` (after precedence) in another form."""
+    """The effective configuration of ``path`` (after precedence) in another form.
+
+    Credentials are copied only with ``keep_credentials`` (the output is a file the user named);
+    raises :class:`InputError` for a value the target format cannot carry (lmi_config.escaping).
+    """
     from lmi_config import __version__
-    from lmi_config.convert import convert_unit
+    from lmi_config.convert import convert_unit, credentials_kept, refused_value
+    from lmi_config.escaping import ValueNotCarried
     from lmi_config.formats import format_output
 
     result = _usable(lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes))
-    items, extra_env, lost = convert_unit(result.units[0], to)
-    text, problems = format_output(
-        items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
-    )
-    return ConvertResult(text, to, lost + problems)
+    unit = result.units[0]
+    items, extra_env, lost = convert_unit(unit, to, keep_credentials=keep_credentials)
+    try:
+        text, problems = format_output(
+            items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
+        )
+    except ValueNotCarried as error:
+        raise InputError(refused_value(unit, error)) from None
+    return ConvertResult(text, to, lost + problems, credentials_kept(items, extra_env))
 
 
 @dataclass

@@ -39,6 +39,7 @@ KNOWN_HOSTS = {
     "docs.djl.ai",
     "docs.oracle.com",
     "docs.nvidia.com",
+    "developer.nvidia.com",  # NVIDIA's table of compute capability per GPU
 }
 
 ESTIMATE_MARKER = "lmi-config estimate; no public measurement"

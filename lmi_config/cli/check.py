@@ -17,7 +17,7 @@ from lmi_config.cli.common import (
     main,
     target_options,
 )
-from lmi_config.errors import InputError
+from lmi_config.errors import InputError, OutputError
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -66,6 +66,18 @@ from lmi_config.errors import InputError
     "--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal)."
 )
 @click.option(
+    "--baseline",
+    "baseline_file",
+    metavar="FILE",
+    help="Report only findings this baseline does not hold (see --write-baseline).",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline_file",
+    metavar="FILE",
+    help="Record every finding in FILE as accepted, then exit 0 (adopt lmi-config on a repository with history).",
+)
+@click.option(
     "--max-findings",
     type=click.IntRange(min=0),
     default=20,
@@ -85,6 +97,8 @@ def lint(
     settings_file: str | None,
     isolated: bool,
     color: bool | None,
+    baseline_file: str | None,
+    write_baseline_file: str | None,
     max_findings: int,
     env_files: tuple[str, ...],
     **target: Any,
@@ -107,6 +121,8 @@ def lint(
       lmi-config lint serving.properties --env sagemaker.env --format json
       cat serving.properties | lmi-config lint - --backend tnx --lmi-version 0.30.0
       lmi-config lint . --ignore LMI005,trailing-whitespace --exclude 'tests/*' --strict
+      lmi-config lint . --write-baseline .lmi-config-baseline.json   # accept what is there today
+      lmi-config lint . --baseline .lmi-config-baseline.json         # then report only new findings
     """
     from lmi_config import api, report
     from lmi_config.rules import load_rules
@@ -120,15 +136,24 @@ def lint(
         settings_file=settings_file,
         isolated=isolated,
     )
-    options.max_findings = max_findings if output_format == "text" else 0  # json lists every finding
+    # a baseline is matched against every finding, before the text output's per-rule cap
+    capped = output_format == "text" and not (baseline_file or write_baseline_file)
+    options.max_findings = max_findings if capped else 0  # json lists every finding
     stdin_bytes = _stdin_bytes() if "-" in paths else None
     try:
         result = api.lint_paths(
             list(paths), options, env_files=list(env_files), stdin_bytes=stdin_bytes, stdin_kind=stdin_kind
         )
-    except InputError as error:
+        if write_baseline_file:
+            count = api.write_baseline(result, write_baseline_file)
+            click.echo(f"wrote {write_baseline_file}: {count} finding(s) recorded as accepted", err=True)
+            sys.exit(2 if result.problems else 0)
+        held = api.apply_baseline(result, baseline_file) if baseline_file else 0
+    except (InputError, OutputError) as error:
         _fail_input(str(error))
         return
+    if held:
+        result.notes.append(f"{held} finding(s) held by the baseline {baseline_file} are not shown")
     if result.problems and not result.files:
         _fail_input("\n".join(result.problems))
     summary = report.summarize(result.findings, result.files, result.notes, result.problems, result.hidden)
