@@ -15,7 +15,6 @@ nearest version the SDK lists, and says so (``regions_assumed``).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -104,15 +103,16 @@ def override_path() -> Path:
 
 @cache
 def _override() -> dict[str, Any] | None:
+    from lmi_config.io import read_bounded
+    from lmi_config.strict_json import parse_json
+
     path = override_path()
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    except (OSError, ValueError) as error:
-        raise InputError(
-            f"{path}: unreadable image override ({error}); delete it or run `images --refresh`"
-        ) from None
+    try:  # bounded: the variable may name a FIFO or a device, which hung every command
+        data = parse_json(read_bounded(path), str(path))
+    except InputError as error:
+        raise InputError(f"{error} (the image override); delete it or run `images --refresh`") from None
     if not isinstance(data, dict) or not isinstance(data.get("sagemaker_sdk"), dict):
         raise InputError(f"{path}: not an image override written by `lmi-config images --refresh`")
     return data
