@@ -53,6 +53,7 @@ __all__ = [
     "lint_text",
     "plan",
     "plan_cache_config",
+    "write_plan_cache_config",
     "plan_specs",
     "refresh_images",
     "render",
@@ -440,28 +441,49 @@ def plan_cache_config(
     result: PlanResult, path: str, cache_format: str = "current"
 ) -> tuple[str, int, list[str]]:
     """The text of ``path`` with the plan's feasible Neuron configurations merged in (optimum-neuron's
-    inference-cache-config format, ``current`` or ``legacy``): nothing it had is lost, nothing is
-    duplicated, other models are untouched. Returns (text, entries added, notes); the caller writes
-    it (atomically, :func:`lmi_config.io.write_output`). Raises :class:`InputError` for an
-    unreadable or malformed existing file.
+    inference-cache-config format, ``current`` or ``legacy``, each entry marked ``predicted``):
+    nothing it had is lost, nothing is duplicated, other models are untouched. Returns (text,
+    entries added, notes) without writing; ``-`` merges into nothing. To write the file use
+    :func:`write_plan_cache_config`, which merges under the file's lock. Raises
+    :class:`InputError` for an unreadable or malformed existing file.
     """
-    from lmi_config.report.plan import cache_config_entries
+    import os
+
+    from lmi_config.io import read_bounded
     from lmi_config.search import cache_config
 
-    existing = _read_optional(path)
+    existing = None
+    if path != "-":
+        try:
+            existing = read_bounded(path)
+        except InputError:
+            if os.path.exists(path):
+                raise  # only a missing file (or a symlink to one) reads as empty
     config = cache_config.parse(existing, path) if existing is not None else {}
-    entries, notes = cache_config_entries(result, cache_format)
+    entries, notes = _plan_entries(result, cache_format)
     merged, added = cache_config.merge(config, result.model, entries)
     return cache_config.dump(merged), added, notes
 
 
-def _read_optional(path: str) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
+def write_plan_cache_config(
+    result: PlanResult, path: str, cache_format: str = "current"
+) -> tuple[int, list[str]]:
+    """Merge the plan's feasible Neuron configurations (marked ``predicted``) into the cache-config
+    file ``path`` under its lock (read, merge, atomic write; runs writing one file at once lose
+    nothing). Returns (entries added, notes). Raises :class:`InputError` for an unreadable or
+    malformed file, :class:`OutputError` when it cannot be written."""
+    from lmi_config.search import cache_config
+
+    entries, notes = _plan_entries(result, cache_format)
+    return cache_config.merge_into_file(path, result.model, entries), notes
+
+
+def _plan_entries(result: PlanResult, cache_format: str) -> tuple[list[dict[str, Any]], list[str]]:
+    from lmi_config.report.plan import cache_config_entries
+    from lmi_config.search import cache_config
+
+    entries, notes = cache_config_entries(result, cache_format)
+    return cache_config.with_provenance(entries, cache_config.PREDICTED), notes
 
 
 def search(

@@ -69,14 +69,14 @@ def baseline_document(findings: Iterable[Finding], baseline_path: Path) -> str:
 def load_baseline(path: str) -> Counter[tuple[str, str, str, str]]:
     """The recorded findings of a baseline file; :class:`InputError` naming the file otherwise."""
     from lmi_config.io import read_bounded
+    from lmi_config.strict_json import parse_json
 
     raw = read_bounded(path)
     try:
-        document = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise InputError(
-            f"{path}: not a baseline file ({error}); write one with lint --write-baseline"
-        ) from None
+        # strict: a count of 1e400 read as infinity was a traceback when made an integer
+        document = parse_json(raw, path)
+    except InputError as error:
+        raise InputError(f"{error}; or write a baseline again with lint --write-baseline") from None
     if not isinstance(document, dict) or document.get("lmi_config_baseline") != FORMAT_VERSION:
         raise InputError(
             f"{path}: not an lmi-config baseline (version {FORMAT_VERSION}); write one with --write-baseline"

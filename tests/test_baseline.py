@@ -53,3 +53,14 @@ def test_an_unreadable_baseline_is_a_usage_error_naming_it(tmp_path: Path) -> No
     assert result.returncode == 2 and "baseline.json" in result.stderr and "Traceback" not in result.stderr
     missing = lint(tmp_path, "--baseline", "nowhere.json")
     assert missing.returncode == 2 and "nowhere.json" in missing.stderr
+
+
+def test_a_count_no_json_reader_agrees_on_is_a_usage_error_naming_the_line(tmp_path: Path) -> None:
+    (tmp_path / "serving.properties").write_text(CONFIG)
+    assert lint(tmp_path, "--write-baseline", "baseline.json").returncode == 0
+    baseline = tmp_path / "baseline.json"
+    text = baseline.read_text().replace('"count": 1', '"count": 1e400', 1)
+    baseline.write_text(text)
+    result = lint(tmp_path, "--baseline", "baseline.json")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "baseline.json:9: the number 1e400" in result.stderr and baseline.read_text() == text

@@ -68,13 +68,13 @@ def test_a_hostile_image_override_is_refused_naming_it(
     settle(untouched)
     for arguments in (DRY_RUN, ("images",)):
         result = run(*arguments, cwd=untouched, timeout=30)
-        assert_refused(result, 2, f"{path} (the image override, named by LMI_CONFIG_IMAGES_FILE)")
+        assert_refused(result, 2, path, "the image override, named by LMI_CONFIG_IMAGES_FILE")
 
 
 @pytest.mark.parametrize(
     ("text", "mention"),
     [
-        ("[" * 100_000, "not JSON"),
+        ("[" * 100_000, "nested too deeply"),
         ('{"sagemaker_sdk": []}', "no sagemaker_sdk.frameworks object"),
         ('{"sagemaker_sdk": {"frameworks": {"djl-lmi": {"versions": {"0.1": 7}}}}}', "framework djl-lmi"),
         ('{"sagemaker_sdk": {"frameworks": {}}, "registries": [{"region": 1}]}', "registries must be a list"),

@@ -15,7 +15,6 @@ nearest version the SDK lists, and says so (``regions_assumed``).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -110,12 +109,16 @@ def _override() -> dict[str, Any] | None:
     if not os.path.lexists(path):
         return None  # no override: the package's table (a dangling symlink is reported below)
     named = f"{path} (the image override{_named_by()})"
+    from lmi_config.strict_json import parse_json
+
     try:
-        # the one bounded reader: a FIFO with no writer, /dev/zero or a huge file is refused at once
-        data = json.loads(read_bounded(path, shown=named).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        why = "not UTF-8 text" if isinstance(error, UnicodeDecodeError) else "not JSON"
-        raise InputError(f"{named}: {why}; delete it or run `lmi-config images --refresh`") from None
+        # the one bounded reader (a FIFO with no writer, /dev/zero or a huge file is refused at once)
+        # and strict JSON (NaN, 1e400, huge integers, a key twice)
+        data = parse_json(read_bounded(path, shown=named), str(path))
+    except InputError as error:
+        raise InputError(
+            f"{error} (the image override{_named_by()}); or delete it, or run `lmi-config images --refresh`"
+        ) from None
     problem = _override_problem(data)
     if problem:
         raise InputError(
