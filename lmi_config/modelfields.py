@@ -8,6 +8,7 @@ the field and the file, so that no size check ever divides by zero or "fits" a n
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 # each field under the names the families use, the first one set wins
@@ -19,6 +20,9 @@ INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "i
 EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 EXPERTS_PER_TOKEN = ("num_experts_per_tok", "num_experts_per_token", "moe_top_k")
 POSITIONS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
+
+
+MAX_COUNT = 2**53  # the largest count a float holds exactly
 
 
 class ModelResolutionError(ValueError):
@@ -53,6 +57,11 @@ def count_field(
         if not is_count_integer(value) or value < minimum:
             kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
             raise ModelResolutionError(f"{where}: {name} must be {kind}, not {_shown(value)}; fix the config")
+        if value > MAX_COUNT:
+            # past 2**53 a count is no longer exact as a float, and the sizes computed from it overflow
+            raise ModelResolutionError(
+                f"{where}: {name} must be at most {MAX_COUNT}, not {_shown(value)}; fix the config"
+            )
         return int(value)
     if required:
         raise ModelResolutionError(
@@ -86,4 +95,38 @@ def key_value_heads(config: dict[str, Any], model_type: str, heads: int, where: 
         return heads
     if config.get("multi_query") is True:
         return 1
-    return count_field(config, KV_HEADS, where=where) or heads
+    return _grouping(count_field(config, KV_HEADS, where=where) or heads, heads, where)
+
+
+def _grouping(kv: int, heads: int, where: str) -> int:
+    """KV heads that split the attention heads into equal groups (grouped-query attention): every
+    attention implementation repeats each KV head ``heads // kv`` times, so another count is a
+    config no engine loads, and no size can be computed from it."""
+    if kv > heads or heads % kv:
+        divisors = [count for count in range(1, min(heads, 4096) + 1) if heads % count == 0]
+        shown = ", ".join(map(str, divisors[:12])) + (" …" if len(divisors) > 12 else "")
+        raise ModelResolutionError(
+            f"{where}: num_key_value_heads {kv} does not divide num_attention_heads {heads} into equal groups; "
+            f"grouped-query attention needs a divisor of {heads} ({shown}); fix the config"
+        )
+    return kv
+
+
+def rope_factor(config: dict[str, Any], where: str) -> float | None:
+    """``rope_scaling.factor`` as a finite positive number (None when the config sets none)."""
+    rope = config.get("rope_scaling")
+    if not isinstance(rope, dict) or rope.get("factor") is None:
+        return None
+    factor = rope["factor"]
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or not _finite_positive(factor):
+        raise ModelResolutionError(
+            f"{where}: rope_scaling.factor must be a finite number above 0, not {_shown(factor)}; fix the config"
+        )
+    return float(factor)
+
+
+def _finite_positive(number: float) -> bool:
+    try:
+        return math.isfinite(float(number)) and number > 0
+    except OverflowError:  # an integer past what a float holds
+        return False

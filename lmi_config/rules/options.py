@@ -206,6 +206,16 @@ def _span(since: str | None, until: str | None) -> str:
     source=_CATALOGUE_SOURCE,
 )
 def invalid_value(unit: LintUnit) -> Iterator[Finding]:
+    reported: set[str | None] = set()
+    for finding in _catalogue_verdicts(unit):
+        reported.add(finding.key)
+        yield finding
+    for problem in unit.problems("invalid-value"):
+        if problem.key not in reported:  # the judge's own refusals: a value it cannot size from
+            yield unit.report("LMI102", problem)
+
+
+def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
     yield from _refused_by_the_container(unit)
     yield from refused_by_vllm(unit)

@@ -11,6 +11,7 @@ from lmi_config.knowledge.memory import headroom_warning_fraction, loading_const
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
+from lmi_config.shape.values import read_count
 from lmi_config.sizing import (
     GIB,
     MemoryBreakdown,
@@ -226,8 +227,9 @@ def estimate_loading(
     constants = loading_constants()
     compiles = neuron and not precompiled
     needed = loading_seconds(arch, shape, compiles, optimize_level)
-    if timeout_text is not None and timeout_text.strip().isdigit():
-        timeout = int(timeout_text.strip())
+    written = read_count(timeout_text).value
+    if written is not None:
+        timeout = int(written)
         source, key = f"option.model_loading_timeout={timeout}", "option.model_loading_timeout"
     else:
         timeout = constants.default_model_loading_timeout_seconds
