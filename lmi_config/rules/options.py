@@ -16,6 +16,7 @@ from lmi_config.knowledge import Backend, Release, backends, entry_points, versi
 from lmi_config.knowledge.container_options import handler_at
 from lmi_config.knowledge.options import (
     SERVER_GROUP,
+    VARIABLE_NAME,
     OptionSpec,
     all_engine_arg_names,
     beyond_the_code,
@@ -29,7 +30,7 @@ from lmi_config.knowledge.options import (
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
-from lmi_config.rules.suggestions import suggest
+from lmi_config.rules.suggestions import same_but_case, suggest
 
 _CATALOGUE_SOURCE = (
     "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source) — "
@@ -51,8 +52,9 @@ def _occurrences(unit: LintUnit) -> Iterator[Setting]:
 
 
 def _is_env_style(setting: Setting) -> bool:
-    key = setting.key
-    return setting.origin.kind == "properties" and key.upper() == key and not key.startswith("option.")
+    """A variable's name written in serving.properties: env-style-key (LMI006) reports it. A dotted
+    upper-case key (``OPTION.TENSOR_PARALLEL_DEGREE``) is no variable name and stays this rule's."""
+    return setting.origin.kind == "properties" and bool(VARIABLE_NAME.fullmatch(setting.key))
 
 
 _MAX_COMPARED_CHARACTERS = 200  # a longer value is compared with nothing (difflib is quadratic)
@@ -105,12 +107,7 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             if variable.startswith("ARGS_") and "option." + key in known_keys_set():
                 continue  # an option's name set as a Java argument: ignored-env-var (LMI203) says so
             if advice is None:
-                hint = suggest(key)
-                advice = (
-                    f"did you mean {hint}?"
-                    if hint
-                    else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
-                )
+                advice = _spelling_advice(key)
             where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
             message = (
                 f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
@@ -124,6 +121,18 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             if lenient:
                 message = f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
             yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
+
+
+def _spelling_advice(key: str) -> str:
+    same = same_but_case(key)
+    if same is not None:
+        return f"the container's keys are case-sensitive: write {same}"
+    hint = suggest(key)
+    return (
+        f"did you mean {hint}?"
+        if hint
+        else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
+    )
 
 
 def _last_in_each_file(settings: list[Setting]) -> Iterator[Setting]:

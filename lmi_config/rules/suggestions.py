@@ -68,6 +68,19 @@ def _suggestion_index() -> tuple[
     )
 
 
+def same_but_case(key: str) -> str | None:
+    """The known key that ``key`` spells with other letter cases (``OPTION.TENSOR_PARALLEL_DEGREE``
+    → ``option.tensor_parallel_degree``): java.util.Properties and the properties classes compare
+    keys exactly, so the container ignores such a key like any unknown one."""
+    found = _keys_by_lower_case().get(key.lower())
+    return found if found is not None and found != key else None
+
+
+@cache
+def _keys_by_lower_case() -> dict[str, str]:
+    return {key.lower(): key for key in known_keys()}
+
+
 @cache
 def _known_lengths() -> tuple[int, int]:
     lengths = [len(key) for key in known_keys()]
