@@ -30,37 +30,8 @@ from lmi_config.shape.values import count_or_none, read_count
     ),
 )
 def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
-    arch = unit.context.model
-    if arch is None or not arch.max_position_embeddings:
-        return
-    for key in ("option.max_model_len", "option.n_positions"):
-        setting = unit.config.settings.get(key)
-        written = read_count(setting.value).value if setting is not None else None
-        if setting is None or written is None:
-            continue  # absent, or a value invalid-value refuses
-        length = int(written)
-        limit = arch.max_position_embeddings
-        factor = arch.rope_scaling_factor
-        if (
-            factor is not None
-            and arch.rope_scaling
-            and (
-                arch.rope_scaling.get("rope_type", arch.rope_scaling.get("type"))
-                not in ("llama3", "longrope", "yarn")
-            )
-        ):
-            limit = int(limit * factor)
-        if length <= limit:
-            continue
-        gpu = unit.context.backend.accelerator == "gpu"
-        yield unit.finding(
-            "LMI307",
-            f"{key}={length} is longer than {arch.model_id}'s max_position_embeddings {limit}; "
-            + ("vLLM refuses it" if gpu else "positions past the trained length give wrong output")
-            + f" — use {limit} or less",
-            setting=setting,
-            severity=None if gpu else "warning",
-        )
+    for problem in unit.problems("sequence-exceeds-model-max"):  # the judge decides, with the model's limit
+        yield unit.report("LMI307", problem)
 
 
 @rule(

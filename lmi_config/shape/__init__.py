@@ -47,6 +47,7 @@ from lmi_config.shape.resources import (
     memory_acceptable,
     recommended_loading_timeout,
 )
+from lmi_config.shape.sequence import judge_sequence_length
 from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
 from lmi_config.shape.values import COUNT_KEYS, unusable_values
@@ -177,6 +178,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         nodes=shape.nodes.value,
     )
     problems: list[Problem] = list(shape.unusable)
+    problems.extend(judge_sequence_length(shape.sequence_length, target.arch, target.accelerator))
     if shape.tensor_parallel is not None:
         problems.extend(
             judge_tensor_parallel(

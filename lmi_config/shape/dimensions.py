@@ -69,7 +69,9 @@ def resolve_sequence_length(config: CanonicalConfig, target: Target) -> Resolved
         return Resolved(value, key or "", key)
     if target.backend == "nxdi" and "seq_len" in override_neuron_config(config):
         seq_len = override_sequence_length(config)
-        return Resolved(seq_len, "option.override_neuron_config seq_len") if seq_len is not None else None
+        if seq_len is None:
+            return None
+        return Resolved(seq_len, "option.override_neuron_config seq_len", "option.override_neuron_config")
     arch = target.arch
     if table.default == "neuron":
         if target.smart_defaults_apply and arch is not None and arch.max_position_embeddings:
