@@ -165,7 +165,14 @@ def parse_spec_text(text: str, name: str) -> Spec:
     except SpecError:
         raise
     except ValueError as error:  # an integer of more than 4300 digits
-        raise SpecError(f"{name}: unusable value ({_one_line(str(error))})") from None
+        long_number = re.search(r"[0-9_]{4000,}", text)
+        if long_number is None:
+            raise SpecError(f"{name}: unusable value ({_one_line(str(error))})") from None
+        line = text.count("\n", 0, long_number.start()) + 1
+        raise SpecError(
+            f"{name}:{line}: a number of {len(long_number.group())} digits; no option takes one past "
+            "2147483647 (the container's integers) — write the value you mean"
+        ) from None
     if not isinstance(data, dict):
         raise SpecError(f"{name}: a spec is a YAML mapping with at least `model:` (see `lmi-config schema`)")
     _refuse_duplicate_keys(document, name)

@@ -35,10 +35,15 @@ def _key_values(values: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ..
 def _autoscale_range(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
+    from lmi_config.shape.values import read_count
+
     low, colon, high = text.partition(":")
-    if not colon or not low.strip().isdigit() or not high.strip().isdigit():
+    # read as the container's integers: "²" passes isdigit(), and int() refuses 5,000 digits
+    minimum, maximum = read_count(low, minimum=0).value, read_count(high, minimum=0).value
+    if not colon or minimum is None or maximum is None:
         _fail_input(f"--autoscale {text!r}: write MIN:MAX, e.g. 1:4")
-    return int(low), int(high)
+        raise AssertionError  # unreachable: _fail_input exits
+    return int(minimum), int(maximum)
 
 
 class _ProgressPrinter:
