@@ -189,7 +189,7 @@ def normalize_config(
     if tie is None:
         tie = raw.get("tie_word_embeddings", True)  # PretrainedConfig's default
     rope = config.get("rope_scaling")
-    factor = rope_factor(config, where)
+    factor = rope_factor(config, where, max_positions)
     arch: dict[str, Any] = {
         "hidden_size": int(hidden),
         "num_attention_heads": int(heads),

@@ -23,6 +23,7 @@ POSITIONS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_le
 
 
 MAX_COUNT = 2**53  # the largest count a float holds exactly
+JAVA_INT_MAX = 2**31 - 1  # the container's sequence lengths are Java / C int
 
 
 class ModelResolutionError(ValueError):
@@ -112,8 +113,9 @@ def _grouping(kv: int, heads: int, where: str) -> int:
     return kv
 
 
-def rope_factor(config: dict[str, Any], where: str) -> float | None:
-    """``rope_scaling.factor`` as a finite positive number (None when the config sets none)."""
+def rope_factor(config: dict[str, Any], where: str, max_positions: int | None) -> float | None:
+    """``rope_scaling.factor`` as a finite positive number that keeps the scaled context within the
+    container's integers (None when the config sets none)."""
     rope = config.get("rope_scaling")
     if not isinstance(rope, dict) or rope.get("factor") is None:
         return None
@@ -121,6 +123,11 @@ def rope_factor(config: dict[str, Any], where: str) -> float | None:
     if isinstance(factor, bool) or not isinstance(factor, int | float) or not _finite_positive(factor):
         raise ModelResolutionError(
             f"{where}: rope_scaling.factor must be a finite number above 0, not {_shown(factor)}; fix the config"
+        )
+    if max_positions and float(factor) * max_positions > JAVA_INT_MAX:
+        raise ModelResolutionError(
+            f"{where}: rope_scaling.factor {_shown(factor)} stretches max_position_embeddings {max_positions} past "
+            f"{JAVA_INT_MAX} positions, more than any engine can address; fix the config"
         )
     return float(factor)
 

@@ -189,7 +189,8 @@ def test_model_configs_with_hostile_fields_are_refused_or_judged(
     with workspace() as directory:
         (directory / "model").mkdir()
         (directory / "model" / "config.json").write_text(json.dumps(config), encoding="utf-8")
-        (directory / "serving.properties").write_text(_properties([]), encoding="utf-8")
+        sequence = [("option.max_model_len", "8192"), ("option.n_positions", "8192")]
+        (directory / "serving.properties").write_text(_properties(sequence), encoding="utf-8")
         invoke("lint", "serving.properties", "--model", "model", "--instance", instance)
         invoke("explain", "serving.properties", "--model", "model", "--instance", instance)
         invoke("render", "--model", "model", "--instance", instance)
