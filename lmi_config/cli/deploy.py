@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -32,18 +33,17 @@ def _key_values(values: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ..
     return tuple(pairs)
 
 
+_SMALL_COUNT = re.compile(r"[0-9]{1,10}")
+
+
 def _autoscale_range(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
-    from lmi_config.shape.values import read_count
-
     low, colon, high = text.partition(":")
-    # read as the container's integers: "²" passes isdigit(), and int() refuses 5,000 digits
-    minimum, maximum = read_count(low, minimum=0).value, read_count(high, minimum=0).value
-    if not colon or minimum is None or maximum is None:
+    # ASCII digits, at most ten: "²" passes isdigit() and int() refuses 5,000 digits
+    if not colon or not _SMALL_COUNT.fullmatch(low.strip()) or not _SMALL_COUNT.fullmatch(high.strip()):
         _fail_input(f"--autoscale {text!r}: write MIN:MAX, e.g. 1:4")
-        raise AssertionError  # unreachable: _fail_input exits
-    return int(minimum), int(maximum)
+    return int(low), int(high)
 
 
 class _ProgressPrinter:

@@ -30,7 +30,7 @@ from lmi_config.knowledge.options import (
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
-from lmi_config.rules.suggestions import same_but_case, suggest
+from lmi_config.rules.suggestions import spelling_advice, suggest  # noqa: F401  (render imports suggest from here)
 
 _CATALOGUE_SOURCE = (
     "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source) — "
@@ -81,7 +81,8 @@ def _display(setting: Setting) -> str:
     summary="A key no LMI backend reads: usually a typo. The container ignores it silently.",
     why=(
         "The properties classes ignore unknown keys (pydantic extra='ignore') and vLLM drops names "
-        "that are not EngineArgs fields, so a misspelled option simply has no effect."
+        "that are not EngineArgs fields, so a misspelled option simply has no effect. Keys are "
+        "case-sensitive (java.util.Properties): OPTION.TENSOR_PARALLEL_DEGREE is not option.tensor_parallel_degree."
     ),
     bad=Example("option.model_id=gpt2\noption.max_rolling_batch_szie=32\n"),
     good=Example("option.model_id=gpt2\noption.max_rolling_batch_size=32\n"),
@@ -107,7 +108,7 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             if variable.startswith("ARGS_") and "option." + key in known_keys_set():
                 continue  # an option's name set as a Java argument: ignored-env-var (LMI203) says so
             if advice is None:
-                advice = _spelling_advice(key)
+                advice = spelling_advice(key)
             where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
             message = (
                 f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
@@ -121,18 +122,6 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             if lenient:
                 message = f"{key}{where} is not an LMI option; fine if your own handler reads it — otherwise {advice}"
             yield unit.finding("LMI101", message, setting=setting, severity="info" if lenient else None)
-
-
-def _spelling_advice(key: str) -> str:
-    same = same_but_case(key)
-    if same is not None:
-        return f"the container's keys are case-sensitive: write {same}"
-    hint = suggest(key)
-    return (
-        f"did you mean {hint}?"
-        if hint
-        else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
-    )
 
 
 def _last_in_each_file(settings: list[Setting]) -> Iterator[Setting]:

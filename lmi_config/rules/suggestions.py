@@ -76,6 +76,19 @@ def same_but_case(key: str) -> str | None:
     return found if found is not None and found != key else None
 
 
+def spelling_advice(key: str) -> str:
+    """What to write instead of an unknown key: its right letter case, the closest key, or the docs."""
+    same = same_but_case(key)
+    if same is not None:
+        return f"the container's keys are case-sensitive: write {same}"
+    hint = suggest(key)
+    return (
+        f"did you mean {hint}?"
+        if hint
+        else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
+    )
+
+
 @cache
 def _keys_by_lower_case() -> dict[str, str]:
     return {key.lower(): key for key in known_keys()}
