@@ -278,3 +278,15 @@ def test_a_sequence_length_past_the_model_is_not_planned_on_gpu(untouched: Path)
     document = json.loads(everything.stdout)
     assert document["feasible"] == [] if "feasible" in document else True
     assert "sequence-exceeds-model-max" in everything.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "mention"),
+    [("gpu_memory_utilization=0", "outside (0, 1]"), ("block_size=99999999999", "2147483647")],
+)
+def test_plan_set_with_a_value_the_judge_cannot_use_is_a_usage_error(
+    untouched: Path, option: str, mention: str
+) -> None:
+    """Not "nothing fits" (exit 1) for every candidate: the flag is named (exit 2)."""
+    result = run("plan", "--model", MODEL, "--instance", "ml.g5.12xlarge", "--set", option, cwd=untouched)
+    assert_refused(result, 2, "--set option." + option.split("=")[0], mention)

@@ -268,7 +268,7 @@ def plan(
 @click.option("--keep-artifacts", is_flag=True, help="Keep each trial's exported directory and logs.")
 @click.option(
     "--require-free-gib",
-    type=FiniteFloat(min=0, max=1024 * 1024),
+    type=FiniteFloat(min=0, max=2**40),  # finite: int(nan * 2**30) raises
     default=None,
     help="Free disk space to require before each export (default: 2 x the checkpoint).",
 )
