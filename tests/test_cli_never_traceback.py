@@ -197,6 +197,29 @@ def test_model_configs_with_hostile_fields_are_refused_or_judged(
         invoke("plan", "--model", "model", "--instance", instance, "--top", "2")
 
 
+SETTINGS_TEMPLATES = [
+    "select = [{value}]\n",
+    "ignore = {value}\n",
+    "exclude = [{quoted}]\n",
+    '[per-path."*"]\ninstance = {value}\n',
+    '[per-path."*"]\nlmi-version = {value}\nbackend = {quoted}\n',
+    '[per-path."*"]\nselect = {value}\n',
+    "per-path = {value}\n",
+    "[tool.lmi-config]\nselect = [{quoted}]\n",
+]
+
+
+@FEW
+@given(template=st.sampled_from(SETTINGS_TEMPLATES), value=hostile_number, text=hostile_text)
+def test_settings_files_with_hostile_values_are_refused_or_used(template: str, value: str, text: str) -> None:
+    quoted = json.dumps(text)
+    settings_text = template.format(value=value or "0", quoted=quoted)
+    with workspace() as directory:
+        (directory / "settings.toml").write_text(settings_text, encoding="utf-8")
+        (directory / "serving.properties").write_text(_properties([]), encoding="utf-8")
+        invoke("lint", "serving.properties", "--config", "settings.toml", "--instance", "ml.inf2.8xlarge")
+
+
 ODD_PATHS = ["", ".", "missing.properties", "-", "-x.properties", "--", "dir", "dir/", "\x1b[2J", "é" * 300]
 
 

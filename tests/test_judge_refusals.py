@@ -290,3 +290,51 @@ def test_plan_set_with_a_value_the_judge_cannot_use_is_a_usage_error(
     """Not "nothing fits" (exit 1) for every candidate: the flag is named (exit 2)."""
     result = run("plan", "--model", MODEL, "--instance", "ml.g5.12xlarge", "--set", option, cwd=untouched)
     assert_refused(result, 2, "--set option." + option.split("=")[0], mention)
+
+
+def test_an_env_variable_in_another_letter_case_is_reported_with_its_name(untouched: Path) -> None:
+    write(
+        untouched / "model.env",
+        f"HF_MODEL_ID={MODEL}\nOption_Dtype=fp16\nHf_Model_Id=gpt2\ntensor_parallel_degree=4\nMY_OWN_Setting=1\n",
+    )
+    settle(untouched)
+    result = run("lint", "model.env", "--backend", "vllm", cwd=untouched)
+    assert result.returncode == 0, result.stderr
+    for line, name, right in (
+        (2, "Option_Dtype", "OPTION_DTYPE"),
+        (3, "Hf_Model_Id", "HF_MODEL_ID"),
+        (4, "tensor_parallel_degree", "TENSOR_PARALLEL_DEGREE"),
+    ):
+        assert f"model.env:{line}: LMI203 warning [ignored-env-var] {name} is not a variable" in result.stdout
+        assert f"case-sensitive — write {right}" in result.stdout
+    assert "MY_OWN_Setting" not in result.stdout  # a variable of the user's own is not a misspelling
+
+
+@pytest.mark.parametrize(
+    ("text", "mention"),
+    [
+        (f"select = [{HUGE}]\n", "a number too long to read"),
+        ('[per-path."*"]\ninstance = 5\n', "instance must be a string"),
+        ("per-path = 5\n", "per-path: use tables"),
+    ],
+)
+def test_a_settings_file_the_linter_cannot_use_is_refused(untouched: Path, text: str, mention: str) -> None:
+    write(untouched / "settings.toml", text)
+    write(untouched / "serving.properties", _properties())
+    settle(untouched)
+    result = run("lint", "serving.properties", "--config", "settings.toml", cwd=untouched)
+    assert_refused(result, 2, "settings.toml", mention)
+
+
+def test_a_non_finite_value_of_any_float_option_is_an_error(untouched: Path) -> None:
+    write(
+        untouched / "serving.properties",
+        _properties("option.rolling_batch=vllm", "option.gpu_memory_utilization=inf"),
+    )
+    settle(untouched)
+    result = run("lint", "serving.properties", "--backend", "vllm", cwd=untouched)
+    assert result.returncode == 1
+    assert (
+        "serving.properties:3: LMI102 error [invalid-value] option.gpu_memory_utilization='inf' is not a finite number"
+        in result.stdout
+    )
