@@ -85,10 +85,8 @@ def key_value_heads(config: dict[str, Any], model_type: str, heads: int, where: 
     """KV heads by the family's convention (Falcon's multi_query, GQA's num_key_value_heads …)."""
     if model_type == "falcon" or "RefinedWeb" in str(config.get("model_type")):
         if config.get("new_decoder_architecture"):
-            return (
-                count_field(config, ("num_kv_heads", "n_head_kv", "num_key_value_heads"), where=where)
-                or heads
-            )
+            written = count_field(config, ("num_kv_heads", "n_head_kv", "num_key_value_heads"), where=where)
+            return _grouping(written or heads, heads, where)
         if config.get("multi_query", True):
             if config.get("num_kv_heads") not in (None, 1):
                 notes.append("multi_query=true means one KV head although num_kv_heads says otherwise")

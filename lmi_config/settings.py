@@ -164,7 +164,7 @@ def _path_values(values: dict[str, Any], where: str) -> dict[str, Any]:
         elif isinstance(value, str):
             checked[key] = value
         else:
-            raise InputError(f"{where}: {key} must be a string, e.g. {key} = \"...\"")
+            raise InputError(f'{where}: {key} must be a string, e.g. {key} = "..."')
     return checked
 
 

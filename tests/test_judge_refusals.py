@@ -338,3 +338,26 @@ def test_a_non_finite_value_of_any_float_option_is_an_error(untouched: Path) -> 
         "serving.properties:3: LMI102 error [invalid-value] option.gpu_memory_utilization='inf' is not a finite number"
         in result.stdout
     )
+
+
+def test_the_hf_handlers_one_device_tp_is_not_refused(untouched: Path) -> None:
+    """-1 is the HF Accelerate handler's own default (one device): only backends whose TP starts at 1 refuse it."""
+    write(
+        untouched / "serving.properties",
+        "option.model_id=gpt2\noption.tensor_parallel_degree=-1\noption.rolling_batch=disable\n",
+    )
+    settle(untouched)
+    accelerate = run(
+        "lint",
+        "serving.properties",
+        "--backend",
+        "huggingface",
+        "--instance",
+        "ml.g5.12xlarge",
+        cwd=untouched,
+    )
+    assert accelerate.returncode == 0 and "LMI102" not in accelerate.stdout, accelerate.stdout
+    vllm = run(
+        "lint", "serving.properties", "--backend", "vllm", "--instance", "ml.g5.12xlarge", cwd=untouched
+    )
+    assert vllm.returncode == 1 and "serving.properties:2: LMI102 error" in vllm.stdout

@@ -50,7 +50,7 @@ from lmi_config.shape.resources import (
 from lmi_config.shape.sequence import judge_sequence_length
 from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
-from lmi_config.shape.values import COUNT_KEYS, unusable_values
+from lmi_config.shape.values import COUNT_KEYS, tensor_parallel_minimum, unusable_values
 from lmi_config.sizing import MemoryBreakdown, estimate_memory
 
 __all__ = [
@@ -152,7 +152,7 @@ def _unusable(config: CanonicalConfig, backend: str, mode: str) -> list[Problem]
 
 def _counts_read(backend: str, mode: str) -> dict[str, int]:
     """The integer keys this backend's shape is read from, each with the least value it takes."""
-    counts = {"option.tensor_parallel_degree": 1, **COUNT_KEYS}
+    counts = {"option.tensor_parallel_degree": tensor_parallel_minimum(backend), **COUNT_KEYS}
     counts.update(dict.fromkeys(sequence_keys(backend).keys, 1))
     counts.update(dict.fromkeys(batch_keys(backend, mode).keys, 1))
     counts.update(dict.fromkeys(dynamic_batch_keys(), 0))  # the recommender compares batch_size with 0

@@ -17,7 +17,12 @@ from lmi_config.modelarch import ModelArch
 from lmi_config.shape.frontend import flag, integer
 from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.shape.types import Batching, EngineSettings, Resolved
-from lmi_config.shape.values import fraction_or_none, read_count, written_but_unusable
+from lmi_config.shape.values import (
+    fraction_or_none,
+    read_count,
+    tensor_parallel_minimum,
+    written_but_unusable,
+)
 
 TP_KEY = "option.tensor_parallel_degree"
 NEURON_BACKENDS = ("transformers-neuronx", "nxdi")
@@ -155,7 +160,9 @@ def resolve_tensor_parallel_and_batch(
     batch = explicit_batch(config, target, batching)
     table = batch_keys(target.backend, batching.mode)
     # a value the judge cannot use leaves its dimension unknown: a default would judge another shape
-    tp_unusable = (config.get(TP_KEY) or "").strip() != "max" and written_but_unusable(config, TP_KEY)
+    tp_unusable = (config.get(TP_KEY) or "").strip() != "max" and written_but_unusable(
+        config, TP_KEY, minimum=tensor_parallel_minimum(target.backend)
+    )
     batch_unusable = written_but_unusable(config, *table.keys)
     if tp_unusable or batch_unusable:
         return (None if tp_unusable else tp), (None if batch_unusable else batch)

@@ -16,12 +16,13 @@ from typing import NamedTuple
 
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.configfile.text import shorten
-from lmi_config.knowledge.options import JAVA_INT_MAX, VARIABLE_NAME, is_placeholder
+from lmi_config.knowledge.options import JAVA_INT_MAX, VARIABLE_NAME, catalogue, is_placeholder
 from lmi_config.shape.problems import Problem
 
 # ASCII digits only: str.isdigit() also accepts "²" and "١", which int() refuses or Java misreads
-_INTEGER = re.compile(r"\+?([0-9]+)", re.ASCII)
+_INTEGER = re.compile(r"([+-]?)([0-9]+)", re.ASCII)
 _JAVA_INT_DIGITS = len(str(JAVA_INT_MAX))
+TP_KEY = "option.tensor_parallel_degree"
 
 
 class Reading(NamedTuple):
@@ -45,11 +46,13 @@ def read_count(text: str | None, *, minimum: int = 1) -> Reading:
     match = _INTEGER.fullmatch(text.strip())
     if match is None:
         return Reading(problem=f"is not an integer: {allowed}")
-    digits = match.group(1).lstrip("0") or "0"
+    sign, digits = match.group(1), match.group(2).lstrip("0") or "0"
     # compared by length first: int() of a 5,000-digit string is refused by Python itself
     if len(digits) > _JAVA_INT_DIGITS or int(digits) > JAVA_INT_MAX:
-        return Reading(problem=f"is larger than the container's integers: {allowed}")
-    value = int(digits)
+        return Reading(
+            problem=f"is {'smaller' if sign == '-' else 'larger'} than the container's integers: {allowed}"
+        )
+    value = -int(digits) if sign == "-" else int(digits)
     if value < minimum:
         return Reading(problem=f"is below {minimum}: {allowed}")
     return Reading(value)
@@ -83,6 +86,14 @@ def fraction_or_none(config: CanonicalConfig, key: str) -> float | None:
     return read_fraction(config.get(key)).value
 
 
+def tensor_parallel_minimum(backend: str) -> int:
+    """The least TP degree a backend takes: -1 where the catalogue's default is -1 (the HF Accelerate
+    handler's "one device"), else 1."""
+    specs = catalogue().get(TP_KEY, ())
+    own = [spec for spec in specs if backend in spec.backends]
+    return -1 if any(spec.default == "-1" for spec in own) else 1
+
+
 def written_but_unusable(config: CanonicalConfig, *keys: str, minimum: int = 1) -> bool:
     """Whether one of ``keys`` holds a count the judge cannot use (then it must not pick a default)."""
     return any(read_count(config.get(key), minimum=minimum).problem for key in keys)
@@ -107,7 +118,7 @@ def unusable_values(config: CanonicalConfig, counts: dict[str, int]) -> list[Pro
     for key, minimum in counts.items():
         text = config.get(key)
         reason = read_count(text, minimum=minimum).problem
-        if key == "option.tensor_parallel_degree" and (text or "").strip() == "max":
+        if key == TP_KEY and (text or "").strip() == "max":
             reason = None
         if reason is not None:
             problems.append(_problem(key, text or "", reason))
