@@ -237,6 +237,11 @@ def test_a_rope_scaling_factor_the_judge_cannot_use_is_refused(untouched: Path, 
         (("plan", "--model", MODEL, "--min-batch-size", "2147483648"), "--min-batch-size"),
         (("search", "--model", MODEL, "--dry-run", "--require-free-gib", "nan"), "--require-free-gib"),
         (("search", "--model", MODEL, "--dry-run", "--export-timeout", HUGE), "--export-timeout"),
+        (
+            ("deploy", "--model", MODEL, "--dry-run", "--region", "us-east-1", "--poll-seconds", "nan"),
+            "--poll-seconds",
+        ),
+        (("deploy", "--model", MODEL, "--dry-run", "--autoscale-target", "inf"), "--autoscale-target"),
     ],
 )
 def test_flags_past_their_range_are_usage_errors(untouched: Path, args: tuple[str, ...], flag: str) -> None:

@@ -11,6 +11,7 @@ import click
 from lmi_config.cli.common import (
     CONTEXT_SETTINGS,
     USAGE_ERRORS,
+    FiniteFloat,
     _emit,
     _fail_input,
     format_option,
@@ -147,7 +148,7 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
 )
 @click.option(
     "--autoscale-target",
-    type=click.FloatRange(min=0.01),
+    type=FiniteFloat(min=0.01, max=10**9),
     default=None,
     help="Invocations per instance per minute.",
 )
@@ -190,7 +191,11 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
     help="Default: provisioning + health check.",
 )
 @click.option(
-    "--poll-seconds", type=click.FloatRange(min=0.01), default=None, metavar="SECONDS", help="Default: 30."
+    "--poll-seconds",
+    type=FiniteFloat(min=0.01, max=10**9),
+    default=None,
+    metavar="SECONDS",
+    help="Default: 30.",
 )
 @click.option("--keep-on-failure", is_flag=True, help="Leave what a failed run created (to inspect it).")
 @click.option("-y", "--yes", is_flag=True, help="Proceed without asking (CI).")
