@@ -22,6 +22,7 @@ from lmi_config.sizing import (
     loading_seconds,
 )
 from lmi_config.sizing.gpu import kv_capacity_verdict
+from lmi_config.sizing.model import headroom
 from lmi_config.sizing.vllm_release import torch_visible_bytes
 
 
@@ -56,7 +57,7 @@ def memory_acceptable(memory: MemoryBreakdown, sequence_length: int, lenient: bo
             and memory.kv_cache_capacity_bytes >= memory.kv_bytes_per_sequence
         )
     peak = memory.certain_peak_bytes if lenient else memory.peak_bytes
-    return (memory.budget_bytes - peak) / memory.budget_bytes >= headroom_warning_fraction()
+    return headroom(memory.budget_bytes, peak) >= headroom_warning_fraction()
 
 
 class MemoryTarget(NamedTuple):
