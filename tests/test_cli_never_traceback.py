@@ -100,7 +100,7 @@ INSTANCES = ["ml.inf2.8xlarge", "ml.g5.12xlarge", "ml.trn1.32xlarge", "ml.p4d.24
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
 # values a model's config.json may hold where the judge expects a count or a factor
 CONFIG_VALUES = st.one_of(
-    st.sampled_from([0, -1, 5, 64, 10**30, 2**53 + 1, 1e308, True, "32", None, [], {}]),
+    st.sampled_from([0, -1, 5, 64, 2**31, 2**40, 10**30, 2**53 + 1, 1e308, True, "32", None, [], {}]),
     st.integers(min_value=-(10**20), max_value=10**20),
     st.floats(allow_nan=True, allow_infinity=True),
 )
@@ -161,12 +161,16 @@ def _properties(pairs: list[tuple[str, str]]) -> str:
 @given(
     pairs=st.lists(st.tuples(hostile_key, hostile_number), min_size=1, max_size=3),
     instance=st.sampled_from(INSTANCES),
+    output_format=st.sampled_from(["text", "json", "sarif", "github"]),
+    explain_format=st.sampled_from(["text", "json"]),
 )
-def test_lint_explain_and_convert_survive_hostile_values(pairs: list[tuple[str, str]], instance: str) -> None:
+def test_lint_explain_and_convert_survive_hostile_values(
+    pairs: list[tuple[str, str]], instance: str, output_format: str, explain_format: str
+) -> None:
     with workspace() as directory:
         (directory / "serving.properties").write_text(_properties(pairs), encoding="utf-8")
-        invoke("lint", "serving.properties", "--instance", instance)
-        invoke("explain", "serving.properties", "--instance", instance)
+        invoke("lint", "serving.properties", "--instance", instance, "--format", output_format)
+        invoke("explain", "serving.properties", "--instance", instance, "--format", explain_format)
         invoke("convert", "serving.properties", "--to", "env")
 
 

@@ -366,3 +366,30 @@ def test_the_hf_handlers_one_device_tp_is_not_refused(untouched: Path) -> None:
         "lint", "serving.properties", "--backend", "vllm", "--instance", "ml.g5.12xlarge", cwd=untouched
     )
     assert vllm.returncode == 1 and "serving.properties:2: LMI102 error" in vllm.stdout
+
+
+def test_a_utilization_that_rounds_the_budget_to_zero_is_judged_not_divided_by(untouched: Path) -> None:
+    write(
+        untouched / "serving.properties",
+        _properties("option.rolling_batch=vllm", "option.gpu_memory_utilization=1e-320"),
+    )
+    settle(untouched)
+    for command in ("lint", "explain"):
+        result = run(command, "serving.properties", "--instance", "ml.g5.12xlarge", cwd=untouched)
+        assert result.returncode == 1, result.stderr[-2000:]
+        _no_traceback(result)
+        assert "budget is 0.0 GiB" in result.stdout
+
+
+@pytest.mark.parametrize("field", ["num_attention_heads", "num_key_value_heads"])
+def test_two_billion_heads_are_judged_in_bounded_time(untouched: Path, field: str) -> None:
+    """The advice that lists valid TP degrees searched every divisor up to the head count."""
+    heads = 2**31
+    write(
+        untouched / "model" / "config.json",
+        json.dumps({**LLAMA_CONFIG, "num_attention_heads": heads, field: heads}),
+    )
+    for instance in ("ml.g5.12xlarge", "ml.inf2.48xlarge"):
+        result = run("plan", "--model", "model", "--instance", instance, "--all", cwd=untouched, timeout=30)
+        assert result.returncode in (0, 1), result.stderr[-2000:]
+        _no_traceback(result)
