@@ -280,9 +280,9 @@ def test_a_sequence_length_past_the_model_is_not_planned_on_gpu(untouched: Path)
         "json",
         cwd=untouched,
     )
-    document = json.loads(everything.stdout)
-    assert document["feasible"] == [] if "feasible" in document else True
-    assert "sequence-exceeds-model-max" in everything.stdout
+    candidates = json.loads(everything.stdout)["candidates"]
+    assert candidates and not any(candidate["feasible"] for candidate in candidates)
+    assert all("sequence-exceeds-model-max" in candidate["blocked_by"] for candidate in candidates)
 
 
 @pytest.mark.parametrize(
