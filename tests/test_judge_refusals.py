@@ -300,7 +300,8 @@ def test_plan_set_with_a_value_the_judge_cannot_use_is_a_usage_error(
 def test_an_env_variable_in_another_letter_case_is_reported_with_its_name(untouched: Path) -> None:
     write(
         untouched / "model.env",
-        f"HF_MODEL_ID={MODEL}\nOption_Dtype=fp16\nHf_Model_Id=gpt2\ntensor_parallel_degree=4\nMY_OWN_Setting=1\n",
+        f"HF_MODEL_ID={MODEL}\nOption_Dtype=fp16\nHf_Model_Id=gpt2\ntensor_parallel_degree=4\nMY_OWN_Setting=1\n"
+        "OPTION_Max_Model_Len=4096\n",
     )
     settle(untouched)
     result = run("lint", "model.env", "--backend", "vllm", cwd=untouched)
@@ -313,6 +314,8 @@ def test_an_env_variable_in_another_letter_case_is_reported_with_its_name(untouc
         assert f"model.env:{line}: LMI203 warning [ignored-env-var] {name} is not a variable" in result.stdout
         assert f"case-sensitive — write {right}" in result.stdout
     assert "MY_OWN_Setting" not in result.stdout  # a variable of the user's own is not a misspelling
+    # OPTION_ with a mixed-case rest is kept as written (option.Max_Model_Len): the variable to write is named
+    assert "model.env:6: LMI101" in result.stdout and "write OPTION_MAX_MODEL_LEN" in result.stdout
 
 
 @pytest.mark.parametrize(

@@ -100,15 +100,13 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             continue
         if key.startswith("option.") and key[len("option.") :] in all_engine_arg_names():
             continue  # a vLLM engine argument: LMI103 / LMI104 decide
-        advice: str | None = None
         for setting in _last_in_each_file(settings):  # duplicates are LMI002's
             if _is_env_style(setting):
                 continue
             variable = setting.origin.variable or ""
             if variable.startswith("ARGS_") and "option." + key in known_keys_set():
                 continue  # an option's name set as a Java argument: ignored-env-var (LMI203) says so
-            if advice is None:
-                advice = spelling_advice(key)
+            advice = spelling_advice(key, setting.origin.variable)  # an env file's names a variable
             where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
             message = (
                 f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"

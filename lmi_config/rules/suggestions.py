@@ -76,9 +76,14 @@ def same_but_case(key: str) -> str | None:
     return found if found is not None and found != key else None
 
 
-def spelling_advice(key: str) -> str:
-    """What to write instead of an unknown key: its right letter case, the closest key, or the docs."""
+def spelling_advice(key: str, variable: str | None = None) -> str:
+    """What to write instead of an unknown key: its right letter case, the closest key, or the docs.
+    ``variable``: the environment variable that set the key (the advice then names a variable)."""
     same = same_but_case(key)
+    if same is not None and variable:
+        from lmi_config.configfile.canonical import env_name_for_key
+
+        return f"variable names are case-sensitive: write {env_name_for_key(same) or same}"
     if same is not None:
         return f"the container's keys are case-sensitive: write {same}"
     hint = suggest(key)
