@@ -76,8 +76,10 @@ def yaml_nesting_bound(text: str) -> tuple[int, int]:
     that is a mapping's value, which may share the mapping's column. So at most two block levels
     per open column; the columns are those of the lines' indentation and of the content after
     compact ``-`` / ``?`` / ``:`` indicators (``- - a``, ``- key: value``). Flow collections add the
-    ``[`` / ``{`` open outside quotes and comments. A block scalar's text (``|`` / ``>``) is skipped.
-    A plain scalar holding brackets can only make the bound larger.
+    ``[`` / ``{`` open outside quotes and comments, on top of the block depth where they opened.
+    Columns are counted on every line, even one that looks inside a flow collection: a ``[`` in a
+    plain scalar (``:[: …``) opens none, and must not hide the block lines after it. A block
+    scalar's text (``|`` / ``>``) is skipped. Every approximation can only make the bound larger.
     """
     deepest, deepest_line = 0, 0
     columns: list[int] = []
@@ -92,20 +94,21 @@ def yaml_nesting_bound(text: str) -> tuple[int, int]:
             if not stripped.strip() or indent > block_scalar_parent:
                 continue
             block_scalar_parent = None
+        if not stripped.strip() or (stripped.startswith("#") and not quote):
+            continue
         position = 0
+        while columns and columns[-1] > indent:
+            columns.pop()
+        if not columns or columns[-1] < indent:
+            columns.append(indent)
+        while match := _YAML_COMPACT_INDICATOR.match(stripped, position):
+            position = match.end()
+            columns.append(indent + position)
+        line_depth = 2 * len(columns)
         if not quote and flow_depth == 0:
-            if not stripped.strip() or stripped.startswith("#"):
-                continue
-            while columns and columns[-1] > indent:
-                columns.pop()
-            if not columns or columns[-1] < indent:
-                columns.append(indent)
-            while match := _YAML_COMPACT_INDICATOR.match(stripped, position):
-                position = match.end()
-                columns.append(indent + position)
-            block_depth = 2 * len(columns)
+            block_depth = line_depth
         flow_depth, quote, most_open = _scan_flow(stripped, position, flow_depth, quote)
-        line_peak = block_depth + most_open
+        line_peak = max(line_depth, block_depth + most_open)
         if line_peak > deepest:
             deepest, deepest_line = line_peak, number
         if not quote and flow_depth == 0 and _YAML_BLOCK_SCALAR.search(stripped):
