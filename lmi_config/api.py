@@ -21,6 +21,8 @@ from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
 if TYPE_CHECKING:
     from lmi_config.deploy import DeployPlan, DeployRequest, Outcome
     from lmi_config.deploy.cleanup import Removal
+    from lmi_config.deploy.deletion import DeletionPlan
+    from lmi_config.fixes import FixResult
     from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
     from lmi_config.search import SearchOptions, SearchResult
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConvertResult",
     "DeployError",
+    "DeletionResult",
     "DeployResult",
     "ExplainResult",
     "InputError",
@@ -50,6 +53,7 @@ __all__ = [
     "lint_text",
     "plan",
     "plan_cache_config",
+    "write_plan_cache_config",
     "plan_specs",
     "refresh_images",
     "render",
@@ -140,6 +144,44 @@ def lint_paths(
     return result
 
 
+def fix_paths(
+    paths: list[str],
+    options: LintOptions | None = None,
+    *,
+    env_files: list[str] | None = None,
+    unsafe: bool = False,
+    write: bool = True,
+) -> FixResult:
+    """Apply the judged fixes to files (``write``) or only compute them (a diff); see :mod:`lmi_config.fixes`."""
+    from lmi_config.fixes import fix_to_fixed_point
+    from lmi_config.io import write_atomically
+
+    options = options or LintOptions()
+    result = lint_paths([path for path in paths if path != "-"], options, env_files=env_files)
+    outcome = fix_to_fixed_point(result, options, unsafe)
+    if write:
+        for path, (_, text) in outcome.changed.items():
+            write_atomically(Path(path), text, shown=path)
+    return outcome
+
+
+def write_baseline(result: LintResult, path: str) -> int:
+    """Record every finding of ``result`` in a baseline file (written atomically); returns how many."""
+    from lmi_config.baseline import baseline_document
+    from lmi_config.io import write_output
+
+    write_output(path, baseline_document(result.findings, Path(path)))
+    return len(result.findings)
+
+
+def apply_baseline(result: LintResult, path: str) -> int:
+    """Keep only the findings the baseline file does not hold; returns how many it held."""
+    from lmi_config.baseline import load_baseline, new_findings
+
+    result.findings, held = new_findings(result.findings, load_baseline(path), path)
+    return held
+
+
 def _usable(result: LintResult) -> LintResult:
     """The result of a command that needs every input: the first unreadable one is an error."""
     if result.problems:
@@ -190,27 +232,43 @@ def render(
 
 @dataclass
 class ConvertResult:
-    """The converted text and what could not be carried over (each a sentence)."""
+    """The converted text, what could not be carried over (each a sentence), and the keys that hold
+    a credential (written only when the output is a file)."""
 
     text: str
     format: str
     lost: list[str] = field(default_factory=list)
+    credentials: list[str] = field(default_factory=list)
 
 
 def convert_path(
-    path: str, to: str, *, env_files: list[str] | None = None, stdin_bytes: bytes | None = None
+    path: str,
+    to: str,
+    *,
+    env_files: list[str] | None = None,
+    stdin_bytes: bytes | None = None,
+    keep_credentials: bool = False,
 ) -> ConvertResult:
-    """The effective configuration of ``path`` (after precedence) in another form."""
+    """The effective configuration of ``path`` (after precedence) in another form.
+
+    Credentials are copied only with ``keep_credentials`` (the output is a file the user named);
+    raises :class:`InputError` for a value the target format cannot carry (lmi_config.escaping).
+    """
     from lmi_config import __version__
-    from lmi_config.convert import convert_unit
+    from lmi_config.convert import convert_unit, credentials_kept, refused_value
+    from lmi_config.escaping import ValueNotCarried
     from lmi_config.formats import format_output
 
     result = _usable(lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes))
-    items, extra_env, lost = convert_unit(result.units[0], to)
-    text, problems = format_output(
-        items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
-    )
-    return ConvertResult(text, to, lost + problems)
+    unit = result.units[0]
+    items, extra_env, lost = convert_unit(unit, to, keep_credentials=keep_credentials)
+    try:
+        text, problems = format_output(
+            items, to, header=[f"converted by lmi-config {__version__} from {path}"], extra_env=extra_env
+        )
+    except ValueNotCarried as error:
+        raise InputError(refused_value(unit, error)) from None
+    return ConvertResult(text, to, lost + problems, credentials_kept(items, extra_env))
 
 
 @dataclass
@@ -271,26 +329,52 @@ def deploy(
     return result
 
 
+@dataclass
+class DeletionResult:
+    """``deploy --delete``: what was to go and stay (the plan), and what happened (None: dry run or "no")."""
+
+    plan: DeletionPlan
+    removal: Removal | None = None
+    declined: bool = False
+
+
 def delete_endpoint(
     endpoint_name: str,
     *,
     region: str | None = None,
     endpoint_url: str | None = None,
     purge_s3: bool = False,
+    dry_run: bool = False,
+    show: Callable[[DeletionPlan], None] | None = None,
+    confirm: Callable[[DeletionPlan], bool] | None = None,
     progress: Callable[[str, bool], None] | None = None,
-) -> Removal:
-    """Remove an endpoint, its config, its models and scaling target (``purge_s3``: its S3 prefix).
+) -> DeletionResult:
+    """Remove an endpoint with its config, models and scaling target (``purge_s3``: the objects
+    under its models' own S3 prefixes) — only what lmi-config created and nothing else uses; the
+    rest is kept and named in the plan. Models and configs an interrupted run made for
+    ``endpoint_name`` (tagged ``lmi-config:endpoint``) are found without the endpoint.
 
-    Raises :class:`DeployError` when there is no such endpoint or AWS refuses.
+    ``show`` receives the plan before anything is removed; ``confirm`` may decline it. Raises
+    :class:`SpecError` for a name SageMaker cannot have, :class:`DeployError` when nothing by that
+    name exists or AWS cannot say what uses what.
     """
     from lmi_config.deploy import resolve_region
     from lmi_config.deploy.aws import Clients
-    from lmi_config.deploy.cleanup import delete_endpoint as remove_endpoint
+    from lmi_config.deploy.cleanup import carry_out
+    from lmi_config.deploy.deletion import check_name, plan_deletion
 
+    check_name(endpoint_name)
     clients = Clients(resolve_region(region), endpoint_url)
-    return remove_endpoint(
-        clients, endpoint_name, progress or (lambda message, transient: None), purge_s3=purge_s3
-    )
+    result = DeletionResult(plan_deletion(clients, endpoint_name, purge_s3=purge_s3))
+    if show is not None:
+        show(result.plan)
+    if dry_run or not result.plan.remove:
+        return result
+    if confirm is not None and not confirm(result.plan):
+        result.declined = True
+        return result
+    result.removal = carry_out(clients, result.plan, progress or (lambda message, transient: None))
+    return result
 
 
 def images(*, framework: str | None = None, region: str | None = None) -> list[dict[str, Any]]:
@@ -357,28 +441,49 @@ def plan_cache_config(
     result: PlanResult, path: str, cache_format: str = "current"
 ) -> tuple[str, int, list[str]]:
     """The text of ``path`` with the plan's feasible Neuron configurations merged in (optimum-neuron's
-    inference-cache-config format, ``current`` or ``legacy``): nothing it had is lost, nothing is
-    duplicated, other models are untouched. Returns (text, entries added, notes); the caller writes
-    it (atomically, :func:`lmi_config.io.write_output`). Raises :class:`InputError` for an
-    unreadable or malformed existing file.
+    inference-cache-config format, ``current`` or ``legacy``, each entry marked ``predicted``):
+    nothing it had is lost, nothing is duplicated, other models are untouched. Returns (text,
+    entries added, notes) without writing; ``-`` merges into nothing. To write the file use
+    :func:`write_plan_cache_config`, which merges under the file's lock. Raises
+    :class:`InputError` for an unreadable or malformed existing file.
     """
-    from lmi_config.report.plan import cache_config_entries
+    import os
+
+    from lmi_config.io import read_bounded
     from lmi_config.search import cache_config
 
-    existing = _read_optional(path)
+    existing = None
+    if path != "-":
+        try:
+            existing = read_bounded(path)
+        except InputError:
+            if os.path.exists(path):
+                raise  # only a missing file (or a symlink to one) reads as empty
     config = cache_config.parse(existing, path) if existing is not None else {}
-    entries, notes = cache_config_entries(result, cache_format)
+    entries, notes = _plan_entries(result, cache_format)
     merged, added = cache_config.merge(config, result.model, entries)
     return cache_config.dump(merged), added, notes
 
 
-def _read_optional(path: str) -> str | None:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read ({getattr(error, 'strerror', None) or error})") from None
+def write_plan_cache_config(
+    result: PlanResult, path: str, cache_format: str = "current"
+) -> tuple[int, list[str]]:
+    """Merge the plan's feasible Neuron configurations (marked ``predicted``) into the cache-config
+    file ``path`` under its lock (read, merge, atomic write; runs writing one file at once lose
+    nothing). Returns (entries added, notes). Raises :class:`InputError` for an unreadable or
+    malformed file, :class:`OutputError` when it cannot be written."""
+    from lmi_config.search import cache_config
+
+    entries, notes = _plan_entries(result, cache_format)
+    return cache_config.merge_into_file(path, result.model, entries), notes
+
+
+def _plan_entries(result: PlanResult, cache_format: str) -> tuple[list[dict[str, Any]], list[str]]:
+    from lmi_config.report.plan import cache_config_entries
+    from lmi_config.search import cache_config
+
+    entries, notes = cache_config_entries(result, cache_format)
+    return cache_config.with_provenance(entries, cache_config.PREDICTED), notes
 
 
 def search(

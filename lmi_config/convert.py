@@ -1,21 +1,29 @@
 """``convert``: the effective configuration of a file in another of the three forms.
 
 The container's precedence decides what is converted (file over ``OPTION_*``, ``SAGEMAKER_*`` over
-both); credentials are never copied; nothing is dropped silently: every line the readers could not
-read, every variable the container would not read from that file and every value the target form
-cannot carry is reported with its file and line.
+both); nothing is dropped silently: every line the readers could not read, every variable the
+container would not read from that file and every value the target form cannot carry is reported
+with its file and line. A value the target format's readers would read differently (see
+:mod:`lmi_config.escaping`) stops the conversion: nothing is written (exit code 2).
+
+Credentials (:mod:`lmi_config.secrets`): converted into a file named with ``-o``, a credential is
+written as it is in the input, because it is the user's own data and a converted file that lost it
+would not work (a note says the file holds one, value not shown). On standard output it is left
+out and reported (exit code 1): a terminal, a CI log or a pipe is where a credential leaks, and a
+masked value would be a wrong value, not a safe one. ``render`` refuses credentials in a spec
+instead (:mod:`lmi_config.render`): a spec and its output are meant to be committed.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from lmi_config.configfile.canonical import classify_env
 
-# control characters an env file cannot carry (\t, \n and \r have escapes in double quotes)
-_UNCARRIED_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_SECRET_LOST = "not copied: credentials are never written by lmi-config; pass it at deploy time"
+_SECRET_LOST = (
+    "not copied: it holds a credential ({shown}) and credentials are never written to standard "
+    "output; convert with -o FILE to keep it in a file, or pass it at deploy time"
+)
 
 
 def ordered(items: dict[str, str]) -> list[tuple[str, str]]:
@@ -25,17 +33,34 @@ def ordered(items: dict[str, str]) -> list[tuple[str, str]]:
     )
 
 
-def convert_unit(unit: Any, to: str) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
-    """What a lint unit becomes in format ``to``: (items, extra env, everything not carried over)."""
+def convert_unit(
+    unit: Any, to: str, *, keep_credentials: bool = False
+) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
+    """What a lint unit becomes in format ``to``: (items, extra env, everything not carried over).
+
+    ``keep_credentials``: the output is a file the user named, so credentials are copied.
+    """
+    from lmi_config.secrets import redact
+
     lost = unread_lines(unit)
     effective, process_env = effective_settings(unit)
     lost.extend(uncarried_variables(unit, {key for key, _ in effective}))
-    items, extra_env, not_copied = convert_items(effective, process_env, to)
-    return items, extra_env, lost + not_copied
+    items, extra_env, not_copied = convert_items(effective, process_env, to, keep_credentials)
+    return items, extra_env, [redact(message, unit.secret_values) for message in lost + not_copied]
+
+
+def credentials_kept(items: list[tuple[str, str]], extra_env: dict[str, str]) -> list[str]:
+    """The keys and variables of a conversion that hold a credential (for the note beside a file)."""
+    from lmi_config.secrets import looks_like_secret
+
+    return [key for key, value in [*items, *extra_env.items()] if looks_like_secret(value, key)]
 
 
 def convert_items(
-    effective: list[tuple[str, str]], process_env: list[tuple[str, str]], to: str
+    effective: list[tuple[str, str]],
+    process_env: list[tuple[str, str]],
+    to: str,
+    keep_credentials: bool = False,
 ) -> tuple[list[tuple[str, str]], dict[str, str], list[str]]:
     """Prepare a converted configuration: (items, extra env, what cannot be carried over)."""
     from lmi_config.secrets import looks_like_secret
@@ -44,28 +69,28 @@ def convert_items(
     extra: dict[str, str] = {}
     kept = []
     for key, value in effective:
-        if looks_like_secret(value, key):
-            lost.append(f"{key} {_SECRET_LOST}")
-        elif to == "env" and (_UNCARRIED_CONTROL.search(key) or _UNCARRIED_CONTROL.search(value)):
-            lost.append(f"{key}: {_control_problem(key + value)}")
+        if not keep_credentials and looks_like_secret(value, key):
+            lost.append(_secret_lost(key, value))
         else:
             kept.append((key, value))
     for name, value in process_env:
-        if looks_like_secret(value, name) or classify_env(name).kind == "secret":
-            lost.append(f"{name} {_SECRET_LOST}")
+        secret = looks_like_secret(value, name) or classify_env(name).kind == "secret"
+        if secret and not keep_credentials:
+            lost.append(_secret_lost(name, value))
         elif to == "properties":
             lost.append(f"{name} is a process environment variable; serving.properties cannot set it")
-        elif to == "env" and (_UNCARRIED_CONTROL.search(name) or _UNCARRIED_CONTROL.search(value)):
-            lost.append(f"{name}: {_control_problem(name + value)}")
         else:
             extra[name] = value
     return kept, extra, lost
 
 
-def _control_problem(text: str) -> str:
-    match = _UNCARRIED_CONTROL.search(text)
-    code = ord(match.group()) if match else 0
-    return f"contains the control character U+{code:04X}, which an env file cannot carry; not converted"
+def _secret_lost(key: str, value: str) -> str:
+    """Why a credential is not on standard output; a URL is shown with only its credential masked."""
+    from lmi_config.secrets import MASK, mask_value
+
+    masked = mask_value(value, key)
+    shown = f"shown masked: {masked}" if masked != MASK and MASK in masked else "value not shown"
+    return f"{key} {_SECRET_LOST.format(shown=shown)}"
 
 
 def effective_settings(unit: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -131,3 +156,21 @@ def _why_not_carried(entry: Any, converted_keys: set[str], translated: set[str],
     if mapping.kind == "option-style":
         return "is a serving.properties key, which the container does not read from the environment; not converted"
     return "is read by another server, not by the LMI container; not converted"
+
+
+def refused_value(unit: Any, error: Any) -> str:
+    """The message for a value the target format cannot carry (an ``escaping.ValueNotCarried``):
+    where the value was read, what is wrong, what to do; nothing is written."""
+    from lmi_config.configfile.canonical import env_name_for_key
+
+    place = unit.primary_path
+    for key, setting in unit.config.settings.items():
+        if error.key in (key, env_name_for_key(key)):
+            place = setting.origin.describe()
+            break
+    else:
+        for source in unit.sources:
+            for entry in source.env.entries if source.env is not None else []:
+                if entry.name == error.key:
+                    place = f"{source.path}{f':{entry.line}' if entry.line else ''}"
+    return f"{place}: {error}; nothing was written"

@@ -6,7 +6,7 @@ from typing import Any
 
 from lmi_config.knowledge.options import catalogue
 from lmi_config.rules.base import Finding, LintUnit
-from lmi_config.secrets import redact
+from lmi_config.secrets import mask_value, redact
 from lmi_config.shape import Assessment, Resolved
 from lmi_config.sizing import GIB, MemoryBreakdown
 
@@ -20,6 +20,11 @@ def _default_of(key: str, unit: LintUnit) -> str | None:
     return specs[0].default if specs else None
 
 
+def _shown(key: str, value: str, unit: LintUnit) -> str:
+    """A value as explain may print it: masked under a secret-named key, credentials in it masked."""
+    return redact(mask_value(value, key), unit.secret_values)
+
+
 def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
     """Everything explain shows, as data (the JSON output is exactly this)."""
     context = unit.context
@@ -28,7 +33,7 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         unit.config.settings.items(), key=lambda item: (item[0].startswith("option."), item[0])
     ):
         shadowed = [
-            {"value": redact(other.value, unit.secret_values), "from": other.origin.describe()}
+            {"value": _shown(key, other.value, unit), "from": other.origin.describe()}
             for other in unit.config.candidates.get(key, [])
             if other is not setting and other.value != setting.value
         ]
@@ -36,7 +41,7 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         settings.append(
             {
                 "key": key,
-                "value": redact(setting.value, unit.secret_values),
+                "value": _shown(key, setting.value, unit),
                 "from": setting.origin.describe(),
                 "role": setting.role,
                 "default": default,
@@ -58,14 +63,17 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
             "assumed": context.release_assumed,
         },
         "instance": context.instance.instance_type if context.instance else None,
-        "model": context.model.model_id if context.model else None,
+        "model": redact(context.model.model_id) if context.model else None,
         "settings": settings,
         "resolved": None,
         "memory": None,
         "alternatives": [],
         "loading": None,
-        "findings": [finding.as_dict() for finding in findings],
-        "notes": list(unit.notes),
+        "findings": [
+            {**finding.as_dict(), "message": redact(finding.message, unit.secret_values)}
+            for finding in findings
+        ],
+        "notes": [redact(note, unit.secret_values) for note in unit.notes],
     }
     assessment = unit.assessment
     if assessment is not None:
@@ -150,4 +158,5 @@ def memory_dict(memory: MemoryBreakdown) -> dict[str, Any]:
         "notes": list(memory.notes),
         "kv_cache_tokens": memory.kv_cache_tokens,
         "max_concurrent_sequences": memory.max_concurrent_sequences,
+        "kv_upper_bound_only": memory.kv_upper_bound_only,
     }

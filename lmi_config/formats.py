@@ -1,23 +1,22 @@
 """Writing canonical key/value pairs as serving.properties, an env file or SageMaker Environment JSON.
 
 Templates live in ``templates/`` and are rendered by jinja2's sandbox with ``StrictUndefined``;
-keys and values are passed as data, already escaped for the target format, never as template
-source. The key → environment-variable mapping is the container's
+keys and values are passed as data, already written for the target format by its one writer in
+:mod:`lmi_config.escaping` (which refuses what the format's readers would read differently),
+never as template source. The key → environment-variable mapping is the container's
 (:func:`lmi_config.configfile.canonical.env_name_for_key`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from lmi_config.configfile.canonical import env_name_for_key
-from lmi_config.configfile.envfile import quote_env_value
-from lmi_config.configfile.properties import escape_properties_text
 from lmi_config.errors import TemplateProblem as TemplateProblem
+from lmi_config.escaping import env_line, json_environment, properties_line
 from lmi_config.io import MAX_INPUT_BYTES
 from lmi_config.knowledge.environment import sagemaker_environment_limits
 
@@ -67,13 +66,14 @@ def _bounded_loader(directory: Path) -> Any:
 
 def _template_environment(template_dir: Path | None) -> Any:
     import jinja2  # only on the render path
-    from jinja2.sandbox import SandboxedEnvironment
+
+    from lmi_config.templating import bounded_environment
 
     loaders: list[Any] = []
     if template_dir is not None:
         loaders.append(_bounded_loader(template_dir))
     loaders.append(jinja2.FileSystemLoader(str(TEMPLATE_DIR)))
-    return SandboxedEnvironment(
+    return bounded_environment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -82,15 +82,25 @@ def _template_environment(template_dir: Path | None) -> Any:
 
 
 def _render(template_dir: Path | None, output_format: str, **values: Any) -> str:
-    import jinja2
+    """Render one template; a user's template (``--template-dir``) in a child process with the
+    time and memory bounds of :mod:`lmi_config.templating`, the shipped ones in this process."""
+    from lmi_config.templating import render_in_child
 
     name = TEMPLATES[output_format]
-    where = f"{template_dir}/{name}" if template_dir is not None else name
+    if template_dir is None:
+        return _render_here(template_dir, name, name, values)
+    where = f"{template_dir}/{name}"
+    return render_in_child(lambda: _render_here(template_dir, name, where, values), where)
+
+
+def _render_here(template_dir: Path | None, name: str, where: str, values: dict[str, Any]) -> str:
+    import jinja2
+
     try:
         template = _template_environment(template_dir).get_template(name)
         return _bounded_render(template, where, values)
     except RecursionError:
-        raise TemplateProblem(f"{where}: template nested too deeply to compile") from None
+        raise TemplateProblem(f"{where}: template nested too deeply (or recursing without end)") from None
     except jinja2.TemplateSyntaxError as error:
         raise TemplateProblem(
             f"{error.filename or where}:{error.lineno}: template error: {error.message}"
@@ -126,8 +136,10 @@ def _oversized(text: str) -> list[str]:
 
 
 def header_lines(lines: list[str]) -> list[str]:
-    """Header comments on one line each (control characters become blanks)."""
-    return [_CONTROL.sub(" ", line) for line in lines]
+    """Header comments on one line each (control characters become blanks, credentials masked)."""
+    from lmi_config.secrets import redact
+
+    return [_CONTROL.sub(" ", redact(line)) for line in lines]
 
 
 def format_output(
@@ -140,14 +152,13 @@ def format_output(
 ) -> tuple[str, list[str]]:
     """Render canonical items in a format; returns (text, problems that make it unusable or lossy).
 
-    Raises :class:`TemplateProblem` for a template that cannot be rendered.
+    Raises :class:`TemplateProblem` for a template that cannot be rendered and
+    :class:`lmi_config.escaping.ValueNotCarried` for a key or value the format's readers would read
+    differently.
     """
     problems: list[str] = []
     if output_format == "properties":
-        escaped = [
-            (escape_properties_text(key, is_key=True), escape_properties_text(value, is_key=False))
-            for key, value in items
-        ]
+        escaped = [properties_line(key, value) for key, value in items]
         for name in sorted(extra_env or {}):
             problems.append(
                 f"{name} is an environment variable; serving.properties cannot set it (use the env or json format)"
@@ -157,8 +168,8 @@ def format_output(
     env_items, lost = environment_items(items, extra_env or {})
     problems.extend(lost)
     if output_format == "env":
-        quoted = [(name, quote_env_value(value)) for name, value in env_items]
-        text = _render(template_dir, output_format, header=header_lines(header), items=quoted)
+        written = [env_line(name, value) for name, value in env_items]
+        text = _render(template_dir, output_format, header=header_lines(header), items=written)
         return text, problems + _oversized(text)
     limits = sagemaker_environment_limits()
     if len(env_items) > limits.max_entries:
@@ -172,6 +183,15 @@ def format_output(
             problems.append(
                 f"{name}: value is {len(value)} characters; SageMaker allows {limits.max_value_length}"
             )
-    document = json.dumps(dict(env_items), indent=2, ensure_ascii=False)
+    document = json_environment(env_items)
     text = _render(template_dir, output_format, document=document)
     return text, problems + _oversized(text)
+
+
+def written_from(written: str, items: dict[str, str], env: dict[str, str]) -> str:
+    """Where a refused variable or key of a render came from, as the user wrote it (``--env`` /
+    ``env:`` or ``--set`` / ``options:``), as a prefix for the refusal."""
+    if written in env:
+        return "env (--env): "
+    key = next((key for key in items if written in (key, env_name_for_key(key))), written)
+    return f"{key} (options / --set) as " if key != written else "options (--set): "

@@ -21,12 +21,15 @@ import errno
 import os
 import stat
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from lmi_config.errors import InputError as InputError
 from lmi_config.errors import OutputError as OutputError
 
 STDOUT = "-"
+T = TypeVar("T")
 MAX_INPUT_BYTES = 4 * 1024 * 1024  # the largest input read: far beyond any real configuration
 _CHUNK_BYTES = 64 * 1024
 
@@ -256,3 +259,106 @@ def _copy_metadata(path: Path, temporary: str) -> None:
         # only root (or the owner, for the group) may keep another user's ownership
         with contextlib.suppress(PermissionError):
             os.chown(temporary, status.st_uid, status.st_gid)
+
+
+# Read-merge-write under an exclusive lock: every file that two runs may write at once (a
+# cache-config file that ``plan`` and ``search`` merge into, a search's results and journal).
+LOCK_WAIT_SECONDS = 30.0  # writers hold the lock for one read and one write: milliseconds
+_LOCK_POLL_SECONDS = 0.02
+
+
+def lock_path(path: str | os.PathLike[str]) -> Path:
+    """The sidecar lock of a file: ``<name>.lock`` beside the file a symlink points to, so every
+    writer of one file takes one lock whichever name it was given."""
+    target = Path(os.path.realpath(path))
+    return target.with_name(target.name + ".lock")
+
+
+@contextlib.contextmanager
+def exclusive_lock(
+    lock: Path, *, shown: str | None = None, wait_seconds: float = LOCK_WAIT_SECONDS
+) -> Iterator[None]:
+    """Hold ``flock(LOCK_EX)`` on ``lock`` (created if missing, never deleted: deleting it would let
+    a second writer lock a new file while the first still holds the old one).
+
+    Waits at most ``wait_seconds`` for another holder; raises :class:`OutputError` naming
+    ``shown`` (default the lock) when the lock cannot be created or is held longer.
+    """
+    import fcntl
+    import time
+
+    shown = _short(shown or str(lock))
+    flags = (
+        os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    )
+    try:
+        handle = os.open(lock, flags, 0o666)
+    except FileNotFoundError:
+        raise OutputError(f"cannot write {shown}: the directory {lock.parent} does not exist") from None
+    except OSError as error:
+        raise OutputError(
+            f"cannot write {shown}: cannot create its lock {lock}: {error.strerror or error}"
+        ) from None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise OutputError(f"cannot write {shown}: its lock {lock} is not a regular file; remove it")
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise OutputError(
+                        f"cannot write {shown}: another process has held {lock} for {wait_seconds:g} s; "
+                        "wait for it to finish and run the command again"
+                    ) from None
+                time.sleep(_LOCK_POLL_SECONDS)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def update_locked(
+    destination: str | os.PathLike[str],
+    update: Callable[[bytes | None], tuple[str, T]],
+    *,
+    shown: str | None = None,
+    limit_bytes: int = MAX_INPUT_BYTES,
+) -> T:
+    """Read ``destination``, let ``update`` merge into it, and write the result, all under the file's
+    exclusive lock (:func:`lock_path`), so that concurrent writers each see the others' entries.
+
+    ``update`` receives the current bytes (``None`` when the file does not exist) and returns the
+    new text and a value handed back to the caller (e.g. how many entries it added). The read is
+    bounded; the write is atomic and goes through a symlink to its target. The file must be a
+    regular file (or not exist yet): a FIFO or a device cannot be read, merged and replaced, and
+    is refused with :class:`InputError`; a directory, a missing directory or a lock held too long
+    raise :class:`OutputError`.
+    """
+    shown = _short(shown if shown is not None else os.fspath(destination))
+    target = Path(os.path.realpath(destination))
+    _check_mergeable(target, shown)  # before the lock: no lock file beside /dev/zero
+    with exclusive_lock(lock_path(destination), shown=shown):
+        exists = _check_mergeable(target, shown)  # again: it may have changed while we waited
+        current = read_bounded(target, shown=shown, limit_bytes=limit_bytes) if exists else None
+        text, value = update(current)
+        write_atomically(target, text, shown=shown)
+    return value
+
+
+def _check_mergeable(target: Path, shown: str) -> bool:
+    """Whether ``target`` exists; an error when it is something other than a regular file."""
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise OutputError(f"cannot write {shown}: {_open_problem(target, error)}") from None
+    if stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {shown}: it is a directory; give a file name")
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            f"{shown}: {special_file_kind(mode)}; entries are merged into it, so it must be a regular file"
+        )
+    return True

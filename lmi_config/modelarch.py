@@ -249,7 +249,14 @@ def normalize_config(
         notes=tuple(notes),
         loading={
             key: raw[key]
-            for key in ("model_type", "transformers_version", "auto_map", "neuron")
+            for key in (
+                "model_type",
+                "transformers_version",
+                "auto_map",
+                "neuron",
+                "quantization_config",
+                "compression_config",
+            )
             if key in raw
         },
         kv_lora_rank=arch["kv_lora_rank"] or None,

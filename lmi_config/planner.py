@@ -29,6 +29,7 @@ from lmi_config.shape import (
     resolve_shape,
     sizing_backend,
 )
+from lmi_config.shape.capability import runnable_dtype
 from lmi_config.sizing import MemoryBreakdown, Shape, estimate_memory
 
 NEURON_BATCHES = (1, 2, 4, 8, 16, 32, 64)
@@ -133,6 +134,9 @@ class CandidateWriter:
     """
 
     def __init__(self, items: dict[str, str], target: Target, backend_accelerator: str):
+        dtype = runnable_dtype(configuration(items), target)
+        if dtype is not None:  # a bfloat16 checkpoint on a GPU without bfloat16: write the dtype it can run
+            items = {**items, "option.dtype": dtype}
         self.items = items
         self.target = target
         self.backend_accelerator = backend_accelerator

@@ -17,7 +17,8 @@ from typing import Any
 
 from lmi_config import __version__
 from lmi_config.convert import ordered
-from lmi_config.formats import format_output
+from lmi_config.escaping import ValueNotCarried
+from lmi_config.formats import format_output, written_from
 from lmi_config.knowledge import Backend, Release, default_release, parse_lmi_version, resolve_backend
 from lmi_config.knowledge.container import batch_keys, dimension_of, sequence_keys
 from lmi_config.knowledge.options import catalogue
@@ -352,9 +353,12 @@ def render_spec(
         _pragma(target, spec),
     ]
     header.extend(note for note in notes if note.startswith(("auto:", "option.model_loading_timeout")))
-    text, problems = format_output(
-        listed, chosen, header=header, extra_env=spec.env, template_dir=template_dir
-    )
+    try:
+        text, problems = format_output(
+            listed, chosen, header=header, extra_env=spec.env, template_dir=template_dir
+        )
+    except ValueNotCarried as error:
+        raise SpecError(f"{name}: {written_from(error.key, items, spec.env)}{error}") from None
     lint_options = LintOptions(
         backend=target.backend.id,
         lmi_version=f"lmi{release.lmi}" if release.lmi else release.djl,

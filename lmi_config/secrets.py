@@ -1,11 +1,36 @@
 """Recognise credentials so they can be reported without ever being printed.
 
-A value is treated as a credential when it has a known credential format (a Hugging Face token,
-an AWS access key id) or when it sits under a secret-named key, whatever it looks like:
-``HF_TOKEN`` and the other credential variables of ``data/env_vars.json``, and any option key or
-variable name ending in ``TOKEN`` or ``PASSWORD`` or containing ``SECRET`` (``option.hf_token``,
-``OPTION_HF_ACCESS_TOKEN``, ``MY_API_SECRET_KEY``, ``DB_PASSWORD``). Catalogue options whose
-type is a number or a boolean (``option.max_prompt_adapter_token``) hold no credential.
+This module is the one place that decides what is secret; everything that prints a value asks it.
+
+A **value** is a credential when it has a known credential format (``data/env_vars.json``: Hugging
+Face tokens, AWS access key ids, ``sk-`` API keys, GitHub tokens) or carries one inside a URL: the
+password of ``scheme://user:password@host`` (RFC 3986 userinfo) or a query parameter with a secret
+name (``?token=…``, ``&X-Amz-Signature=…``). Only that part of a URL is masked; the rest of the
+value (host, path) stays readable.
+
+A **name** holds a credential, whatever its value looks like, when it is a credential variable of
+``data/env_vars.json`` (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY`` …) or when its words (split at
+``_ . -`` and camelCase, after ``option.`` / ``OPTION_``) say so:
+
+- a word containing ``PASSWORD``, ``PASSWD``, ``PASSPHRASE`` or ``SECRET``, or a word
+  ``CREDENTIAL(S)``, ``AUTHORIZATION``, ``SIGNATURE`` (``DB_PASSWORD``, ``clientSecret``);
+- a word ending in ``TOKEN`` (``MY_API_TOKEN``, ``option.use_auth_token``) — not ``TOKENS`` or
+  ``TOKENIZER`` (``option.max_tokens``, ``option.tokenizer``);
+- a last word ``KEY`` or ending in ``APIKEY`` (``option.api_key``, ``OPENAI_API_KEY``,
+  ``STRIPE_KEY``), except keys that name a record rather than unlock one (``PUBLIC_KEY``,
+  ``SORT_KEY``, ``CACHE_KEY``, ``S3_KEY`` …).
+
+Not secret: a name whose last word says the value only points at a credential (``HF_TOKEN_PATH``,
+``API_KEY_FILE``, ``DB_SECRET_ARN``, ``SECRET_NAME``); a prompt marker
+(``option.image_placeholder_token``); and catalogue options whose type is a number or a boolean
+(``option.max_prompt_adapter_token``, ``option.smoothquant_per_token``). The option catalogue has
+no option whose name ends in ``_key``.
+
+Where secrets go: ``lint``, ``explain``, ``render``'s messages and every report format mask them;
+``render`` refuses a spec that holds one (a spec and its output are committed and printed: pass
+credentials at deploy time); ``convert`` writes the real value into a file named with ``-o`` (the
+user's own data, already in their input, is not lost) and leaves it out of standard output,
+saying so (:mod:`lmi_config.convert`).
 """
 
 from __future__ import annotations
@@ -16,11 +41,29 @@ from functools import cache, lru_cache
 from lmi_config.knowledge.environment import secret_patterns, secret_variables
 
 MASK = "…(redacted)"
-# the naming convention people use for credentials, after option./OPTION_ and separators are removed
-_SECRET_NAME = re.compile(r"(?:^|_)(?:TOKEN|PASSWORD|PASSWD)$|(?:^|_)SECRET")
+_SECRET_SUBSTRINGS = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET")
+_SECRET_WORDS = frozenset({"CREDENTIAL", "CREDENTIALS", "AUTHORIZATION", "SIGNATURE", "SIG"})
+# words after which KEY names a record (a sort key, an object key), not something that unlocks
+_RECORD_KEY_QUALIFIERS = frozenset(
+    {"PUBLIC", "SORT", "PARTITION", "CACHE", "HASH", "PRIMARY", "FOREIGN", "OBJECT", "S3", "ROUTING"}
+    | {"DICT", "LOOKUP", "GROUP", "SHARD", "IDEMPOTENCY", "RANGE", "ROW", "CONFIG", "JSON", "INPUT"}
+    | {"OUTPUT", "LABEL", "METRIC", "SEQUENCE", "BATCH", "RENDER", "VALUE", "DATA", "TEXT", "PROMPT"}
+)
+# last words that make the value a pointer to a credential (a path, an ARN, a name), not the credential
+_POINTER_WORDS = frozenset(
+    {"PATH", "FILE", "DIR", "ARN", "NAME", "LENGTH", "LEN", "SIZE", "COUNT", "TYPE", "TYPES", "ENV", "VAR"}
+    | {"ID", "IDS", "URL", "URI", "ENDPOINT", "HEADER", "FIELD", "PREFIX", "LOCATION", "REF", "PARAM"}
+)
+# the cheap test first: a name without any of these is never secret (files of a million keys)
+_HINTS = ("TOKEN", "SECRET", "PASSW", "PASSPHRASE", "KEY", "CREDENTIAL", "AUTHORIZATION", "SIG")
 # tokenizer tokens, not credentials: a prompt marker such as <image> (catalogue: option.image_placeholder_token)
 _NOT_CREDENTIALS = frozenset({"IMAGE_PLACEHOLDER_TOKEN"})
 _TYPES_WITHOUT_CREDENTIALS = frozenset({"int", "int_or_max", "float", "bool", "list_int"})
+# RFC 3986: scheme "://" userinfo "@"; the password is what follows the first ":" of the userinfo
+URL_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)(?P<password>[^\s/?#@]+)@")
+_QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.\-]+)=)(?P<value>[^?&#;\s]+)")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
 
 
 @cache
@@ -36,28 +79,65 @@ def secret_variable_names() -> frozenset[str]:
     return frozenset(secret_variables())
 
 
+def _words(name: str) -> list[str]:
+    return [word for word in _WORD_SEPARATORS.split(_CAMEL_BOUNDARY.sub("_", name).upper()) if word]
+
+
+def _words_say_secret(words: list[str]) -> bool:
+    if not words or words[-1] in _POINTER_WORDS:
+        return False
+    for word in words:
+        if any(part in word for part in _SECRET_SUBSTRINGS) or word in _SECRET_WORDS:
+            return True
+        if word.endswith("TOKEN"):
+            return True
+    last = words[-1]
+    if last.endswith("APIKEY"):
+        return True
+    return last == "KEY" and (len(words) < 2 or words[-2] not in _RECORD_KEY_QUALIFIERS)
+
+
+@lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Whether a key or variable name holds a credential by its name (``hf_token``, ``*_TOKEN``,
-    ``*SECRET*``, ``*_PASSWORD``, in option keys and variable names alike)."""
+    ``*SECRET*``, ``*PASSWORD*``, ``*_API_KEY``, ``*_KEY``, in option keys and variable names
+    alike; see the module docstring for what is not)."""
     upper = name.upper()
-    if "TOKEN" not in upper and "SECRET" not in upper and "PASSW" not in upper:
-        return False  # the common case, decided without a regex (files of a million keys)
+    if not any(hint in upper for hint in _HINTS):
+        return False
     if upper in secret_variable_names():
         return True
     bare = name[len("option.") :] if name.startswith("option.") else name
     bare = bare[len("OPTION_") :] if bare.upper().startswith("OPTION_") else bare
-    normalized = re.sub(r"[^A-Za-z0-9]+", "_", bare).upper()
-    if normalized in _NOT_CREDENTIALS or not _SECRET_NAME.search(normalized):
+    words = _words(bare)
+    if "_".join(words) in _NOT_CREDENTIALS or not _words_say_secret(words):
         return False
     from lmi_config.knowledge.options import catalogue
 
-    specs = catalogue().get("option." + normalized.lower(), ())
+    specs = (
+        catalogue().get(name, ())
+        or catalogue().get("option." + bare, ())
+        or catalogue().get("option." + "_".join(words).lower(), ())
+    )
     return not (specs and all(spec.type in _TYPES_WITHOUT_CREDENTIALS for spec in specs))
 
 
+def _url_secret_spans(value: str) -> list[tuple[int, int]]:
+    """Where the credentials inside URLs of ``value`` are: passwords and secret query values."""
+    spans = [match.span("password") for match in URL_CREDENTIALS.finditer(value)]
+    if "://" in value:
+        spans.extend(
+            match.span("value")
+            for match in _QUERY_PARAMETER.finditer(value)
+            if is_secret_name(match.group("name"))
+        )
+    return spans
+
+
 def credential_format(value: str, name: str | None = None) -> bool:
-    """A value in a known credential format (or, for a credential variable, in that variable's format)."""
-    if secret_pattern().search(value):
+    """A value in a known credential format, holding a credential in a URL, or (for a credential
+    variable) in that variable's format."""
+    if secret_pattern().search(value) or _url_secret_spans(value):
         return True
     if name is not None:
         row = secret_variables().get(name.upper())
@@ -75,10 +155,19 @@ def is_reference(value: str) -> bool:
 
 
 def looks_like_secret(value: str, name: str | None = None) -> bool:
-    """A credential: a known credential format, or any real value under a secret-named key."""
+    """A credential: a known credential format, one inside a URL, or any real value under a
+    secret-named key."""
     if credential_format(value, name):
         return True
     return name is not None and is_secret_name(name) and not is_reference(value)
+
+
+def mask_value(value: str, name: str | None = None) -> str:
+    """A value as it may be printed: the mask for a secret-named key's value, else the value with
+    every credential inside it masked (a URL keeps its host and path)."""
+    if name is not None and is_secret_name(name) and not is_reference(value):
+        return MASK
+    return redact(value)
 
 
 def redact(text: str, values: frozenset[str] = frozenset()) -> str:
@@ -92,7 +181,17 @@ def redact(text: str, values: frozenset[str] = frozenset()) -> str:
             return MASK
         for value in _longest_first(values):
             text = text.replace(value, MASK)
+    text = _redact_urls(text)
     return secret_pattern().sub(_mask_match, text)
+
+
+def _redact_urls(text: str) -> str:
+    if "://" not in text:
+        return text
+    spans = sorted(_url_secret_spans(text), reverse=True)
+    for start, end in spans:
+        text = text[:start] + MASK + text[end:]
+    return text
 
 
 @lru_cache(maxsize=64)

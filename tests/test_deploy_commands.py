@@ -104,6 +104,7 @@ def _run(arguments: list[str], environment: dict[str, str]) -> subprocess.Comple
         [sys.executable, "-m", "lmi_config", *arguments],
         capture_output=True,
         text=True,
+        stdin=subprocess.DEVNULL,  # never the terminal pytest may run in: deploy would ask
         env={**os.environ, **environment},
         timeout=120,
     )
@@ -155,7 +156,9 @@ def test_without_a_terminal_and_without_yes_nothing_is_called(tmp_path: Path) ->
         ],
         {"AWS_EC2_METADATA_DISABLED": "true"},
     )
-    assert result.returncode == 1, result.stderr
+    # nobody could answer: a refusal (exit 2, as --delete), not a "no"
+    assert result.returncode == 2, result.stderr
+    assert "lmi-config: error: standard input is not a terminal" in result.stderr
     assert "pass --yes to proceed" in result.stderr
     assert "sagemaker.create_model" in result.stdout  # the plan was shown first
 

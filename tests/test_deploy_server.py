@@ -406,10 +406,12 @@ def test_autoscaling_is_registered_and_delete_removes_everything(
         metric["PredefinedMetricSpecification"]["PredefinedMetricType"]
         == "SageMakerVariantInvocationsPerInstance"
     )
-    removed = deploy(server, "--delete", "qwen-scaled", "--region", REGION, "--purge-s3", tmp=tmp_path)
+    removed = deploy(
+        server, "--delete", "qwen-scaled", "--region", REGION, "--purge-s3", "--yes", tmp=tmp_path
+    )
     assert removed.returncode == 0, removed.output
     assert everything(aws) == EMPTY
-    missing = deploy(server, "--delete", "qwen-scaled", "--region", REGION, tmp=tmp_path)
+    missing = deploy(server, "--delete", "qwen-scaled", "--region", REGION, "--yes", tmp=tmp_path)
     assert missing.returncode == 3 and "no endpoint qwen-scaled" in missing.stderr
 
 

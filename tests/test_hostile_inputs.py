@@ -637,8 +637,12 @@ def test_dash_output_is_standard_output_not_a_file_named_dash(untouched: Path) -
 
 
 def test_render_never_writes_a_file_lint_would_refuse_for_its_size(untouched: Path) -> None:
-    # 1.5 M characters of é: 3 MB of spec, 9 MB once escaped as \u00E9 for serving.properties
-    write(untouched / "spec.yaml", "model: gpt2\noptions:\n  chat_template: " + "é" * 1_500_000 + "\n")
+    # 2.2 M quotes: 2.2 MB of spec, 4.4 MB once escaped as \" in the Environment JSON
+    # (serving.properties refuses a non-ASCII value outright: tests/test_output_escaping.py)
+    write(
+        untouched / "spec.yaml",
+        "model: gpt2\nformat: json\noptions:\n  chat_template: '" + '"' * 2_200_000 + "'\n",
+    )
     write(untouched / "serving.properties", "option.model_id=previous\n")
     settle(untouched)
     result = run("render", "spec.yaml", "-o", "serving.properties", "--force", cwd=untouched)

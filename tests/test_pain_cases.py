@@ -288,14 +288,14 @@ CASES = [
     Case(
         "remote-code",
         "trust-remote-code.serving.properties",
-        "trust-remote-code",
+        "trust-remote-code-unverified",  # Phi-3-mini-128k is not in the catalog: offline, whether code runs is unknown
         "option.trust_remote_code=true",
         ("option.revision",),
     ),
     Case(
         "remote-code",
         "tgi-trust-remote-code.env",
-        "trust-remote-code",
+        "trust-remote-code-unverified",
         "HF_MODEL_TRUST_REMOTE_CODE=true",
         ("option.revision",),
     ),

@@ -212,7 +212,8 @@ def test_cli_writes_specs_and_merges_the_cache_config(tmp_path: Path) -> None:
     added = [entry for entry in json.loads(cache.read_text())[MISTRAL] if "num_cores" in entry]
     assert added and all(
         entry["auto_cast_type"] == "fp16"
-        and set(entry) == {"batch_size", "sequence_length", "num_cores", "auto_cast_type"}
+        and set(entry) == {"batch_size", "sequence_length", "num_cores", "auto_cast_type", "provenance"}
+        and entry["provenance"] == "predicted"  # plan compiles nothing (search marks what it proved)
         for entry in added
     )
     cache.write_text("{not json")

@@ -39,13 +39,14 @@ def test_ci_config_has_no_error(entry: dict) -> None:
     "entry", [e for e in CONFIGS if e.get("serving_properties")], ids=lambda e: e["name"]
 )
 def test_ci_config_written_as_environment_variables_has_no_error(entry: dict) -> None:
-    """The same configuration as OPTION_* variables, the way SageMaker users pass it."""
+    """The same configuration as OPTION_* variables, the way SageMaker users pass it: a model's
+    Environment (JSON carries every value; an env file refuses JSON values, lmi_config.escaping)."""
     from lmi_config.formats import format_output
 
     items = [(key, _value(value)) for key, value in entry["serving_properties"].items()]
-    text, _ = format_output(items, "env", header=[f"{entry['name']} as environment variables"])
+    text, _ = format_output(items, "json", header=[])
     result = lint_text(
-        text, "env", LintOptions(instance=entry.get("instance_type")), name=f"{entry['name']}.env"
+        text, "json", LintOptions(instance=entry.get("instance_type")), name=f"{entry['name']}.json"
     )
     errors = [finding for finding in result.findings if finding.severity == "error"]
     assert not errors, "\n".join(f"{f.code} {f.rule}: {f.message}" for f in errors)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -193,13 +194,20 @@ option_keys = st.from_regex(r"option\.[a-z][a-z0-9_]{0,15}", fullmatch=True)
 @given(st.dictionaries(option_keys, safe_text, min_size=1, max_size=6))
 def test_every_format_reads_back_to_the_same_configuration(mapping: dict[str, str]) -> None:
     from lmi_config.configfile.canonical import classify_env
+    from lmi_config.escaping import ValueNotCarried
 
     items = sorted(mapping.items())
-    properties, _ = format_output(items, "properties", header=["h"])
-    assert parse_properties(properties).as_dict() == mapping
-    for output_format, parse in (("env", parse_env_text), ("json", parse_env_json)):
-        text, problems = format_output(items, output_format, header=["h"])
-        back = {classify_env(name).key: value for name, value in parse(text).as_dict().items()}
+    for output_format, parse in (
+        ("properties", parse_properties),
+        ("env", parse_env_text),
+        ("json", parse_env_json),
+    ):
+        try:
+            text, problems = format_output(items, output_format, header=["h"])
+        except ValueNotCarried as error:  # refused as a whole: which values, tests/test_output_escaping.py
+            assert output_format != "json" and error.key
+            continue
+        back = {classify_env(name).key or name: value for name, value in parse(text).as_dict().items()}
         assert back == mapping, (output_format, problems)
 
 
@@ -207,8 +215,10 @@ def test_every_format_reads_back_to_the_same_configuration(mapping: dict[str, st
 def test_properties_env_json_round_trip_is_the_identity(entry: dict) -> None:
     """properties -> env -> properties and properties -> json -> properties keep the canonical configuration."""
     from lmi_config.api import lint_text
+    from lmi_config.configfile.canonical import env_name_for_key
     from lmi_config.configfile.properties import dump_properties
     from lmi_config.convert import convert_items, effective_settings
+    from lmi_config.escaping import ValueNotCarried
 
     original = lint_text(
         dump_properties([(k, str(v)) for k, v in entry["serving_properties"].items()]), "properties"
@@ -216,7 +226,13 @@ def test_properties_env_json_round_trip_is_the_identity(entry: dict) -> None:
     baseline = {k: s.value for k, s in original.units[0].config.settings.items()}
     for target in ("env", "json"):
         items, extra, lost = convert_items(*effective_settings(original.units[0]), target)
-        text, problems = format_output(items, target, header=["h"], extra_env=extra)
+        try:
+            text, problems = format_output(items, target, header=["h"], extra_env=extra)
+        except ValueNotCarried as error:
+            # an env file carries only values sh and docker --env-file read alike (lmi_config.escaping)
+            value = next(value for key, value in items if error.key in (key, env_name_for_key(key)))
+            assert target == "env" and re.search(r"[^A-Za-z0-9_./:@%+,=\-]", value), error
+            continue
         back_text, _ = format_output(items_from(lint_text(text, target)), "properties", header=["h"])
         again = {k: s.value for k, s in lint_text(back_text, "properties").units[0].config.settings.items()}
         dropped = {line.split(" ")[0] for line in lost + problems}

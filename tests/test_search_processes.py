@@ -177,6 +177,17 @@ class Machine:
         return sorted(set(found))
 
 
+def _lock_is_free(path: Path) -> bool:
+    import fcntl
+
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+    return True
+
+
 def _wait_for(condition, seconds: float = 60.0) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
@@ -253,7 +264,8 @@ def test_sigkill_at_random_moments_loses_nothing_and_repeats_nothing(tmp_path: P
         repeated = set(machine.exports(since=mark)) & recorded
         assert not repeated, f"recorded trials ran again: {sorted(repeated)}"
     assert machine.alive() == []  # what the killed searches left running was ended on resume
-    assert not (tmp_path / "results.running.json").exists() and not (tmp_path / "results.lock").exists()
+    assert not (tmp_path / "results.running.json").exists()
+    assert _lock_is_free(tmp_path / "results.lock")  # kept (never deleted), held by no one
 
 
 def test_a_resumed_search_ends_what_a_killed_one_left_running(tmp_path: Path) -> None:
@@ -329,7 +341,9 @@ def test_detection_default_exporter_on_path_and_kept_artifacts(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert "inf2.8xlarge (2 NeuronCores, 2 per device, detected by optimum-neuron)" in result.stderr
     assert machine.longest(machine.valid()) == machine.expected()
-    kept = sorted(path.name for path in machine.work.iterdir() if path.is_dir())
+    (own,) = machine.work.iterdir()  # this search's own directory, named for its results file
+    assert own.name.startswith("results-")
+    kept = sorted(path.name for path in own.iterdir() if path.is_dir())
     assert len(kept) == len(machine.exports()) and all(name.startswith("Qwen2.5-0.5B_tp2_") for name in kept)
     cache = json.loads(machine.results.read_text())[SMALL][0]
     assert cache["task"] == "text-generation" and cache["instance_type"] == "trn1"  # inf2 compiles as trn1

@@ -39,6 +39,9 @@ KNOWN_HOSTS = {
     "docs.djl.ai",
     "docs.oracle.com",
     "docs.nvidia.com",
+    "developer.nvidia.com",  # NVIDIA's table of compute capability per GPU
+    "www.nvidia.com",  # NVIDIA's datasheets (perf_devices.json)
+    "aws.amazon.com",  # EC2 instance-type pages (perf_devices.json)
 }
 
 ESTIMATE_MARKER = "lmi-config estimate; no public measurement"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import yaml
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from lmi_config.configfile.text import yaml_nesting_bound
@@ -33,6 +33,7 @@ def real_depth(value: object) -> int:
 
 @settings(max_examples=1000, deadline=None)
 @given(documents, st.sampled_from([None, True, False]), st.integers(2, 6))
+@example({":[": [[[0]]]}, False, 2)  # a key's bracket that never closes hid the block lines after it
 def test_the_bound_is_never_below_the_nesting_yaml_builds(
     document: object, flow: bool | None, indent: int
 ) -> None:

@@ -17,7 +17,7 @@ from lmi_config.cli.common import (
     main,
     target_options,
 )
-from lmi_config.errors import InputError
+from lmi_config.errors import InputError, OutputError
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -66,6 +66,32 @@ from lmi_config.errors import InputError
     "--color/--no-color", default=None, help="Colour the text output (default: when writing to a terminal)."
 )
 @click.option(
+    "--fix", is_flag=True, help="Apply the safe fixes (each judged before it is applied), then lint."
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix or --diff: also fixes that change what the container does.",
+)
+@click.option(
+    "--diff",
+    "show_diff",
+    is_flag=True,
+    help="Show the fixes as a unified diff; write nothing (exit 1 if any).",
+)
+@click.option(
+    "--baseline",
+    "baseline_file",
+    metavar="FILE",
+    help="Report only findings this baseline does not hold (see --write-baseline).",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline_file",
+    metavar="FILE",
+    help="Record every finding in FILE as accepted, then exit 0 (adopt lmi-config on a repository with history).",
+)
+@click.option(
     "--max-findings",
     type=click.IntRange(min=0),
     default=20,
@@ -85,6 +111,11 @@ def lint(
     settings_file: str | None,
     isolated: bool,
     color: bool | None,
+    fix: bool,
+    unsafe_fixes: bool,
+    show_diff: bool,
+    baseline_file: str | None,
+    write_baseline_file: str | None,
     max_findings: int,
     env_files: tuple[str, ...],
     **target: Any,
@@ -107,6 +138,10 @@ def lint(
       lmi-config lint serving.properties --env sagemaker.env --format json
       cat serving.properties | lmi-config lint - --backend tnx --lmi-version 0.30.0
       lmi-config lint . --ignore LMI005,trailing-whitespace --exclude 'tests/*' --strict
+      lmi-config lint . --write-baseline .lmi-config-baseline.json   # accept what is there today
+      lmi-config lint . --baseline .lmi-config-baseline.json         # then report only new findings
+      lmi-config lint deploy/ --diff                                 # what --fix would change
+      lmi-config lint deploy/ --fix --unsafe-fixes                   # apply, typo renames included
     """
     from lmi_config import api, report
     from lmi_config.rules import load_rules
@@ -120,15 +155,26 @@ def lint(
         settings_file=settings_file,
         isolated=isolated,
     )
-    options.max_findings = max_findings if output_format == "text" else 0  # json lists every finding
+    # a baseline is matched against every finding, before the text output's per-rule cap
+    capped = output_format == "text" and not (baseline_file or write_baseline_file)
+    options.max_findings = max_findings if capped else 0  # json lists every finding
+    if fix or show_diff:
+        _apply_fixes(list(paths), options, list(env_files), unsafe=unsafe_fixes, write=not show_diff)
     stdin_bytes = _stdin_bytes() if "-" in paths else None
     try:
         result = api.lint_paths(
             list(paths), options, env_files=list(env_files), stdin_bytes=stdin_bytes, stdin_kind=stdin_kind
         )
-    except InputError as error:
+        if write_baseline_file:
+            count = api.write_baseline(result, write_baseline_file)
+            click.echo(f"wrote {write_baseline_file}: {count} finding(s) recorded as accepted", err=True)
+            sys.exit(2 if result.problems else 0)
+        held = api.apply_baseline(result, baseline_file) if baseline_file else 0
+    except (InputError, OutputError) as error:
         _fail_input(str(error))
         return
+    if held:
+        result.notes.append(f"{held} finding(s) held by the baseline {baseline_file} are not shown")
     if result.problems and not result.files:
         _fail_input("\n".join(result.problems))
     summary = report.summarize(result.findings, result.files, result.notes, result.problems, result.hidden)
@@ -148,6 +194,37 @@ def lint(
         _fail_input("\n".join(result.problems))
     failing = result.errors + (result.warnings if strict else 0)
     sys.exit(1 if failing else 0)
+
+
+def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe: bool, write: bool) -> None:
+    """--fix writes the fixed files and says what it fixed; --diff prints the diff and exits."""
+    import difflib
+
+    from lmi_config import api
+
+    try:
+        outcome = api.fix_paths(paths, options, env_files=env_files, unsafe=unsafe, write=write)
+    except (InputError, OutputError) as error:
+        _fail_input(str(error))
+        return
+    if write:
+        fixed = sum(outcome.applied.values())
+        per_rule = ", ".join(f"{code} x{count}" for code, count in sorted(outcome.applied.items()))
+        click.echo(
+            f"fixed {fixed} finding(s) in {len(outcome.changed)} file(s)"
+            + (f" ({per_rule})" if fixed else ""),
+            err=True,
+        )
+        return
+    for path, (before, after) in sorted(outcome.changed.items()):
+        diff = difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{path}",
+            tofile=f"b/{path}",
+        )
+        _emit("".join(diff))
+    sys.exit(1 if outcome.changed else 0)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

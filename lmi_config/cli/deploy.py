@@ -19,9 +19,9 @@ from lmi_config.cli.common import (
     spec_from_flags,
     spec_options,
 )
-from lmi_config.errors import InputError, OutputError, PlanningError, SpecError
-
-DEPLOY_FAILED = 3
+from lmi_config.cli.deploy_delete import DEPLOY_FAILED, ProgressPrinter, delete_command
+from lmi_config.errors import InputError, OutputError, PlanningError
+from lmi_config.secrets import redact
 
 
 def _key_values(values: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ...]:
@@ -29,7 +29,7 @@ def _key_values(values: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ..
     for item in values:
         key, equals, value = item.partition("=")
         if not equals or not key.strip():
-            _fail_input(f"{flag} {item!r}: write KEY=VALUE")
+            _fail_input(f"{flag} {redact(item)!r}: write KEY=VALUE")
         pairs.append((key.strip(), value))
     return tuple(pairs)
 
@@ -45,44 +45,6 @@ def _autoscale_range(text: str | None) -> tuple[int, int] | None:
     if not colon or not _SMALL_COUNT.fullmatch(low.strip()) or not _SMALL_COUNT.fullmatch(high.strip()):
         _fail_input(f"--autoscale {text!r}: write MIN:MAX, e.g. 1:4")
     return int(low), int(high)
-
-
-class _ProgressPrinter:
-    """Progress on stderr; on a terminal, the waiting line is rewritten in place."""
-
-    def __init__(self) -> None:
-        self.terminal = sys.stderr.isatty()
-        self.open_line = False
-
-    def __call__(self, message: str, transient: bool) -> None:
-        if transient and self.terminal:
-            click.echo("\r\033[K" + message, nl=False, err=True)
-            self.open_line = True
-            return
-        if self.open_line:
-            click.echo("", err=True)
-            self.open_line = False
-        click.echo(message, err=True)
-
-
-def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purge_s3: bool) -> None:
-    from lmi_config import api
-    from lmi_config.errors import DeployError
-
-    try:
-        removal = api.delete_endpoint(
-            name, region=region, endpoint_url=endpoint_url, purge_s3=purge_s3, progress=_ProgressPrinter()
-        )
-    except SpecError as error:
-        _fail_input(str(error))
-        return
-    except DeployError as error:
-        click.echo(f"lmi-config: deploy --delete {name}: {error}", err=True)
-        sys.exit(DEPLOY_FAILED)
-    click.echo(f"removed: {', '.join(f'{kind} {item}' for kind, item in removal.removed) or 'nothing'}")
-    for kind, item, why in removal.failed:
-        click.echo(f"NOT removed: {kind} {item}: {why}")
-    sys.exit(DEPLOY_FAILED if removal.failed else 0)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -202,10 +164,15 @@ def _deploy_delete(name: str, region: str | None, endpoint_url: str | None, purg
 @click.option("--dry-run", is_flag=True, help="Print the plan; call nothing.")
 @format_option
 @click.option(
-    "--delete", "delete_name", metavar="NAME", help="Remove endpoint NAME with its config and model."
+    "--delete",
+    "delete_name",
+    metavar="NAME",
+    help="Remove endpoint NAME with its config and model (only what lmi-config made and nothing else uses).",
 )
 @click.option(
-    "--purge-s3", is_flag=True, help="With --delete: also remove the objects under the model's S3 prefix."
+    "--purge-s3",
+    is_flag=True,
+    help="With --delete: also remove the objects under the model's own S3 prefix.",
 )
 def deploy(spec_file: str | None, **flags: Any) -> None:
     """Create a SageMaker endpoint for a validated configuration (boto3).
@@ -220,7 +187,15 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     the endpoint's last CloudWatch log lines, and removes what the run created.
 
     Exit status: 0 deployed (or dry run), 1 configuration errors or declined,
-    2 refused before any AWS call, 3 AWS refused or the endpoint failed.
+    2 refused before any AWS call (also: no terminal to ask and no --yes),
+    3 AWS refused or the endpoint failed;
+    interrupted (Ctrl-C, SIGTERM): 128 + the signal, after removing what the run made.
+
+    --delete NAME removes only what lmi-config made (its lmi-config:version tag) and
+    nothing else uses (every endpoint and config is checked); the rest is kept and
+    named. It asks first (--yes without a terminal); --dry-run shows what would go.
+    It also finds what an interrupted run made for NAME. Exit 1 when endpoint NAME
+    itself was not made by lmi-config.
 
     \b
     Example:
@@ -239,9 +214,13 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     from lmi_config.deploy.report import format_outcome, format_plan, outcome_document
     from lmi_config.errors import DeployError
 
-    if flags["delete_name"]:
-        _deploy_delete(flags["delete_name"], flags["region"], flags["endpoint_url"], flags["purge_s3"])
+    if flags["delete_name"] is not None:
+        delete_command(flags["delete_name"], flags)
         return
+    if flags["purge_s3"]:
+        _fail_input(
+            "--purge-s3 goes with --delete NAME (it removes the deleted model's files); nothing was called"
+        )
     dry_run, json_output = flags["dry_run"], flags["output_format"] == "json"
     request = DeployRequest(
         region=flags["region"],
@@ -271,13 +250,21 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
         else:
             click.echo(format_plan(plan, dry_run=dry_run), nl=False, err=json_output)
 
+    unattended: list[bool] = []  # nobody could be asked: a refusal (2), not a "no" (1)
+
     def confirm(plan: Any) -> bool:
         if flags["yes"]:
             return True
         if not sys.stdin.isatty():
-            click.echo("lmi-config: not a terminal, so nothing was called: pass --yes to proceed", err=True)
+            unattended.append(True)
             return False
-        return click.confirm(f"Create these resources in {plan.region}?", default=False, err=True)
+        question = (
+            f"Roll endpoint {plan.endpoint_name} to this configuration in {plan.region} (its previous config "
+            "and model are removed when lmi-config made them and nothing else uses them)?"
+            if plan.update
+            else f"Create these resources in {plan.region}?"
+        )
+        return click.confirm(question, default=False, err=True)
 
     name = spec_file or "command line"
     try:
@@ -290,7 +277,7 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
             dry_run=dry_run,
             show=show,
             confirm=confirm,
-            progress=_ProgressPrinter(),
+            progress=ProgressPrinter(),
         )
     except USAGE_ERRORS as error:
         _fail_input(str(error))
@@ -311,6 +298,11 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
             "lmi-config: nothing deployed: the rendered configuration has errors (fix the spec)", err=True
         )
         sys.exit(1)
+    if result.declined and unattended:
+        _fail_input(
+            "standard input is not a terminal, so nothing was asked and nothing was called: pass --yes to "
+            "proceed (the plan is above; --dry-run shows it without asking)"
+        )
     if result.declined:
         sys.exit(1)
     outcome = result.outcome
@@ -325,6 +317,8 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
         )
     else:
         _emit(format_outcome(outcome, result.plan))
+    if outcome.interrupted_by is not None:
+        sys.exit(128 + outcome.interrupted_by)  # the shell's convention: 130 after Ctrl-C, 143 after SIGTERM
     sys.exit(0 if outcome.succeeded else DEPLOY_FAILED)
 
 

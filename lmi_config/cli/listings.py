@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from lmi_config.cli.common import (
@@ -51,8 +53,19 @@ def instances(output_format: str) -> None:
 
 @main.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("name", required=False)
-@format_option
-def rules(name: str | None, output_format: str) -> None:
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+)
+@click.option(
+    "--output-dir",
+    metavar="DIR",
+    help="With --format markdown: write one page per rule and an index (README.md) into DIR.",
+)
+def rules(name: str | None, output_format: str, output_dir: str | None) -> None:
     """List the rules, or explain one (by code or slug).
 
     \b
@@ -60,20 +73,50 @@ def rules(name: str | None, output_format: str) -> None:
       lmi-config rules
       lmi-config rules LMI101
       lmi-config rules memory-exceeds-budget --format json
+      lmi-config rules --format markdown --output-dir docs/rules   # the rule pages SARIF links to
     """
     from lmi_config.report.listings import format_rule, format_rule_list
+    from lmi_config.report.rule_pages import rule_page, rules_index
     from lmi_config.rules import load_rules
     from lmi_config.rules.base import find_rule
 
     all_rules = load_rules()
+    if output_dir is not None:
+        if output_format != "markdown" or name is not None:
+            _fail_input(
+                "--output-dir writes every rule's page: use it with --format markdown and no rule name"
+            )
+        _write_rule_pages(output_dir, all_rules)
+        return
     if name is None:
+        if output_format == "markdown":
+            _emit(rules_index(all_rules) + "".join("\n" + rule_page(item) for item in all_rules))
+            return
         _emit(format_rule_list(all_rules, output_format))
         return
     found = find_rule(name)
     if found is None:
         _fail_input(f"no rule {name!r}; run `lmi-config rules` for the list")
         return
-    _emit(format_rule(found, output_format))
+    _emit(rule_page(found) if output_format == "markdown" else format_rule(found, output_format))
+
+
+def _write_rule_pages(output_dir: str, all_rules: tuple[Any, ...]) -> None:
+    import os
+
+    from lmi_config.errors import OutputError
+    from lmi_config.io import write_output
+    from lmi_config.report.rule_pages import page_name, rule_page, rules_index
+
+    if not os.path.isdir(output_dir):
+        _fail_input(f"--output-dir {output_dir}: not a directory; create it first")
+    try:
+        for item in all_rules:
+            write_output(os.path.join(output_dir, page_name(item)), rule_page(item))
+        write_output(os.path.join(output_dir, "README.md"), rules_index(all_rules))
+    except OutputError as error:
+        _fail_input(str(error))
+    click.echo(f"wrote {len(all_rules)} rule pages and README.md to {output_dir}", err=True)
 
 
 # deploy and images (issue 12). Exit codes of deploy: 0 deployed (or a dry run printed),

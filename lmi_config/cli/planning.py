@@ -160,7 +160,15 @@ def plan(
             price_kind=prices,
             **request,
         )
-        merged = api.plan_cache_config(result, cache_config, cache_format) if cache_config else None
+        # merged and written under the file's lock before anything is printed: a file that cannot
+        # be read or written stops the run (exit 2) with nothing half-done
+        to_stdout = cache_config == "-"
+        merged = api.plan_cache_config(result, "-", cache_format) if to_stdout else None
+        written = (
+            api.write_plan_cache_config(result, cache_config, cache_format)
+            if cache_config and not to_stdout
+            else None
+        )
     except USAGE_ERRORS as error:
         _fail_input(str(error))
         return
@@ -175,11 +183,15 @@ def plan(
             _fail_input(f"cannot create {emit_spec}: {error.strerror or error}")
         for name, text in api.plan_specs(result, request["top"] or len(result.feasible)):
             _emit(text, str(Path(emit_spec) / name), "render spec")
-    if merged is not None and cache_config:
-        text, added, notes = merged
-        for note in notes:
-            click.echo(f"note: {note}", err=True)
-        _emit(text, cache_config, f"{added} new entr{'ies' if added != 1 else 'y'}, {cache_format} format")
+    if merged is not None:
+        text, _, notes = merged
+        click.echo("".join(f"note: {note}\n" for note in notes), err=True, nl=False)
+        _emit(text)
+    elif written is not None:
+        added, notes = written
+        click.echo("".join(f"note: {note}\n" for note in notes), err=True, nl=False)
+        entries = f"{added} new entr{'ies' if added != 1 else 'y'}"
+        click.echo(f"wrote {cache_config} ({entries}, {cache_format} format)", err=True)
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

@@ -70,7 +70,8 @@ from lmi_config.errors import PlanningError
     "--template-dir",
     type=click.Path(file_okay=False, exists=True),
     default=None,
-    help="Your own templates (same names as templates/); rendered in jinja2's sandbox.",
+    help="Your own templates (same names as templates/); rendered in jinja2's sandbox, bounded in loops, "
+    "sizes, time and memory.",
 )
 @click.option("--force", is_flag=True, help="Write even with error-level findings (they are still printed).")
 def render(
@@ -118,13 +119,17 @@ def render(
     except PlanningError as error:
         click.echo(f"lmi-config: error: {name}: {error}", err=True)
         sys.exit(1)
+    from lmi_config.report import visible  # masks credentials, escapes control characters
+
     for note in rendered.notes:
-        click.echo(f"note: {note}", err=True)
+        click.echo(f"note: {visible(note)}", err=True)
     for finding in rendered.findings:
         if finding.severity != "info" or finding.code == "LMI310":
-            click.echo(f"{finding.code} {finding.severity} [{finding.rule}] {finding.message}", err=True)
+            click.echo(
+                f"{finding.code} {finding.severity} [{finding.rule}] {visible(finding.message)}", err=True
+            )
     for problem in rendered.problems:
-        click.echo(f"error: {problem}", err=True)
+        click.echo(f"error: {visible(problem)}", err=True)
     blocked = bool(rendered.errors or rendered.problems)
     if blocked and not force:
         click.echo(
@@ -155,7 +160,8 @@ def convert(path: str, target: str, env_files: tuple[str, ...], output: str | No
     Uses the container's mapping (option.x <-> OPTION_X, option.model_id <-> HF_MODEL_ID,
     engine <-> OPTION_ENGINE); the effective values are converted, after precedence. What
     the target cannot express is reported on stderr (exit 1), never dropped silently;
-    credentials are never copied.
+    a value the target's readers would read differently is refused (exit 2). Credentials
+    are copied into a file named with -o, never to standard output.
 
     \b
     Examples:
@@ -167,7 +173,13 @@ def convert(path: str, target: str, env_files: tuple[str, ...], output: str | No
 
     try:
         stdin_bytes = _stdin_bytes() if path == "-" else None
-        result = api.convert_path(path, target, env_files=list(env_files), stdin_bytes=stdin_bytes)
+        result = api.convert_path(
+            path,
+            target,
+            env_files=list(env_files),
+            stdin_bytes=stdin_bytes,
+            keep_credentials=output not in (None, "-"),
+        )
     except USAGE_ERRORS as error:
         _fail_input(str(error))
         return
@@ -176,6 +188,12 @@ def convert(path: str, target: str, env_files: tuple[str, ...], output: str | No
     for problem in result.lost:
         click.echo(f"not converted: {visible(problem)}", err=True)
     _emit(result.text, output, target)
+    if result.credentials:
+        click.echo(
+            f"note: {output} holds the credentials of the input ({', '.join(result.credentials)}; values not "
+            "shown): keep it out of version control and logs",
+            err=True,
+        )
     sys.exit(1 if result.lost else 0)
 
 

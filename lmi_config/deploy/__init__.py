@@ -4,8 +4,11 @@
   the image (:mod:`.image_choice`), the timeouts and volume (:mod:`.sizing`), every SageMaker
   limit checked before the first call (:mod:`.limits`);
 - :mod:`.run` makes the calls (:mod:`.aws`), waits with a progress display and reads the
-  CloudWatch log on failure (:mod:`.progress`), and removes what a failed run created
-  (:mod:`.cleanup`, which also serves ``--delete``);
+  CloudWatch log on failure (:mod:`.progress`), and removes what a failed or interrupted run
+  created (:mod:`.cleanup`; Ctrl-C, SIGTERM and SIGHUP: :mod:`.interrupt`);
+- :mod:`.deletion` decides what ``--delete`` and ``--update`` remove — only what lmi-config made
+  (:mod:`.tags`) and nothing else uses — and :mod:`.s3_purge` which objects ``--purge-s3`` removes;
+  :mod:`.tags` also refuses duplicate, reserved and credential tags;
 - :mod:`.report` prints plans and outcomes; :mod:`.sdk` is the optional SageMaker SDK (role
   discovery, ``images --refresh``).
 

@@ -17,12 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmi_config import __version__
 from lmi_config.deploy.image_choice import choose_image
 from lmi_config.deploy.limits import check_plan
-from lmi_config.deploy.plan import OWNER_TAG, VARIANT_NAME, ApiCall, DeployPlan, DeployRequest, PlannedFile
+from lmi_config.deploy.plan import VARIANT_NAME, ApiCall, DeployPlan, DeployRequest, PlannedFile
 from lmi_config.deploy.sizing import EndpointSizing, size_endpoint
-from lmi_config.errors import SpecError
+from lmi_config.deploy.tags import owner_tags, user_tag_problems
+from lmi_config.errors import InputError, SpecError
+from lmi_config.io import read_bounded
 from lmi_config.knowledge import parse_lmi_version, resolve_backend
 from lmi_config.knowledge.images import images
 from lmi_config.knowledge.instances import resolve_instance
@@ -102,16 +103,35 @@ def _secret_environment(names: tuple[str, ...]) -> dict[str, str]:
     return values
 
 
+def _read_upload(path: str) -> bytes:
+    """A file to upload beside serving.properties: through the one bounded reader (a FIFO with no
+    writer, /dev/zero, a huge file or a directory is refused at once), and text, as the container
+    reads model.py and requirements.txt."""
+    data = read_bounded(path, shown=f"--file {path}")
+    if b"\0" in data:
+        offset = data.index(b"\0")
+        raise InputError(
+            f"--file {path}: is a binary file (a NUL byte at offset {offset}); --file uploads "
+            "text files read by the container (model.py, requirements.txt); put weights in the model's "
+            "own S3 location"
+        )
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"--file {path}: is not UTF-8 text (byte {error.start}); --file uploads text files "
+            "(model.py, requirements.txt)"
+        ) from None
+    return data
+
+
 def _files(paths: tuple[str, ...], rendered_text: str, bucket_prefix: str) -> list[PlannedFile]:
     planned = [PlannedFile(PROPERTIES_FILE, bucket_prefix + PROPERTIES_FILE, rendered_text.encode("utf-8"))]
     for path in paths:
+        data = _read_upload(path)
         file = Path(path)
         if file.name == PROPERTIES_FILE or any(item.name == file.name for item in planned):
             raise SpecError(f"--file {path}: {file.name} is already uploaded; give each file once")
-        try:
-            data = file.read_bytes()
-        except OSError as error:
-            raise SpecError(f"--file {path}: cannot read ({error.strerror or error})") from None
         planned.append(PlannedFile(file.name, bucket_prefix + file.name, data))
     return planned
 
@@ -344,7 +364,10 @@ def build_plan(
         ),
         autoscale=request.autoscale,
     )
-    tags = ((OWNER_TAG, __version__), *request.tags)
+    tag_refusals = user_tag_problems(request.tags, secret_values=secrets)
+    if tag_refusals:  # first and alone: the limit checks below would quote the values
+        raise SpecError("refused before any AWS call:\n  " + "\n  ".join(tag_refusals))
+    tags = (*owner_tags(endpoint_name), *request.tags)
     problems = check_plan(plan, tags)
     if problems:
         raise SpecError("refused before any AWS call:\n  " + "\n  ".join(problems))

@@ -1,39 +1,62 @@
-"""No orphans: remove what a failed run created, and ``deploy --delete NAME``.
+"""No orphans: remove what a failed or interrupted run created, and carry out ``deploy --delete``.
 
-A failed try used to leave a model and an endpoint config behind every time; here each created
-resource is recorded as it is created and removed in reverse order when a later step fails. The
-output lists what was created and what was removed (and what could not be).
+Each created resource is recorded as it is created and removed in reverse order when a later
+step fails or the run is interrupted. What could not be removed is listed with the exact command
+that removes it. What ``--delete`` removes is decided by :mod:`.deletion` before anything goes.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
+from lmi_config.deploy.deletion import DeletionPlan
+from lmi_config.deploy.interrupt import INTERRUPTIONS, signal_of, termination_raises
 from lmi_config.deploy.progress import wait_until_deleted
 from lmi_config.errors import DeployError
 
 Report = Callable[[str, bool], None]
 DELETE_WAIT_SECONDS = 900.0
+_SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+_BEHIND_AN_ENDPOINT = ("endpoint-config", "model", "s3-object")
 
 
 @dataclass
 class Removal:
-    """What was removed and what could not be (each with the reason)."""
+    """What was removed, what could not be (each with the reason), and what was kept on purpose."""
 
     removed: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # kind, name, why
+    kept: list[tuple[str, str, str]] = field(default_factory=list)  # kind, name, why (--delete)
+    interrupted_by: int | None = None  # the signal that stopped the removal part-way
+
+
+def removal_command(kind: str, name: str, region: str, endpoint_url: str | None = None) -> str:
+    """The AWS CLI command that removes one resource (shown for what deploy could not remove)."""
+    where = f"--region {shlex.quote(region)}" + (
+        f" --endpoint-url {shlex.quote(endpoint_url)}" if endpoint_url else ""
+    )
+    quoted = shlex.quote(name)
+    commands = {
+        "model": f"aws sagemaker delete-model {where} --model-name {quoted}",
+        "endpoint-config": f"aws sagemaker delete-endpoint-config {where} --endpoint-config-name {quoted}",
+        "endpoint": f"aws sagemaker delete-endpoint {where} --endpoint-name {quoted}",
+        "s3-object": f"aws s3 rm {where} {shlex.quote('s3://' + name)}",
+        "scalable-target": (
+            f"aws application-autoscaling deregister-scalable-target {where} --service-namespace sagemaker "
+            f"--resource-id {quoted} --scalable-dimension {_SCALABLE_DIMENSION}"
+        ),
+    }
+    return commands[kind]
 
 
 def _remove_one(clients: Clients, kind: str, name: str, poll_seconds: float) -> None:
     sagemaker = clients("sagemaker")
     if kind == "scalable-target":
         clients("application-autoscaling").deregister_scalable_target(
-            ServiceNamespace="sagemaker",
-            ResourceId=name,
-            ScalableDimension="sagemaker:variant:DesiredInstanceCount",
+            ServiceNamespace="sagemaker", ResourceId=name, ScalableDimension=_SCALABLE_DIMENSION
         )
     elif kind == "endpoint":
         sagemaker.delete_endpoint(EndpointName=name)
@@ -52,90 +75,56 @@ def _remove_one(clients: Clients, kind: str, name: str, poll_seconds: float) -> 
         raise ValueError(kind)
 
 
+def _try_remove(clients: Clients, kind: str, name: str, poll_seconds: float) -> str | None:
+    """None when the resource is gone (removed now, or already gone), else why it is not."""
+    try:
+        _remove_one(clients, kind, name, poll_seconds)
+    except aws_errors() as error:
+        return None if is_missing(error) else describe_error(error)
+    except DeployError as error:
+        return str(error)
+    return None
+
+
 def remove(
     clients: Clients, resources: list[tuple[str, str]], report: Report, *, poll_seconds: float = 5.0
 ) -> Removal:
-    """Remove resources newest first; a resource already gone counts as removed."""
+    """Remove resources newest first; a resource already gone counts as removed. When the endpoint
+    cannot be removed, what it runs on (config, model, files) is kept: it may still be starting on
+    them. An interruption (a second Ctrl-C, SIGTERM) stops here: the rest is listed, never lost."""
     result = Removal()
-    for kind, name in reversed(resources):
-        try:
-            _remove_one(clients, kind, name, poll_seconds)
-        except aws_errors() as error:
-            if not is_missing(error):
-                result.failed.append((kind, name, describe_error(error)))
-                report(f"  could not remove {kind} {name}: {describe_error(error)}", False)
-                continue
-        except DeployError as error:
-            result.failed.append((kind, name, str(error)))
+    pending = list(reversed(resources))
+    stuck_endpoint: str | None = None
+    while pending:
+        kind, name = pending.pop(0)
+        if stuck_endpoint is not None and kind in _BEHIND_AN_ENDPOINT:
+            result.failed.append(
+                (kind, name, f"kept: endpoint {stuck_endpoint} was not removed and may use it")
+            )
             continue
-        result.removed.append((kind, name))
-        report(f"  removed {kind} {name}", False)
+        try:
+            problem = _try_remove(clients, kind, name, poll_seconds)
+        except INTERRUPTIONS as interruption:
+            result.interrupted_by = signal_of(interruption)
+            left = [(kind, name), *pending]
+            result.failed.extend((what, item, "interrupted before it was removed") for what, item in left)
+            report("  interrupted: the rest is not removed", False)
+            return result
+        if problem is None:
+            result.removed.append((kind, name))
+            report(f"  removed {kind} {name}", False)
+            continue
+        result.failed.append((kind, name, problem))
+        report(f"  could not remove {kind} {name}: {problem}", False)
+        if kind == "endpoint":
+            stuck_endpoint = name
     return result
 
 
-def _variant_resources(clients: Clients, endpoint: str, config: dict[str, Any]) -> list[tuple[str, str]]:
-    """The scalable targets registered for the endpoint's variants."""
-    variants = [variant["VariantName"] for variant in config.get("ProductionVariants", [])]
-    resource_ids = [f"endpoint/{endpoint}/variant/{variant}" for variant in variants]
-    if not resource_ids:
-        return []
-    try:
-        targets = clients("application-autoscaling").describe_scalable_targets(
-            ServiceNamespace="sagemaker", ResourceIds=resource_ids
-        )["ScalableTargets"]
-    except aws_errors():
-        return []  # no Application Auto Scaling access: nothing of ours to remove there
-    return [("scalable-target", target["ResourceId"]) for target in targets]
-
-
-def _model_data_objects(clients: Clients, models: list[str]) -> list[tuple[str, str]]:
-    """Every object under the models' uncompressed S3 prefixes (for --purge-s3)."""
-    objects: list[tuple[str, str]] = []
-    for model in models:
-        try:
-            container = clients("sagemaker").describe_model(ModelName=model).get("PrimaryContainer", {})
-        except aws_errors():
-            continue
-        source = (container.get("ModelDataSource") or {}).get("S3DataSource", {})
-        uri = source.get("S3Uri") if source.get("S3DataType") == "S3Prefix" else None
-        if not uri or not uri.startswith("s3://"):
-            continue
-        bucket, _, prefix = uri[len("s3://") :].partition("/")
-        paginator = clients("s3").get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
-            objects.extend(("s3-object", f"{bucket}/{item['Key']}") for item in page.get("Contents", []))
-    return objects
-
-
-def delete_endpoint(
-    clients: Clients, name: str, report: Report, *, purge_s3: bool = False, poll_seconds: float = 5.0
-) -> Removal:
-    """Remove an endpoint with its config, its models, its scaling target (and with ``purge_s3``
-    the objects under its models' S3 prefixes). Raises :class:`DeployError` when it does not exist."""
-    sagemaker = clients("sagemaker")
-    try:
-        endpoint = sagemaker.describe_endpoint(EndpointName=name)
-    except aws_errors() as error:
-        if is_missing(error):
-            raise DeployError(f"no endpoint {name} in {clients.region}") from None
-        raise DeployError(describe_error(error)) from None
-    config_name = endpoint["EndpointConfigName"]
-    try:
-        config = sagemaker.describe_endpoint_config(EndpointConfigName=config_name)
-    except aws_errors() as error:
-        if not is_missing(error):
-            raise DeployError(describe_error(error)) from None
-        config = {}
-    models = [
-        variant["ModelName"] for variant in config.get("ProductionVariants", []) if variant.get("ModelName")
-    ]
-    objects = _model_data_objects(clients, models) if purge_s3 else []
-    # removed newest first: objects, models, config, endpoint, scaling target
-    resources = [
-        *objects,
-        *[("model", model) for model in models],
-        *([("endpoint-config", config_name)] if config else []),
-        ("endpoint", name),
-        *_variant_resources(clients, name, config),
-    ]
-    return remove(clients, resources, report, poll_seconds=poll_seconds)
+def carry_out(clients: Clients, plan: DeletionPlan, report: Report, *, poll_seconds: float = 5.0) -> Removal:
+    """Remove what ``plan`` removes (newest first); what it keeps is carried into the result.
+    SIGTERM or Ctrl-C part-way stops it, and what is left is listed (never silently dropped)."""
+    with termination_raises():
+        removal = remove(clients, plan.remove, report, poll_seconds=poll_seconds)
+    removal.kept = list(plan.kept)
+    return removal

@@ -10,10 +10,10 @@ from typing import Any
 
 from lmi_config.deploy.image_choice import ImageChoice
 from lmi_config.deploy.sizing import EndpointSizing, SizingOverrides
+from lmi_config.deploy.tags import OWNER_TAG as OWNER_TAG
 
 MASK = "****"
 VARIANT_NAME = "AllTraffic"
-OWNER_TAG = "lmi-config:version"  # on everything deploy creates: what it may retire after --update
 DELIVERIES = ("auto", "environment", "s3")
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lmi_config.deploy.cleanup import Removal
+from lmi_config.deploy.cleanup import Removal, removal_command
+from lmi_config.deploy.deletion import DeletionPlan
 from lmi_config.deploy.plan import DeployPlan
 from lmi_config.deploy.run import Outcome
 from lmi_config.secrets import redact
@@ -43,10 +44,56 @@ def format_plan(plan: DeployPlan, *, dry_run: bool) -> str:
     return redact("\n".join(lines), plan.secret_values()) + "\n"
 
 
-def format_removal(removal: Removal) -> list[str]:
-    lines = [f"  removed {kind} {name}" for kind, name in removal.removed]
-    lines += [f"  NOT removed {kind} {name}: {why}" for kind, name, why in removal.failed]
+Where = tuple[str, "str | None"]  # (region, endpoint URL): what the removal commands need
+
+
+def left_behind(resources: list[tuple[str, str]], where: Where) -> list[str]:
+    """One line per resource left in AWS, with the exact command that removes it."""
+    return [f"  {kind} {name}:  {removal_command(kind, name, *where)}" for kind, name in resources]
+
+
+def format_removal(removal: Removal, where: Where) -> list[str]:
+    """What could not be removed, each with why and the command that removes it."""
+    lines = []
+    for kind, name, why in removal.failed:
+        lines.append(f"  NOT removed {kind} {name}: {why}")
+        lines.append(f"    remove it with: {removal_command(kind, name, *where)}")
     return lines
+
+
+def format_deletion_plan(plan: DeletionPlan, *, dry_run: bool) -> str:
+    """What ``--delete`` removes (newest first) and what it keeps, each with why."""
+    lines = [f"{'Dry run: ' if dry_run else ''}delete {plan.target} in {plan.region}"]
+    if not plan.endpoint_found:
+        lines.append(f"  (no endpoint {plan.target}: what an earlier run made for it)")
+    lines.append("remove, in this order:" if plan.remove else "nothing to remove")
+    lines.extend(f"  {kind} {name}" for kind, name in reversed(plan.remove))
+    if plan.kept:
+        lines.append("keep:")
+        lines.extend(f"  {kind} {name}: {why}" for kind, name, why in plan.kept)
+    return "\n".join(lines) + "\n"
+
+
+def format_removal_result(removal: Removal, where: Where) -> str:
+    """After ``--delete``: removed, not removed (with commands), kept."""
+    lines = ["removed: " + (", ".join(f"{kind} {name}" for kind, name in removal.removed) or "nothing")]
+    lines.extend(format_removal(removal, where))
+    lines.extend(f"kept: {kind} {name}: {why}" for kind, name, why in removal.kept)
+    return "\n".join(lines) + "\n"
+
+
+def deletion_document(
+    plan: DeletionPlan, removal: Removal | None = None, where: Where | None = None
+) -> dict[str, Any]:
+    """``--delete --format json``: the plan, and after a run what was and was not removed."""
+    document = plan.public()
+    if removal is not None and where is not None:
+        document["removed"] = [{"kind": kind, "name": name} for kind, name in removal.removed]
+        document["not_removed"] = [
+            {"kind": kind, "name": name, "why": why, "command": removal_command(kind, name, *where)}
+            for kind, name, why in removal.failed
+        ]
+    return document
 
 
 def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
@@ -71,7 +118,8 @@ def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
             f"  remove:  lmi-config deploy --delete {outcome.endpoint_name} {where}",
         ]
     else:
-        lines = [f"deploy failed at {outcome.failed_step}: {outcome.failure}"]
+        step = f" at {outcome.failed_step}" if outcome.failed_step else ""
+        lines = [f"deploy {'stopped' if outcome.interrupted_by else 'failed'}{step}: {outcome.failure}"]
         if outcome.log_lines:
             lines.append(f"last lines of /aws/sagemaker/Endpoints/{outcome.endpoint_name}:")
             lines.extend(f"  | {line}" for line in outcome.log_lines)
@@ -79,17 +127,30 @@ def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
             lines.append(f"  ({outcome.log_note})")
     if outcome.retired is not None and outcome.retired.removed:
         lines.append("retired: " + ", ".join(f"{kind} {name}" for kind, name in outcome.retired.removed))
+    if outcome.retired is not None:
+        lines.extend(f"kept the previous {kind} {name}: {why}" for kind, name, why in outcome.retired.kept)
+        lines.extend(format_removal(outcome.retired, (outcome.region, outcome.endpoint_url)))
     lines.append("created: " + (", ".join(f"{kind} {name}" for kind, name in outcome.created) or "nothing"))
-    if outcome.removal is not None:
-        lines.append(
-            "removed: " + (", ".join(f"{kind} {name}" for kind, name in outcome.removal.removed) or "nothing")
-        )
-        lines.extend(format_removal(outcome.removal)[len(outcome.removal.removed) :])
-    elif not outcome.succeeded and outcome.created:
-        lines.append(
-            "kept (--keep-on-failure): " + ", ".join(f"{kind} {name}" for kind, name in outcome.created)
-        )
+    lines.extend(_clean_up_lines(outcome))
     return redact("\n".join(lines), secrets) + "\n"
+
+
+def _clean_up_lines(outcome: Outcome) -> list[str]:
+    """What the clean-up removed, and every resource left behind with the command that removes it."""
+    where = (outcome.region, outcome.endpoint_url)
+    if outcome.removal is not None:
+        removed = ", ".join(f"{kind} {name}" for kind, name in outcome.removal.removed) or "nothing"
+        lines = [f"removed: {removed}", *format_removal(outcome.removal, where)]
+        if outcome.removal.failed:
+            lines.append(f"still in AWS: {len(outcome.removal.failed)} resources (commands above)")
+        return lines
+    if outcome.kept_why is not None:  # in use: no removal command, it would break the endpoint
+        return [
+            f"kept ({outcome.kept_why}): " + ", ".join(f"{kind} {name}" for kind, name in outcome.created)
+        ]
+    if not outcome.succeeded and outcome.created:
+        return ["kept (--keep-on-failure); to remove them:", *left_behind(outcome.created, where)]
+    return []
 
 
 def outcome_document(outcome: Outcome) -> dict[str, Any]:
@@ -111,8 +172,24 @@ def outcome_document(outcome: Outcome) -> dict[str, Any]:
         "retired": [{"kind": kind, "name": name} for kind, name in outcome.retired.removed]
         if outcome.retired
         else [],
+        "interrupted_by": outcome.interrupted_by,
+        "left_behind": [
+            {
+                "kind": kind,
+                "name": name,
+                "command": removal_command(kind, name, outcome.region, outcome.endpoint_url),
+            }
+            for kind, name in _left(outcome)
+        ],
         "elapsed_seconds": round(outcome.elapsed_seconds, 1),
     }
+
+
+def _left(outcome: Outcome) -> list[tuple[str, str]]:
+    """What a failed or interrupted run left in AWS."""
+    if outcome.removal is not None:
+        return [(kind, name) for kind, name, _ in outcome.removal.failed]
+    return [] if outcome.succeeded or outcome.kept_why else list(outcome.created)
 
 
 def format_images(rows: list[dict[str, Any]], *, region: str | None) -> str:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
-from lmi_config.deploy.cleanup import Removal, remove
-from lmi_config.deploy.plan import OWNER_TAG, ApiCall, DeployPlan
+from lmi_config.deploy.cleanup import Removal, carry_out, remove
+from lmi_config.deploy.deletion import plan_retirement
+from lmi_config.deploy.interrupt import INTERRUPTIONS, signal_of, termination_raises
+from lmi_config.deploy.plan import ApiCall, DeployPlan
 from lmi_config.deploy.progress import Progress, clock_text, last_log_lines, wait_for_endpoint
 from lmi_config.errors import DeployError
 from lmi_config.secrets import redact
@@ -31,10 +35,16 @@ class Outcome:
     log_lines: list[str] = field(default_factory=list)
     log_note: str | None = None
     elapsed_seconds: float = 0.0
+    interrupted_by: int | None = None  # the signal (SIGINT for Ctrl-C) that stopped the run
+    kept_why: str | None = None  # why what the run created was left in place
 
 
 class _StepFailed(Exception):
     """A call was refused or the endpoint did not come up."""
+
+    def __init__(self, message: str, *, nothing_made: bool = False) -> None:
+        super().__init__(message)
+        self.nothing_made = nothing_made  # AWS refused the call: what it would create does not exist
 
 
 def _preflight(plan: DeployPlan, clients: Clients) -> str | None:
@@ -65,30 +75,21 @@ def _preflight(plan: DeployPlan, clients: Clients) -> str | None:
     return str(existing["EndpointConfigName"]) if existing else None
 
 
-def _retire_previous(clients: Clients, previous: str, say: Progress) -> Removal:
-    """After an update: remove the previous endpoint config and its model, if deploy created them."""
-    sagemaker = clients("sagemaker")
-    try:
-        config = sagemaker.describe_endpoint_config(EndpointConfigName=previous)
-        tags = sagemaker.list_tags(ResourceArn=config["EndpointConfigArn"]).get("Tags", [])
-    except aws_errors() as error:
-        say(f"kept the previous endpoint config {previous}: {describe_error(error)}", False)
-        return Removal()
-    if not any(tag.get("Key") == OWNER_TAG for tag in tags):
-        say(f"kept the previous endpoint config {previous}: lmi-config did not create it", False)
-        return Removal()
-    models = [
-        variant["ModelName"] for variant in config.get("ProductionVariants", []) if variant.get("ModelName")
-    ]
-    say("removing the previous configuration, no longer used:", False)
-    return remove(clients, [*(("model", model) for model in models), ("endpoint-config", previous)], say)
+def _retire_previous(clients: Clients, endpoint_name: str, previous: str, say: Progress) -> Removal:
+    """After an update: remove the previous endpoint config and its models, if deploy created them
+    and nothing else uses them (decided as ``--delete`` decides)."""
+    plan = plan_retirement(clients, endpoint_name, previous)
+    if plan.remove:
+        say("removing the previous configuration, no longer used:", False)
+    return carry_out(clients, plan, say)
 
 
 def _invoke(clients: Clients, call: ApiCall) -> None:
     try:
         getattr(clients(call.service), call.operation)(**call.parameters)
     except aws_errors() as error:
-        raise _StepFailed(describe_error(error)) from None
+        # a response from AWS means the call was refused; a connection error may hide a success
+        raise _StepFailed(describe_error(error), nothing_made=hasattr(error, "response")) from None
 
 
 def execute(
@@ -110,49 +111,103 @@ def execute(
     started = time.monotonic()
 
     def say(message: str, transient: bool = False) -> None:
-        progress(redact(message, secrets), transient)
+        # the terminal may be gone (SIGHUP, a closed pipe): the clean-up must still run
+        with contextlib.suppress(OSError):
+            progress(redact(message, secrets), transient)
 
-    previous = _preflight(plan, clients)
-    try:
-        for call in plan.calls:
-            outcome.failed_step = f"{call.service}.{call.operation}"
-            say(f"[{clock_text(time.monotonic() - started)}] {call.purpose}: {call.service}.{call.operation}")
-            _invoke(clients, call)
-            if call.creates:
-                outcome.created.append(call.creates)
-            if call.operation in ("create_endpoint", "update_endpoint"):
-                outcome.status = "Creating" if call.operation == "create_endpoint" else "Updating"
-                if not wait:
-                    break
-                result = wait_for_endpoint(
-                    clients("sagemaker"),
-                    plan.endpoint_name,
-                    expected_config=plan.endpoint_config_name,
-                    health_check_seconds=plan.sizing.health_check_timeout_seconds,
-                    timeout_seconds=plan.wait_timeout_seconds,
-                    poll_seconds=plan.poll_seconds,
-                    progress=say,
-                    sleep=sleep,
-                )
-                outcome.status = result.status
-                if result.status != "InService":
-                    raise _StepFailed(
-                        f"endpoint {plan.endpoint_name} is {result.status}: {result.failure_reason}"
-                    )
-        outcome.succeeded = True
-        outcome.failed_step = None
-        if plan.update and previous and wait and previous != plan.endpoint_config_name:
-            outcome.retired = _retire_previous(clients, previous, say)
-    except _StepFailed as failure:
-        outcome.failure = redact(str(failure), secrets)
-        if outcome.status not in ("not started",):
-            lines, note = last_log_lines(clients("logs"), plan.endpoint_name)
-            outcome.log_lines = [redact(line, secrets) for line in lines]
-            outcome.log_note = note
-        if keep_on_failure:
-            say("kept what this run created (--keep-on-failure)")
-        else:
-            say("removing what this run created:")
-            outcome.removal = remove(clients, outcome.created, say)
+    with termination_raises():
+        try:
+            _run_calls(plan, clients, outcome, say, wait=wait, started=started, sleep=sleep)
+        except _StepFailed as failure:
+            outcome.failure = redact(str(failure), secrets)
+            if outcome.status not in ("not started",):
+                lines, note = last_log_lines(clients("logs"), plan.endpoint_name)
+                outcome.log_lines = [redact(line, secrets) for line in lines]
+                outcome.log_note = note
+            _roll_back(clients, outcome, say, keep=keep_on_failure)
+        except INTERRUPTIONS as interruption:
+            outcome.interrupted_by = signal_of(interruption)
+            outcome.failure = f"interrupted by {signal.Signals(outcome.interrupted_by).name}"
+            # once the endpoint runs on (or rolls to) what this run made, removing it would break it
+            if (outcome.succeeded or outcome.status == "Updating") and not keep_on_failure:
+                outcome.kept_why = f"endpoint {plan.endpoint_name} runs on or may be rolling to them"
+            _roll_back(clients, outcome, say, keep=keep_on_failure or outcome.kept_why is not None)
+        except DeployError:
+            if outcome.created:  # only the preflight raises it today, before anything exists
+                _roll_back(clients, outcome, say, keep=keep_on_failure)
+            raise  # nothing could start: the name, the bucket, credentials
+        except Exception as error:  # a local failure part-way (a bug, an answer of an unexpected shape)
+            outcome.failure = redact(f"unexpected {type(error).__name__}: {error}", secrets)
+            _roll_back(clients, outcome, say, keep=keep_on_failure)
     outcome.elapsed_seconds = time.monotonic() - started
     return outcome
+
+
+def _roll_back(clients: Clients, outcome: Outcome, say: Progress, *, keep: bool) -> None:
+    if keep:
+        say(
+            "kept what this run created" + (" (--keep-on-failure)" if outcome.kept_why is None else ""), False
+        )
+        return
+    say("removing what this run created:", False)
+    outcome.removal = remove(clients, outcome.created, say)
+
+
+def _run_calls(
+    plan: DeployPlan,
+    clients: Clients,
+    outcome: Outcome,
+    say: Progress,
+    *,
+    wait: bool,
+    started: float,
+    sleep: Callable[[float], None],
+) -> None:
+    """The calls in order; each resource is recorded before its call, so an interruption between
+    AWS creating it and the answer arriving still removes it."""
+    previous = _preflight(plan, clients)
+    for call in plan.calls:
+        outcome.failed_step = f"{call.service}.{call.operation}"
+        say(
+            f"[{clock_text(time.monotonic() - started)}] {call.purpose}: {call.service}.{call.operation}",
+            False,
+        )
+        if call.creates:
+            outcome.created.append(call.creates)
+        if call.operation == "update_endpoint":
+            # from here an interruption must not remove what the endpoint may be rolling to
+            outcome.status = "Updating"
+        try:
+            _invoke(clients, call)
+        except _StepFailed as failure:
+            if call.creates and failure.nothing_made:
+                outcome.created.pop()
+            raise
+        if call.operation in ("create_endpoint", "update_endpoint"):
+            outcome.status = "Creating" if call.operation == "create_endpoint" else "Updating"
+            if not wait:
+                break
+            _wait(plan, clients, outcome, say, sleep)
+    outcome.succeeded = True
+    outcome.failed_step = None
+    if plan.update and previous and wait and previous != plan.endpoint_config_name:
+        outcome.retired = _retire_previous(clients, plan.endpoint_name, previous, say)
+        outcome.interrupted_by = outcome.retired.interrupted_by  # what is left is listed with its commands
+
+
+def _wait(
+    plan: DeployPlan, clients: Clients, outcome: Outcome, say: Progress, sleep: Callable[[float], None]
+) -> None:
+    result = wait_for_endpoint(
+        clients("sagemaker"),
+        plan.endpoint_name,
+        expected_config=plan.endpoint_config_name,
+        health_check_seconds=plan.sizing.health_check_timeout_seconds,
+        timeout_seconds=plan.wait_timeout_seconds,
+        poll_seconds=plan.poll_seconds,
+        progress=say,
+        sleep=sleep,
+    )
+    outcome.status = result.status
+    if result.status != "InService":
+        raise _StepFailed(f"endpoint {plan.endpoint_name} is {result.status}: {result.failure_reason}")

@@ -78,6 +78,15 @@ def rolling_batch_rule(backend: str, release: Release) -> RollingBatchRule:
     return next(rule for rule in rolling_batch_rules() if rule.matches(backend, release))
 
 
+def handler_rolling_batch(backend: str, release: Release) -> tuple[dict[str, str], str, str] | None:
+    """What the backend's handler runs for each rolling_batch value (the map, the value for any other,
+    the source), where its handler decides more than the recommender; None elsewhere."""
+    for row in load_data("container_shape.json")["handler_rolling_batch"]:
+        if backend in row["backends"] and release.in_range(row.get("since"), row.get("until")):
+            return dict(row["runs"]), row["otherwise"], row["source"]
+    return None
+
+
 @cache
 def dynamic_batch_keys() -> tuple[str, ...]:
     """Model-level keys whose value > 1 makes the recommender disable rolling batch."""

@@ -15,7 +15,6 @@ nearest version the SDK lists, and says so (``regions_assumed``).
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from functools import cache
@@ -104,18 +103,55 @@ def override_path() -> Path:
 
 @cache
 def _override() -> dict[str, Any] | None:
+    from lmi_config.io import read_bounded
+
     path = override_path()
+    if not os.path.lexists(path):
+        return None  # no override: the package's table (a dangling symlink is reported below)
+    named = f"{path} (the image override{_named_by()})"
+    from lmi_config.strict_json import parse_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as error:
+        # the one bounded reader (a FIFO with no writer, /dev/zero or a huge file is refused at once)
+        # and strict JSON (NaN, 1e400, huge integers, a key twice)
+        data = parse_json(read_bounded(path, shown=named), str(path))
+    except InputError as error:
         raise InputError(
-            f"{path}: unreadable image override ({error}); delete it or run `images --refresh`"
+            f"{error} (the image override{_named_by()}); or delete it, or run `lmi-config images --refresh`"
         ) from None
-    if not isinstance(data, dict) or not isinstance(data.get("sagemaker_sdk"), dict):
-        raise InputError(f"{path}: not an image override written by `lmi-config images --refresh`")
-    return data
+    problem = _override_problem(data)
+    if problem:
+        raise InputError(
+            f"{named}: not an image override written by `lmi-config images --refresh` ({problem}); "
+            "delete it or run `lmi-config images --refresh`"
+        )
+    return dict(data)
+
+
+def _override_problem(data: Any) -> str | None:
+    """What in an override's shape the readers below would trip on (they index it directly)."""
+    sdk = data.get("sagemaker_sdk") if isinstance(data, dict) else None
+    if not isinstance(sdk, dict) or not isinstance(sdk.get("frameworks"), dict):
+        return "no sagemaker_sdk.frameworks object"
+    for name, table in sdk["frameworks"].items():
+        versions = table.get("versions") if isinstance(table, dict) else None
+        if not isinstance(versions, dict) or not all(
+            isinstance(row, dict) and isinstance(row.get("tag"), str) and isinstance(row.get("regions"), list)
+            for row in versions.values()
+        ):
+            return f"framework {name}: versions must map to {{tag, regions}}"
+    rows = data.get("registries", [])
+    if not isinstance(rows, list) or not all(
+        isinstance(row, dict)
+        and all(isinstance(row.get(key), str) for key in ("region", "account", "domain"))
+        for row in rows
+    ):
+        return "registries must be a list of {region, account, domain}"
+    return None
+
+
+def _named_by() -> str:
+    return f", named by {OVERRIDE_VARIABLE}" if os.environ.get(OVERRIDE_VARIABLE) else ""
 
 
 def _table() -> dict[str, Any]:

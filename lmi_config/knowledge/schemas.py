@@ -12,18 +12,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
+from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
+from lmi_config.knowledge.schema_base import Sourced, Strict
+
 Severity = Literal["error", "warning", "info"]
 # a source in djl-serving's code: a file and line at a commit
 DJL_SOURCE_URL = r"^https://github\.com/deepjavalibrary/djl-serving/blob/(?P<commit>[0-9a-f]{40})/\S+#L\d+$"
 Accelerator = Literal["neuron", "gpu", "cpu", "any"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=())
-
-
-class Sourced(Strict):
-    source: str = Field(min_length=10)
 
 
 class Value(Sourced):
@@ -220,8 +216,19 @@ class SequenceRow(Sourced):
     note: str | None = None
 
 
+class HandlerRollingBatchRow(Sourced):
+    """What a Python handler runs for each option.rolling_batch value it accepts."""
+
+    backends: list[str]
+    since: str | None
+    until: str | None
+    runs: dict[str, str]
+    otherwise: str
+
+
 class ContainerShapeFile(Sourced):
     rolling_batch: list[RollingBatchRow]
+    handler_rolling_batch: list[HandlerRollingBatchRow]
     dynamic_batching_forces_disable: KeyList
     async_entry_points: ModuleList
     precompiled_artifacts: PrecompiledKeys
@@ -866,6 +873,8 @@ SCHEMAS: dict[str, Any] = {
     "memory.json": MemoryFile,
     "models.json": ModelsFile,
     "options.json": OptionsFile,
+    "perf_devices.json": PerfDevicesFile,
+    "perf_fit.json": PerfFitFile,
     "releases.json": ReleasesFile,
     "sagemaker_api.json": SagemakerApiFile,
     "search.json": SearchFile,
@@ -874,10 +883,12 @@ SCHEMAS: dict[str, Any] = {
     "vllm_engine_args.json": EngineArgsFile,
     "vllm_limits.json": VllmLimitsFile,
     "vllm_memory.json": VllmMemoryFile,
+    "gpu_devices.json": GpuDevicesFile,
+    "vllm_capabilities.json": VllmCapabilitiesFile,
 }
 
 
 def schema_for(name: str) -> type[BaseModel]:
     """The root model of a data file; KeyError for a file without one."""
-    found = SCHEMAS[name]
-    return found() if callable(found) and not isinstance(found, type) else found
+    found: type[BaseModel] = SCHEMAS[name]
+    return found

@@ -11,7 +11,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from lmi_config import __version__
+from lmi_config.report.rule_pages import page_url, rule_page
 from lmi_config.rules.base import Finding, Rule
+from lmi_config.secrets import redact
 
 MAX_TEXT_NOTES = 10
 MAX_FINDINGS_PER_RULE = 20  # per rule and file in text output; --max-findings changes it, 0 = all
@@ -22,8 +24,10 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u
 
 
 def visible(text: str, limit: int = MAX_MESSAGE_CHARACTERS) -> str:
-    """Text safe for a terminal or a CI log: control characters shown as escapes (``\\x1b``), and
-    at most ``limit`` characters (the rest counted, not printed)."""
+    """Text safe for a terminal or a CI log: credentials masked (:func:`lmi_config.secrets.redact`,
+    before cutting, so that no partial credential is left), control characters shown as escapes
+    (``\\x1b``), and at most ``limit`` characters (the rest counted, not printed)."""
+    text = redact(text)
     if len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit} more characters)"
     if not _UNPRINTABLE.search(text):
@@ -138,7 +142,11 @@ def _collapsed(
 
 def format_json(findings: Sequence[Finding], summary: dict[str, object]) -> str:
     """One JSON document: ``{"findings": [...], "summary": {...}}``."""
-    document = {"findings": [finding.as_dict() for finding in findings], "summary": summary}
+    shown = [{**finding.as_dict(), "message": redact(finding.message)} for finding in findings]
+    notes = summary.get("notes")
+    if isinstance(notes, list):
+        summary = {**summary, "notes": [redact(str(note)) for note in notes]}
+    document = {"findings": shown, "summary": summary}
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -156,7 +164,7 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
         result: dict[str, object] = {
             "ruleId": finding.code,
             "level": _SARIF_LEVEL[finding.severity],
-            "message": {"text": finding.message},
+            "message": {"text": redact(finding.message)},
             "locations": [{"physicalLocation": location}],
             "properties": {"rule": finding.rule, "key": finding.key},
         }
@@ -170,7 +178,8 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
             "shortDescription": {"text": item.summary},
             "fullDescription": {"text": item.why},
             "defaultConfiguration": {"level": _SARIF_LEVEL[item.severity]},
-            "help": {"text": f"{item.why}\nSource: {item.source}"},
+            "helpUri": page_url(item),
+            "help": {"text": f"{item.why}\nSource: {item.source}", "markdown": rule_page(item)},
         }
         for item in rules
     ]

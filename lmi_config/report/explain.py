@@ -66,9 +66,10 @@ def format_explain_text(document: dict[str, Any]) -> str:
             f"  verdict: {verdict} — peak {memory['peak_bytes'] / GIB:.2f} of {memory['budget_bytes'] / GIB:.2f} GiB ({memory['headroom_fraction']:.0%} headroom)"
         )
         if memory.get("kv_cache_tokens") is not None:
+            bound = "at most " if memory.get("kv_upper_bound_only") else ""
             lines.append(
-                f"  KV cache: {memory['kv_cache_tokens']} tokens per replica, "
-                f"{memory['max_concurrent_sequences']:g} sequences of max_model_len at once"
+                f"  KV cache: {bound}{memory['kv_cache_tokens']} tokens per replica, "
+                f"{bound}{memory['max_concurrent_sequences']:g} sequences of max_model_len at once"
             )
         for note in memory["notes"]:
             lines.append(f"  note: {note}")

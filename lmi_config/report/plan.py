@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from lmi_config.secrets import redact
+
 if TYPE_CHECKING:
     from lmi_config.plan import PlannedCandidate, PlanResult
 
@@ -43,7 +45,7 @@ def candidate_document(candidate: PlannedCandidate) -> dict[str, Any]:
 def format_plan_json(result: PlanResult) -> str:
     """``{"model", "objective", "candidates": [...] best first, "notes"}``."""
     document = {
-        "model": result.model,
+        "model": redact(result.model),
         "objective": result.objective,
         "candidates": [candidate_document(candidate) for candidate in result.candidates],
         "notes": result.notes,
@@ -63,7 +65,7 @@ def format_plan_text(result: PlanResult) -> str:
         f"{'#':>3}  {'instance':<15} {'TP':>3} {'copies':>6} {'batch':>5} {'seq len':>7}  "
         f"{'use / budget':>17} {'headroom':>8}  why"
     )
-    lines = [f"plan for {result.model} (objective {result.objective})", header]
+    lines = [f"plan for {redact(result.model)} (objective {result.objective})", header]
     for candidate in result.candidates:
         use = f"{candidate.peak_bytes / GIB:.1f}/{candidate.budget_bytes / GIB:.1f} GiB"
         unit = "core" if candidate.unit == "NeuronCore" else "GPU"

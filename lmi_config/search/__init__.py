@@ -1,10 +1,12 @@
 """``search``: the optimal-export-configuration workflow of seed 000, run for real.
 
 Each candidate (TP, batch, sequence length) is exported with ``optimum-cli export neuron`` and
-loaded with the seed's one-liner, each in its own process; valid configurations go to a results
-file in optimum-neuron's inference-cache-config format, saved atomically after every success;
+loaded with the seed's one-liner, each in its own process, in a directory of this search's own;
+valid configurations go to a results file in optimum-neuron's inference-cache-config format,
+merged into it (under the file's lock, marked ``exported-and-loaded``) after every success;
 failures and skips go to a journal beside it, so an interrupted search resumes where it stopped
-and never repeats a trial. ``--strategy seed`` keeps the seed's exact order; ``guided`` (the
+and never repeats a trial. Entries other runs put in the file (``plan --cache-config``'s
+predictions, other models) are kept, and a prediction is not taken for a result. ``--strategy seed`` keeps the seed's exact order; ``guided`` (the
 default) lets the one judge rule out what cannot fit within the memory model's stated margin
 and probes each (TP, batch)'s longest length from the prediction.
 """

@@ -4,19 +4,46 @@ Two entry formats (``data/search.json``): the current one of the cache repositor
 folders (``task``, ``instance_type`` = ``trn1`` | ``trn2``, ``batch_size``, ``sequence_length``,
 ``tensor_parallel_size``) and the legacy one (``batch_size``, ``sequence_length``,
 ``num_cores``, ``auto_cast_type``). Merging into an existing file keeps every entry it has
-(other models untouched, unknown fields kept) and adds only entries not already there.
+(other models untouched, unknown fields kept) and adds only entries not already there; it is
+done under the file's lock (:func:`lmi_config.io.update_locked`), so runs that write one file
+at once lose nothing and duplicate nothing.
+
+Each entry lmi-config writes says where it comes from, in a ``provenance`` field: ``predicted``
+(``plan``: the judge accepts it, nothing was compiled) or ``exported-and-loaded`` (``search``
+compiled and loaded it on a Neuron machine). optimum-neuron's readers of these files (the cache
+auto-fill tools, the export-configuration script) read the fields they know by name and ignore
+the others, so the field keeps the file loadable. Only ``exported-and-loaded`` entries count as
+results of a search; an entry written without the field (by another tool, or before the field
+existed) is kept but proves nothing.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lmi_config.errors import InputError
+from lmi_config.io import update_locked
 from lmi_config.knowledge.planning import search_constants
+from lmi_config.strict_json import dump_json, parse_json
 
 FORMATS = ("current", "legacy")
 CacheConfig = dict[str, list[dict[str, Any]]]
+PROVENANCE = "provenance"
+PREDICTED = "predicted"
+PROVEN = "exported-and-loaded"
+# an entry's provenance only ever rises: a proof is never replaced by a prediction
+_STRENGTH = {PREDICTED: 0, PROVEN: 2}
+_UNKNOWN_STRENGTH = 1
+
+
+def with_provenance(entries: list[dict[str, Any]], provenance: str) -> list[dict[str, Any]]:
+    """The entries, each marked ``predicted`` or ``exported-and-loaded``."""
+    return [{**entry, PROVENANCE: provenance} for entry in entries]
+
+
+def proven(entry: dict[str, Any]) -> bool:
+    """Whether a search exported and loaded this configuration (not only predicted it)."""
+    return entry.get(PROVENANCE) == PROVEN
 
 
 def compile_target(family: str) -> str | None:
@@ -54,17 +81,23 @@ def identity(entry: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two entries the same configuration (the fields of their format)."""
     constants = search_constants()
     fields = constants.legacy_fields if "num_cores" in entry else constants.current_fields
-    return tuple((name, entry.get(name)) for name in fields)
+    # a value of the wrong type (a list, an object) must not make the entry unhashable
+    return tuple((name, hashable(entry.get(name))) for name in fields)
 
 
-def parse(text: str, name: str) -> CacheConfig:
-    """Read a cache-config file; :class:`InputError` naming the file when it is not one."""
+def hashable(value: Any) -> Any:
+    """A field's value as a set member: lists and objects as their JSON text."""
+    return dump_json(value, indent=None) if isinstance(value, (dict, list)) else value
+
+
+def parse(text: bytes | str, name: str) -> CacheConfig:
+    """Read a cache-config file; :class:`InputError` naming the file when it is not one (not JSON,
+    a non-finite or oversized number, not ``{model_id: [entry, ...]}``)."""
+    empty = not (text.strip() if isinstance(text, str) else text.strip())
     try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as error:
-        raise InputError(
-            f"{name}:{error.lineno}: not valid JSON ({error.msg}); fix or move it, nothing was written"
-        ) from None
+        data = parse_json(text, name) if not empty else {}
+    except InputError as error:
+        raise InputError(f"{error}; nothing was written") from None
     if not isinstance(data, dict) or not all(
         isinstance(entries, list) and all(isinstance(entry, dict) for entry in entries)
         for entries in data.values()
@@ -76,19 +109,42 @@ def parse(text: str, name: str) -> CacheConfig:
 
 
 def merge(existing: CacheConfig, model_id: str, entries: list[dict[str, Any]]) -> tuple[CacheConfig, int]:
-    """``existing`` with the new entries of ``model_id`` appended (no duplicates); returns the number added."""
+    """``existing`` with the new entries of ``model_id`` appended (no duplicates); returns the number
+    added. An entry already there keeps its place and fields; only its provenance can rise (a
+    prediction that a search then proves becomes ``exported-and-loaded``, never the reverse)."""
     merged = {key: list(value) for key, value in existing.items()}
     listed = merged.setdefault(model_id, [])
-    seen = {identity(entry) for entry in listed}
+    position = {identity(entry): index for index, entry in enumerate(listed)}
     added = 0
     for entry in entries:
-        if identity(entry) not in seen:
+        index = position.get(identity(entry))
+        if index is None:
+            position[identity(entry)] = len(listed)
             listed.append(entry)
-            seen.add(identity(entry))
             added += 1
+        elif _strength(entry) > _strength(listed[index]):
+            listed[index] = {**listed[index], PROVENANCE: entry[PROVENANCE]}
     return merged, added
 
 
+def _strength(entry: dict[str, Any]) -> int:
+    return _STRENGTH.get(str(entry.get(PROVENANCE)), _UNKNOWN_STRENGTH)
+
+
 def dump(config: CacheConfig) -> str:
-    """The file's text (two-space indent, as the cache repository's files)."""
-    return json.dumps(config, indent=2) + "\n"
+    """The file's text (two-space indent, as the cache repository's files; standard JSON only)."""
+    return dump_json(config, indent=2)
+
+
+def merge_into_file(path: str, model_id: str, entries: list[dict[str, Any]]) -> int:
+    """Merge the entries of ``model_id`` into the cache-config file ``path`` (created when missing)
+    under its lock: read, merge, atomic write; returns how many entries were added. Raises
+    :class:`InputError` for a file that is not a cache config, :class:`OutputError` when it cannot
+    be written; the file is then left as it was."""
+
+    def update(current: bytes | None) -> tuple[str, int]:
+        existing = parse(current, path) if current is not None else {}
+        merged, added = merge(existing, model_id, entries)
+        return dump(merged), added
+
+    return update_locked(path, update)

@@ -3,6 +3,7 @@ load trial after trial, recording each outcome before the next one starts."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
@@ -25,8 +26,11 @@ from lmi_config.search.records import (
     SearchLock,
     SearchPaths,
     Subject,
+    check_work_dir,
     end_orphans,
+    make_directory,
     record_child,
+    results_path,
 )
 from lmi_config.search.runner import ChildRunner, StepResult, classify, remove_artifacts
 from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
@@ -86,6 +90,11 @@ class _Setup:
     subject: Subject
     paths: SearchPaths
 
+    @property
+    def exports(self) -> Path:
+        """Where this search's trials are exported (its own directory under --work-dir)."""
+        return self.paths.exports_under(Path(self.options.work_dir))
+
 
 def _prepare(options: SearchOptions) -> _Setup:
     from lmi_config.knowledge.instances import resolve_instance
@@ -93,6 +102,8 @@ def _prepare(options: SearchOptions) -> _Setup:
 
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose guided or seed")
+    results = results_path(options.output, options.model)
+    check_work_dir(Path(options.work_dir))
     try:
         arch = resolve_model(options.model, allow_hub=options.hub)
     except ModelResolutionError as error:
@@ -118,7 +129,6 @@ def _prepare(options: SearchOptions) -> _Setup:
     target = cache_config.compile_target(instance.family)
     assert target is not None
     task = options.task or ("text-generation" if arch.is_text_generation else "feature-extraction")
-    results = Path(options.output or f"{Path(options.model).name}.json")
     return _Setup(
         options,
         arch,
@@ -142,7 +152,6 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
             "dry-run", options.strategy, dry_run_text=progress.format_dry_run(rows, options.strategy)
         )
     _preflight(options)
-    Path(options.work_dir).mkdir(parents=True, exist_ok=True)
     emit(
         progress.describe_start(
             options.model, setup.machine, setup.grid, options.strategy, str(setup.paths.results)
@@ -153,9 +162,10 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
         ended = end_orphans(setup.paths.running)
         if ended:
             emit(f"ended {ended} process(es) a killed search had left running")
-        record_child(setup.paths.running, token, None)  # before any process carries the token
         record = Record(setup.paths, setup.subject)
-        outcomes = record.load()
+        outcomes = record.load()  # a damaged file stops the search before it writes anything
+        make_directory(setup.exports, "--work-dir")
+        record_child(setup.paths.running, token, None)  # before any process carries the token
         runner = ChildRunner(
             dict(os.environ, **{TOKEN_VARIABLE: token}),
             lambda group: record_child(setup.paths.running, token, group),
@@ -166,6 +176,8 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
         finally:
             _restore_handlers(previous)
             setup.paths.running.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                setup.exports.rmdir()  # only when empty: kept artifacts stay
     result.valid = sorted(Trial(*key) for key in record.load().successes)
     return result
 
@@ -224,7 +236,7 @@ def _run_trial(
     options = setup.options
     constants = search_constants()
     name = f"{Path(options.model).name}_tp{trial.tensor_parallel_size}_bs{trial.batch_size}_sl{trial.sequence_length}"
-    output = Path(options.work_dir) / name
+    output = setup.exports / name  # absolute: a path that starts with "-" is no option to the exporter
     logs = (output.with_name(name + ".export.log"), output.with_name(name + ".load.log"))
     remove_artifacts(output, *logs)  # what an interrupted attempt may have left
     values = {
@@ -258,6 +270,8 @@ def _run_trial(
             seconds += step_result.seconds
             if step_result.interrupted:
                 return None
+            if (step_result.succeeded or step == "load") and not output.is_dir():
+                _lost_export(output, trial, step)
             if not step_result.succeeded:
                 break
     finally:
@@ -280,22 +294,35 @@ def _run_trial(
     )
 
 
+def _lost_export(output: Path, trial: Trial, step: str) -> None:
+    """Stop without recording the trial: a missing export says nothing about the configuration."""
+    if step == "export":
+        why = "the exporter ended without error but wrote nothing there (check --exporter and its arguments)"
+    else:
+        why = "it was removed while the model was loading (by another process?)"
+    raise InputError(
+        f"{output}: no exported model for {trial.label()}: {why}; the trial was not recorded, "
+        "run the same command to try it again"
+    )
+
+
 def _preflight(options: SearchOptions) -> None:
     """Refuse to start when the commands cannot run at all: every trial would fail the same way
     and be journaled as a failure that a resume then skips."""
-    import subprocess
-
     for what, command in (("--exporter", options.exporter), ("--python", options.python)):
         words = shlex.split(command)
         if not words or shutil.which(words[0]) is None:
             raise InputError(f"{what} {command!r}: {words[0] if words else 'the command'} is not found")
+    from lmi_config.search.system import run_captured
+
     check = [*shlex.split(options.python), "-c", "import optimum.neuron"]
     try:
-        completed = subprocess.run(
-            check, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
+        completed = run_captured(check, 300)
+    except OSError as error:
         raise InputError(f"--python {options.python!r} cannot be run ({error})") from None
+    problem = completed.problem(f"--python {options.python!r}", 300)
+    if problem is not None:
+        raise InputError(f"{problem} while importing optimum.neuron; point --python at a Python interpreter")
     if completed.returncode != 0:
         last = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(
@@ -311,7 +338,7 @@ def _check_disk(setup: _Setup) -> None:
     if needed is None:
         weights = setup.arch.weight_bytes or setup.arch.total_params * 2
         needed = int(weights * search_constants().disk_free_factor)
-    free = shutil.disk_usage(options.work_dir).free
+    free = shutil.disk_usage(setup.exports).free
     if free < needed:
         raise InputError(
             f"{options.work_dir}: {free / 2**30:.1f} GiB free, an export of {options.model} needs about "

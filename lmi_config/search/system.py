@@ -4,8 +4,13 @@ else from the options."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shlex
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
 
 from lmi_config.errors import InputError
@@ -16,6 +21,86 @@ DETECT = (
     "print(json.dumps({'instance': get_instance_name().strip(), 'cores': get_available_cores(),"
     " 'cores_per_device': cores_per_device()}))"
 )
+
+
+CAPTURE_LIMIT_BYTES = 1024 * 1024  # a detection or an import prints a few lines, never this much
+_TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Captured:
+    """How a short command ended and the last of what it printed."""
+
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    overflowed: bool = False
+
+    def problem(self, what: str, timeout_seconds: float) -> str | None:
+        """Why the command gave no usable answer, or None when it ran to a normal end."""
+        if self.timed_out:
+            return f"{what} did not finish within {timeout_seconds:g} s"
+        if self.overflowed:
+            return f"{what} printed more than {CAPTURE_LIMIT_BYTES} bytes and was stopped"
+        return None
+
+
+def run_captured(
+    command: list[str], timeout_seconds: float, limit_bytes: int = CAPTURE_LIMIT_BYTES
+) -> Captured:
+    """Run a short command (a detection, an import check) keeping the last 64 KiB of each output
+    and stopping it (its whole process group) past ``limit_bytes`` of output or ``timeout_seconds``,
+    so that a command that never stops printing (``--python yes``) cannot exhaust memory. Raises
+    :class:`OSError` when it cannot be started."""
+    import selectors
+
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    pipes = (process.stdout, process.stderr)
+    tails = {pipe.fileno(): bytearray() for pipe in pipes}
+    selector = selectors.DefaultSelector()
+    for descriptor in tails:
+        selector.register(descriptor, selectors.EVENT_READ)
+    deadline, total, stopped = time.monotonic() + timeout_seconds, 0, ""
+    with selector:
+        while selector.get_map() and not stopped:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                stopped = "timeout"
+                break
+            for key, _ in selector.select(min(remaining, 0.5)):
+                chunk = os.read(key.fd, _TAIL_BYTES)
+                if not chunk:
+                    selector.unregister(key.fd)
+                    continue
+                tails[key.fd] += chunk
+                del tails[key.fd][:-_TAIL_BYTES]
+                total += len(chunk)
+                if total > limit_bytes:
+                    stopped = "overflow"
+    if stopped or _wait(process, deadline) is None:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        stopped = stopped or "timeout"
+    for pipe in pipes:
+        pipe.close()
+    out, err = (bytes(tail).decode("utf-8", "replace") for tail in tails.values())
+    return Captured(process.returncode, out, err, stopped == "timeout", stopped == "overflow")
+
+
+def _wait(process: subprocess.Popen[bytes], deadline: float) -> int | None:
+    try:
+        return process.wait(timeout=max(deadline - time.monotonic(), 0.01))
+    except subprocess.TimeoutExpired:
+        return None
 
 
 @dataclass(frozen=True)
@@ -31,11 +116,12 @@ class Machine:
 def detect(python: str) -> tuple[dict[str, object] | None, str]:
     """Ask optimum-neuron (with the interpreter that runs the load step); (answer, why not)."""
     try:
-        completed = subprocess.run(
-            [python, "-c", DETECT], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
+        completed = run_captured([*shlex.split(python), "-c", DETECT], 120)
+    except (OSError, ValueError) as error:
         return None, f"{python} could not be run ({error})"
+    problem = completed.problem(python, 120)
+    if problem is not None:
+        return None, problem
     if completed.returncode != 0:
         last = (completed.stderr.strip().splitlines() or ["no output"])[-1]
         return None, f"optimum-neuron could not tell ({last})"

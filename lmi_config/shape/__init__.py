@@ -19,6 +19,7 @@ from lmi_config.knowledge.container import batch_keys, dynamic_batch_keys, preco
 from lmi_config.knowledge.instances import Instance
 from lmi_config.knowledge.options import JAVA_INT_MAX
 from lmi_config.modelarch import ModelArch
+from lmi_config.shape.capability import judge_capabilities
 from lmi_config.shape.dimensions import (
     NEURON_BACKENDS,
     Target,
@@ -33,6 +34,7 @@ from lmi_config.shape.dimensions import (
     resolve_sequence_length,
     resolve_tensor_parallel_and_batch,
 )
+from lmi_config.shape.effects import judge_settings_without_effect
 from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
@@ -212,6 +214,8 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         )
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
+    problems.extend(judge_capabilities(config, target))
+    problems.extend(judge_settings_without_effect(config, shape, target))
     return Assessment(target, shape, memory, loading, tuple(problems))
 
 

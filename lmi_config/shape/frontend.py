@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import Release
-from lmi_config.knowledge.container import async_entry_points, dynamic_batch_keys, rolling_batch_rule
+from lmi_config.knowledge.container import (
+    async_entry_points,
+    dynamic_batch_keys,
+    handler_rolling_batch,
+    rolling_batch_rule,
+)
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.types import Batching, Resolved
 from lmi_config.shape.values import read_count
@@ -42,7 +47,7 @@ def resolve_batching(
             "disable", f"{dynamic_key}={dynamic} > 1: the recommender disables rolling batch", dynamic_key
         )
     elif written and written != "auto":
-        rolling = Resolved(written, "option.rolling_batch", "option.rolling_batch")
+        rolling = _handler_runs(written, backend, release)
     else:
         rolling, via_auto = _resolve_auto(config, written, rule, arch)
     entry_point = (config.get("option.entryPoint") or "").strip()
@@ -58,6 +63,20 @@ def resolve_batching(
     else:
         mode = "rolling"
     return Batching(rolling, mode, async_mode)
+
+
+def _handler_runs(written: str, backend: str, release: Release) -> Resolved[str]:
+    """A written rolling_batch as the backend's handler runs it (transformers-neuronx runs its own
+    rolling batch for lmi-dist or tnx alike)."""
+    handler = handler_rolling_batch(backend, release)
+    runs = handler[0].get(written, handler[1]) if handler is not None else written
+    if runs == written:
+        return Resolved(written, "option.rolling_batch", "option.rolling_batch")
+    return Resolved(
+        runs,
+        f"option.rolling_batch={written}: the {backend} handler runs {runs} for it",
+        "option.rolling_batch",
+    )
 
 
 def _resolve_auto(

@@ -259,7 +259,39 @@ def estimate_gpu(arch: ModelArch, instance: Instance, backend: str, shape: Shape
         )
     budget_note = f"{shape.gpu_memory_utilization:g} x {total_note}"
     layout = (strategy, padded, kv_per_gpu, weights_total)
-    return _with_kv(arch, shape, items, budget, budget_note, profile.block_size, layout, notes)
+    memory = _with_kv(arch, shape, items, budget, budget_note, profile.block_size, layout, notes)
+    return _vision_unknown(memory, arch, shape) if is_multimodal(arch, shape.vllm_version) else memory
+
+
+def is_multimodal(arch: ModelArch, version: str | None) -> bool:
+    """Whether the release's vLLM registers the model's architecture as multimodal."""
+    from lmi_config.knowledge.capabilities import vllm_capabilities
+
+    capabilities = vllm_capabilities(version)
+    return capabilities is not None and any(
+        name in capabilities.multimodal_architectures for name in arch.architectures
+    )
+
+
+def _vision_unknown(memory: MemoryBreakdown, arch: ModelArch, shape: Shape) -> MemoryBreakdown:
+    """A vision-language model: vLLM's profile run also runs the vision encoder on its largest inputs
+    (a logged InternVL-class start-up shows ~15 GiB of activations), which this estimate does not size.
+    The KV figure is then only an upper bound: what a text-only model of the same size would get."""
+    note = (
+        f"{arch.architectures[0]} is multimodal in vLLM {shape.vllm_version}: its profile run includes the vision "
+        "encoder's activations, which this estimate does not size, so the KV cache holds fewer tokens than shown "
+        "(an upper bound) — measure it (vLLM logs the KV cache size at start-up)"
+    )
+    (rank,) = memory.ranks
+    items = tuple(
+        item._replace(note=f"at most: {item.note}", estimated=True)
+        if item.name.startswith("KV cache")
+        else item
+        for item in rank.items
+    )
+    return memory._replace(
+        ranks=(rank._replace(items=items),), kv_upper_bound_only=True, notes=(*memory.notes, note)
+    )
 
 
 def _with_kv(
@@ -338,6 +370,8 @@ def kv_capacity_verdict(memory: MemoryBreakdown, max_model_len: int) -> str | No
         return None
     if max_model_len > memory.kv_cache_tokens:
         return "error"
+    if memory.kv_upper_bound_only:
+        return None  # below an upper bound: nothing certain either way
     margin = memory.kv_error_margin_fraction or 0.0
     if max_model_len > memory.kv_cache_tokens * (1 - margin):
         return "warning"

@@ -78,6 +78,9 @@ class MemoryBreakdown(NamedTuple):
     kv_cache_tokens: int | None = None  # GPU: tokens the KV cache holds per replica
     max_concurrent_sequences: float | None = None  # GPU: max_model_len sequences that fit at once
     kv_error_margin_fraction: float | None = None  # GPU: how far off the KV capacity estimate may be
+    kv_upper_bound_only: bool = (
+        False  # GPU: the KV figures are an upper bound (a VLM's vision encoder is not sized)
+    )
 
     @property
     def peak_bytes(self) -> int:

@@ -1,0 +1,133 @@
+"""What a GPU and an image's engine can run: compute capability per GPU (``gpu_devices.json``) and,
+per vLLM release, its dtype checks, quantization methods and model registry (``vllm_capabilities.json``,
+generated from vLLM's sources by ``scripts/gen_vllm_capabilities.py``)."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, NamedTuple
+
+from lmi_config.knowledge import load_data, version_tuple
+
+# LMI's option.dtype spellings -> torch's names (djl_python's properties map fp16/bf16/fp32 the same way)
+DTYPE_NAMES = {
+    "fp16": "float16", "float16": "float16", "half": "float16",
+    "bf16": "bfloat16", "bfloat16": "bfloat16",
+    "fp32": "float32", "float32": "float32", "float": "float32",
+}  # fmt: skip
+
+
+class GpuDevice(NamedTuple):
+    name: str
+    compute_capability: int  # 75 = 7.5
+    architecture: str
+    source: str
+
+    def capability_text(self) -> str:
+        """``7.5``: as NVIDIA and vLLM's messages write it."""
+        return f"{self.compute_capability // 10}.{self.compute_capability % 10}"
+
+
+class QuantizationMethod(NamedTuple):
+    name: str
+    min_capability: int
+    activation_dtypes: tuple[str, ...]
+    config_filenames: tuple[str, ...]  # empty: quantizes online, needs no quantized checkpoint
+    source: str
+
+
+class VllmCapabilities(NamedTuple):
+    """One vLLM release's facts (``version`` as the image pins it, ``read_from`` the release read)."""
+
+    version: str
+    read_from: str
+    bfloat16_min_capability: int | None
+    bfloat16_source: str | None
+    auto_dtype_supported_by_gpu: bool
+    auto_dtype_source: str
+    float16_unsupported: dict[str, str]
+    float16_source: str
+    quantization: dict[str, QuantizationMethod]
+    native_architectures: frozenset[str]
+    multimodal_architectures: frozenset[str]
+    previously_supported: frozenset[str]
+    through_transformers: frozenset[str]
+    transformers_fallback: bool
+    fallback_source: str
+    registry_source: str
+
+
+@cache
+def gpu_device(accelerator_name: str | None) -> GpuDevice | None:
+    """The GPU an instance type carries (its ``accelerator_name``), or None for an unknown one."""
+    row = load_data("gpu_devices.json")["devices"].get(accelerator_name or "")
+    if row is None:
+        return None
+    return GpuDevice(accelerator_name or "", row["compute_capability"], row["architecture"], row["source"])
+
+
+def _release(version: str, row: dict[str, Any]) -> VllmCapabilities:
+    bf16 = row["bfloat16_min_capability"] or {}
+    registry = row["architectures"]
+    return VllmCapabilities(
+        version=version,
+        read_from=row["read_from"],
+        bfloat16_min_capability=bf16.get("value"),
+        bfloat16_source=bf16.get("source"),
+        auto_dtype_supported_by_gpu=row["auto_dtype_resolution"]["value"] == "supported-by-gpu",
+        auto_dtype_source=row["auto_dtype_resolution"]["source"],
+        float16_unsupported=dict(row["float16_unsupported_model_types"]["value"]),
+        float16_source=row["float16_unsupported_model_types"]["source"],
+        quantization={
+            name: QuantizationMethod(
+                name,
+                method["min_capability"],
+                tuple(method["activation_dtypes"]),
+                tuple(method["config_filenames"]),
+                method["source"],
+            )
+            for name, method in row["quantization"].items()
+        },
+        native_architectures=frozenset(registry["native"]),
+        multimodal_architectures=frozenset(registry["multimodal"]),
+        previously_supported=frozenset(registry["previously_supported"]),
+        through_transformers=frozenset(registry["through_transformers"]),
+        transformers_fallback=bool(registry["transformers_fallback"]["value"]),
+        fallback_source=registry["transformers_fallback"]["source"],
+        registry_source=registry["source"],
+    )
+
+
+@cache
+def vllm_capabilities(version: str | None) -> VllmCapabilities | None:
+    """The facts of a vLLM version (a development build resolves to the release it was read from);
+    None when no generated entry covers it (older than the data, or not yet generated)."""
+    if not version:
+        return None
+    versions = load_data("vllm_capabilities.json")["versions"]
+    row = versions.get(version)
+    if row is None:
+        # a version the data does not list: the closest listed one of the same minor release, if any
+        wanted = version_tuple(version)
+        same_minor = [name for name in versions if version_tuple(name)[:2] == wanted[:2]]
+        if not same_minor:
+            return None
+        row = versions[max(same_minor, key=version_tuple)]
+    if row.get("same_as"):
+        row = versions[row["same_as"]]
+    return _release(version, row)
+
+
+def canonical_dtype(value: str | None) -> str | None:
+    """``bf16`` / ``bfloat16`` → ``bfloat16``; None for an unknown or empty spelling."""
+    return DTYPE_NAMES.get((value or "").strip().lower())
+
+
+@cache
+def first_release_with(architecture: str) -> str | None:
+    """The first vLLM release of the data whose registry runs ``architecture`` natively."""
+    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+        capabilities = vllm_capabilities(version)
+        if capabilities is not None and architecture in capabilities.native_architectures:
+            return capabilities.read_from
+    return None

@@ -1,0 +1,226 @@
+"""Measured rows (the format of ``shared/reference/perf_measurements.json``) as the performance model
+sees them: the configuration and workload a row describes, or why it cannot be predicted, and each
+metric as its source defines it next to the prediction of that same figure.
+
+Used by ``scripts/fit_perf.py`` and ``benchmarks/perf_accuracy.py``; a row it cannot read is
+skipped with the reason, never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from lmi_config.knowledge.instances import Instance, resolve_instance, with_lnc
+from lmi_config.modelarch import ModelArch, from_catalog
+from lmi_config.perf.types import Configuration, Prediction, Workload
+
+BACKEND_BY_FAMILY = {
+    "neuron-tnx": "transformers-neuronx",
+    "neuron-nxd": "nxdi",
+    "gpu-vllm": "vllm",
+    "gpu-trtllm": "tensorrt-llm",
+}
+# flags that say a row measures something else than plain serving of its configuration
+SKIPPED_FLAGS = {
+    "superseded_by_later_docs_version": "superseded by a later measurement of the same configuration",
+    "p99_only": "the source gives p99 figures only (the model predicts the median)",
+    "input_output_lengths_unknown": "input and output lengths are not stated",
+}
+# 16-bit dtypes as sources spell them (fp8 is read as fp8 weights on 16-bit activations)
+KNOWN_DTYPES = {"fp16": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
+# flags under which one figure is defined differently from its column
+DROPPED_METRICS = {
+    "summary_csv_throughput_is_per_request_p50": "throughput",
+    "llmperf_unpatched_tpot_may_include_ttft": "tpot",
+}
+
+
+class Metric(NamedTuple):
+    """One measured figure of a row and the model's prediction of the same figure."""
+
+    name: str  # ttft | tpot | throughput
+    measured: float
+    predicted: float
+    definition: str
+
+
+class ReadRow(NamedTuple):
+    """A row the model can predict: its configuration, workload and how each metric is defined."""
+
+    configuration: Configuration
+    workload: Workload
+    metrics: tuple[tuple[str, str, Callable[[Prediction], float], float], ...]
+
+
+def value(row: Mapping[str, Any], key: str) -> Any:
+    """A column of a row; a missing column is null."""
+    return row.get(key)
+
+
+def read_row(row: Mapping[str, Any]) -> ReadRow | str:
+    """The configuration, workload and metrics of a measured row, or why it is skipped."""
+    try:
+        return _read(row)
+    except (TypeError, ValueError, OverflowError) as error:
+        # a value of the wrong kind somewhere in the row: skipped, never guessed
+        return f"unreadable row ({str(error)[:200]})"
+
+
+def _read(row: Mapping[str, Any]) -> ReadRow | str:
+    reason = _skip_reason(row)
+    if reason:
+        return reason
+    model = value(row, "model")
+    arch = from_catalog(model) if isinstance(model, str) and len(model) <= 200 else None
+    if arch is None:
+        return f"model {str(value(row, 'model'))[:80]!r} is not in the offline catalog"
+    instance = _instance(row)
+    if isinstance(instance, str):
+        return instance
+    configuration = _configuration(row, arch, instance)
+    if isinstance(configuration, str):
+        return configuration
+    workload = _workload(row)
+    metrics = _metrics(row, workload)
+    if not metrics:
+        return "no TTFT, TPOT or throughput figure"
+    return ReadRow(configuration, workload, metrics)
+
+
+def _skip_reason(row: Mapping[str, Any]) -> str | None:
+    if value(row, "speculative_decoding"):
+        return "speculative decoding (the model predicts plain decoding)"
+    if value(row, "prefix_caching") is True:
+        return "prefix caching (the model predicts a full prefill)"
+    for flag in value(row, "quality_flags") or []:
+        if flag in SKIPPED_FLAGS:
+            return SKIPPED_FLAGS[flag]
+    family = value(row, "engine_family")
+    if family not in BACKEND_BY_FAMILY:
+        return f"no parameters for engine family {str(family)[:80]!r}"
+    for key in ("input_tokens", "output_tokens", "tp"):
+        if not _count(value(row, key)):
+            return f"{key} is not stated as a positive whole number"
+    for key in ("pp", "batch_size", "concurrency", "dp_or_copies", "max_seq_len", "output_tokens_measured"):
+        if value(row, key) is not None and not _count(value(row, key)):
+            return f"{key} is not a positive whole number"
+    return None
+
+
+def _count(number: Any) -> bool:
+    """A positive whole number of at most 10^7 (tokens, degrees and batches beyond are not real)."""
+    return (
+        isinstance(number, int | float)
+        and not isinstance(number, bool)
+        and math.isfinite(number)
+        and 1 <= number <= 10**7
+        and float(number).is_integer()
+    )
+
+
+def _instance(row: Mapping[str, Any]) -> Instance | str:
+    name = value(row, "instance") or value(row, "hardware")
+    if not isinstance(name, str) or len(name) > 100:
+        return f"unknown instance {str(name)[:80]!r}"
+    try:
+        instance = resolve_instance(str(name))
+    except ValueError:
+        return f"unknown instance {str(name)[:80]!r}"
+    lnc = value(row, "lnc")
+    if lnc and instance.lnc and int(lnc) != instance.lnc:
+        try:
+            instance = with_lnc(instance, int(lnc))
+        except ValueError as error:
+            return str(error)
+    return instance
+
+
+def _configuration(row: Mapping[str, Any], arch: ModelArch, instance: Instance) -> Configuration | str:
+    family = str(value(row, "engine_family"))
+    tp = int(value(row, "tp"))
+    pp = int(value(row, "pp") or 1)
+    if tp * pp > instance.num_cores:
+        return f"TP {tp} x PP {pp} is more than the {instance.num_cores} {instance.core_word}s of {instance.instance_type}"
+    batch = int(value(row, "batch_size") or value(row, "concurrency") or 1)
+    for key in ("dtype", "quantization"):
+        if value(row, key) is not None and not isinstance(value(row, key), str):
+            return f"{key} is not text"
+    dtype = str(value(row, "dtype") or arch.torch_dtype or "bf16").lower()
+    quantization_text = str(value(row, "quantization") or "").lower()
+    quantization = None
+    if dtype == "fp8" or "fp8" in quantization_text:
+        quantization, dtype = "fp8", "bf16"
+    elif "int8" in quantization_text:
+        quantization = "int8"
+    elif quantization_text:
+        return f"quantization {quantization_text[:60]!r} is not one the model knows (fp8, int8)"
+    if dtype not in KNOWN_DTYPES:
+        return f"dtype {dtype[:60]!r} is not one the model knows ({', '.join(KNOWN_DTYPES)})"
+    dtype = KNOWN_DTYPES[dtype]
+    return Configuration(
+        arch=arch,
+        instance=instance,
+        backend=BACKEND_BY_FAMILY[family],
+        tensor_parallel_degree=tp,
+        pipeline_parallel_degree=pp,
+        max_concurrent_sequences=batch,
+        sequence_length=value(row, "max_seq_len"),
+        weight_dtype=dtype,
+        quantization=quantization,
+        copies=int(value(row, "dp_or_copies") or 1),
+        batching="static" if value(row, "source_group") == "neuron-perf-page" else "continuous",
+    )
+
+
+def _workload(row: Mapping[str, Any]) -> Workload:
+    measured = value(row, "output_tokens_measured")
+    output = int(round(measured)) if measured else int(value(row, "output_tokens"))
+    concurrency = value(row, "concurrency") or value(row, "batch_size")
+    return Workload(int(value(row, "input_tokens")), output, int(concurrency) if concurrency else None)
+
+
+def _metrics(
+    row: Mapping[str, Any], workload: Workload
+) -> tuple[tuple[str, str, Callable[[Prediction], float], float], ...]:
+    dropped = {DROPPED_METRICS[flag] for flag in value(row, "quality_flags") or [] if flag in DROPPED_METRICS}
+    both = workload.input_tokens + workload.output_tokens
+    candidates: list[tuple[str, str, Callable[[Prediction], float], Any]] = [
+        ("ttft", "time to first token, ms", lambda p: p.ttft_ms, value(row, "ttft_ms")),
+        ("tpot", "time per output token, ms", lambda p: p.tpot_ms, value(row, "tpot_ms")),
+        (
+            "tpot",
+            "request latency per input + output token, ms (Neuron SDK 2.14-2.17 tables)",
+            lambda p: p.end_to_end_ms / both,
+            value(row, "latency_per_token_ms"),
+        ),
+        (
+            "throughput",
+            "output tokens/s of the whole system",
+            lambda p: p.output_tokens_per_second,
+            value(row, "throughput_output_tokens_per_s"),
+        ),
+        (
+            "throughput",
+            "input + output tokens/s of the whole system (Neuron SDK 2.14-2.17 tables)",
+            lambda p: p.output_tokens_per_second * both / workload.output_tokens,
+            value(row, "throughput_total_tokens_per_s"),
+        ),
+    ]
+    return tuple(
+        (name, definition, figure, float(measured))
+        for name, definition, figure, measured in candidates
+        if isinstance(measured, int | float)
+        and not isinstance(measured, bool)
+        and measured > 0
+        and name not in dropped
+    )
+
+
+def compare(read: ReadRow, prediction: Prediction) -> list[Metric]:
+    """Each measured figure of a row next to the prediction of the same figure."""
+    return [
+        Metric(name, measured, figure(prediction), definition)
+        for name, definition, figure, measured in read.metrics
+    ]

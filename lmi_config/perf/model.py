@@ -1,0 +1,312 @@
+"""The performance model: one pure function from (configuration, workload) to TTFT, TPOT,
+end-to-end latency, tokens/s and requests/s, each itemized by what it spends time on.
+
+Physics (a roofline per phase, per TP group):
+
+- a decode step reads every weight once and every running sequence's KV cache once, and does
+  2 FLOPs per active parameter and token plus the attention over the context: its time is the
+  larger of memory time and compute time, plus two all-reduces per layer across the TP group and a
+  fixed per-step overhead; under continuous batching it also carries the prefill of the requests
+  that arrive meanwhile (one per sequence every ``output_tokens`` steps);
+- prefill (the first token) is compute: 2 FLOPs per parameter and token plus causal attention,
+  plus its all-reduces and a fixed per-request overhead; a static batch prefills all its sequences
+  before the first token, continuous batching makes a new request wait for part of the others'.
+
+Bytes come from ``sizing`` (the same padded weights, replicated KV heads and dtype sizes as the
+memory table); device facts from ``data/perf_devices.json``; the few efficiencies of each engine
+family from ``data/perf_fit.json`` (``scripts/fit_perf.py``). No I/O beyond those data files.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from lmi_config.knowledge.models import architecture_family
+from lmi_config.perf.devices import (
+    Device,
+    UnsupportedConfiguration,
+    device_for,
+    engine_family,
+    fitted_efficiency,
+)
+from lmi_config.perf.types import Configuration, Efficiency, Phase, Prediction, Term, Workload
+from lmi_config.sizing import Shape, dtype_bytes, kv_layout
+from lmi_config.sizing.gpu import kv_bytes_per_token
+from lmi_config.sizing.gpu import weight_bytes as gpu_weight_bytes
+from lmi_config.sizing.model import weights_bytes as neuron_weight_bytes
+
+MS = 1e3
+ACTIVATION_BYTES = 2  # all-reduce payloads are bf16/fp16 activations
+FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2", "fbgemm_fp8")
+
+
+class _Costs(NamedTuple):
+    """What one TP group of one model copy moves and computes, independent of the engine."""
+
+    family: str
+    device: Device
+    chips: float  # chips (or GPUs) one token's work is spread over
+    tensor_parallel_degree: int
+    weight_bytes: float  # every weight, as stored (padded, replicated, quantized)
+    expert_bytes: float  # of which routed experts (MoE), read only where a token is routed
+    routed_fraction: float  # experts per token / experts (1 for a dense model)
+    kv_bytes_per_token: float  # K and V of one token, all layers, all ranks
+    active_params: float  # parameters one token multiplies (MoE: the routed experts only)
+    attention_width: float  # layers x query heads x head size: attention FLOPs per token pair / 2
+    layers: int
+    hidden_size: int
+    compute_dtype: str
+    window: int | None  # sliding-window attention caps the context read
+
+
+def predict(
+    configuration: Configuration, workload: Workload, efficiency: Efficiency | None = None
+) -> Prediction:
+    """Predicted TTFT, TPOT, end-to-end latency, output tokens/s and requests/s per instance.
+
+    ``efficiency`` overrides the fitted parameters (the fit script evaluates candidates with it).
+    Raises :class:`UnsupportedConfiguration` when the device or the backend has no facts.
+    """
+    _check(configuration, workload)
+    costs = _costs(configuration)
+    params = efficiency or fitted_efficiency(costs.family)
+    static = configuration.batching == "static"
+    slots = configuration.max_concurrent_sequences
+    in_flight = workload.concurrency if workload.concurrency else slots
+    running = min(in_flight, slots)
+    context = workload.input_tokens + workload.output_tokens / 2
+    if costs.window:
+        context = min(context, costs.window)
+    tpot = _decode_step(costs, params, running, context, workload, static)
+    ttft = _first_token(costs, params, running, workload, static)
+    end_to_end = ttft.milliseconds + max(workload.output_tokens - 1, 0) * tpot.milliseconds
+    notes = []
+    if in_flight > slots:
+        # Little's law: requests beyond the slots wait for a slot to free
+        wait = (in_flight - slots) / slots * end_to_end
+        ttft = ttft._replace(
+            milliseconds=ttft.milliseconds + wait,
+            terms=(
+                *ttft.terms,
+                Term("queueing", wait, f"{in_flight - slots} requests wait for {slots} slots"),
+            ),
+        )
+        ttft = ttft._replace(bound=_dominant(ttft.terms))
+        notes.append(f"concurrency {in_flight} is above the {slots} sequences a copy runs at once")
+        end_to_end += wait
+    per_copy = running * workload.output_tokens / (end_to_end / MS) if end_to_end > 0 else 0.0
+    tokens_per_second = per_copy * configuration.copies
+    if configuration.pipeline_parallel_degree > 1:
+        notes.append("pipeline stages are counted one after the other (no micro-batch overlap)")
+    return Prediction(
+        engine_family=costs.family,
+        batching="static" if static else "continuous",
+        running_sequences=running,
+        ttft=ttft,
+        tpot=tpot,
+        end_to_end_ms=end_to_end,
+        output_tokens_per_second=tokens_per_second,
+        requests_per_second=tokens_per_second / max(workload.output_tokens, 1),
+        notes=tuple(notes),
+    )
+
+
+def _check(configuration: Configuration, workload: Workload) -> None:
+    if configuration.tensor_parallel_degree < 1 or configuration.pipeline_parallel_degree < 1:
+        raise UnsupportedConfiguration("tensor and pipeline parallel degrees must be at least 1")
+    if configuration.max_concurrent_sequences < 1 or configuration.copies < 1:
+        raise UnsupportedConfiguration("max concurrent sequences and copies must be at least 1")
+    if workload.input_tokens < 1 or workload.output_tokens < 1:
+        raise UnsupportedConfiguration("a request needs at least one input and one output token")
+    if workload.concurrency is not None and workload.concurrency < 1:
+        raise UnsupportedConfiguration("concurrency must be at least 1")
+
+
+def _costs(configuration: Configuration) -> _Costs:
+    arch = configuration.arch
+    instance = configuration.instance
+    family = engine_family(configuration.backend, instance)
+    device = device_for(instance)
+    tp = configuration.tensor_parallel_degree
+    neuron = instance.accelerator == "neuron"
+    sequence = configuration.sequence_length or 1
+    shape = Shape(
+        tensor_parallel_degree=tp,
+        batch_size=configuration.max_concurrent_sequences,
+        sequence_length=sequence,
+        weight_dtype=configuration.weight_dtype,
+        kv_dtype=configuration.kv_dtype or configuration.weight_dtype,
+        quantize=configuration.quantization,
+        gqa_strategy=configuration.gqa_strategy,
+        pipeline_parallel_degree=configuration.pipeline_parallel_degree,
+        kv_cache_dtype=configuration.kv_dtype,
+    )
+    if neuron:
+        sizing_backend = "transformers-neuronx" if family == "neuron-tnx" else "nxdi"
+        _, padded, kv_per_core = kv_layout(arch, tp, sizing_backend, configuration.gqa_strategy)
+        weights, _ = neuron_weight_bytes(arch, shape, padded, kv_per_core, neuron=True)
+        kv_token = 2 * arch.num_layers * kv_per_core * tp * arch.head_dim * dtype_bytes(shape.kv_dtype)
+        # a logical NeuronCore is 1/cores_per_device of a chip (LNC=2 on trn2: a quarter)
+        chips = tp / instance.cores_per_device
+        heads = padded
+    else:
+        weights = gpu_weight_bytes(arch, shape)[0]
+        kv_token = kv_bytes_per_token(arch, shape._replace(pipeline_parallel_degree=1)) * tp
+        chips = float(tp)
+        heads = arch.num_attention_heads
+    experts = _expert_params(configuration)
+    bytes_per_weight = weights / max(arch.total_params, 1)
+    quantized = (configuration.quantization or "").strip().lower()
+    compute_dtype = "fp8" if quantized in FP8_NAMES else configuration.weight_dtype.lower()
+    return _Costs(
+        family=family,
+        device=device,
+        chips=chips,
+        tensor_parallel_degree=tp,
+        weight_bytes=float(weights),
+        expert_bytes=experts * bytes_per_weight,
+        routed_fraction=_routed_fraction(configuration),
+        kv_bytes_per_token=float(kv_token),
+        active_params=_active_params(configuration, experts),
+        attention_width=float(arch.num_layers * heads * arch.head_dim),
+        layers=arch.num_layers,
+        hidden_size=arch.hidden_size,
+        compute_dtype="bf16" if compute_dtype in ("bfloat16", "auto") else compute_dtype,
+        window=arch.sliding_window if family != "neuron-tnx" else None,
+    )
+
+
+def _expert_params(configuration: Configuration) -> float:
+    """Parameters of the routed experts (0 for a dense model)."""
+    arch = configuration.arch
+    if not arch.num_experts:
+        return 0.0
+    gated = arch.model_type in architecture_family("gated_mlp")
+    width = arch.moe_intermediate_size or arch.intermediate_size
+    return float(arch.num_layers * arch.num_experts * (3 if gated else 2) * arch.hidden_size * width)
+
+
+def _routed_fraction(configuration: Configuration) -> float:
+    arch = configuration.arch
+    if not arch.num_experts:
+        return 1.0
+    return min(arch.experts_per_token or 1, arch.num_experts) / arch.num_experts
+
+
+def _active_params(configuration: Configuration, experts: float) -> float:
+    return configuration.arch.total_params - experts * (1 - _routed_fraction(configuration))
+
+
+def _flops_seconds(costs: _Costs, params: Efficiency, linear: float, attention: float = 0.0) -> float:
+    """Seconds for FLOPs in the linear layers and in attention, each at its achieved share of peak."""
+    peak = costs.device.flops(costs.compute_dtype) * costs.chips
+    if peak <= 0:
+        return math.inf
+    return linear / (peak * params.prefill_flops_fraction) + attention / (
+        peak * params.attention_flops_fraction
+    )
+
+
+def _bytes_seconds(costs: _Costs, params: Efficiency, size: float) -> float:
+    rate = costs.device.memory_bandwidth_bytes_per_second * costs.chips * params.decode_bandwidth_fraction
+    return size / rate if rate > 0 else math.inf
+
+
+def _all_reduces_seconds(costs: _Costs, params: Efficiency, tp: int, tokens: float) -> tuple[float, str]:
+    """Two all-reduces per layer (attention output, MLP output) across the TP group."""
+    if tp <= 1:
+        return 0.0, "TP 1: no all-reduce"
+    count = 2 * costs.layers
+    payload = tokens * costs.hidden_size * ACTIVATION_BYTES
+    link = costs.device.interconnect_bytes_per_second
+    transfer = 2 * (tp - 1) / tp * payload / link if link else 0.0
+    seconds = count * (params.collective_latency_us / 1e6 + transfer)
+    how = f"{count} all-reduces x ({params.collective_latency_us:.0f} us"
+    how += (
+        f" + {payload / 1e6:.2f} MB over {costs.device.interconnect})" if link else ", bandwidth not stated)"
+    )
+    return seconds, how
+
+
+def _decode_step(
+    costs: _Costs, params: Efficiency, running: int, context: float, workload: Workload, static: bool
+) -> Phase:
+    tp = costs.tensor_parallel_degree
+    # the share of experts at least one running sequence is routed to (uniform routing)
+    touched = 1 - (1 - costs.routed_fraction) ** running if costs.expert_bytes else 1.0
+    weights = costs.weight_bytes - costs.expert_bytes * (1 - touched)
+    weight_s = _bytes_seconds(costs, params, weights)
+    kv_s = _bytes_seconds(costs, params, running * context * costs.kv_bytes_per_token)
+    linear_flops = running * 2 * costs.active_params
+    attention_flops = running * 4 * costs.attention_width * context
+    flops = linear_flops + attention_flops
+    compute_s = _flops_seconds(costs, params, linear_flops, attention_flops)
+    collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, running)
+    memory_s = weight_s + kv_s
+    overlapped = compute_s <= memory_s
+    terms = [
+        Term("weight reads", weight_s * MS if overlapped else 0.0, f"{weights / 1e9:.2f} GB of weights"),
+        Term("KV reads", kv_s * MS if overlapped else 0.0, f"{running} sequences x {context:.0f} tokens"),
+        Term(
+            "compute",
+            0.0 if overlapped else compute_s * MS,
+            f"{flops / 1e12:.2f} TFLOP" + (" (overlapped with the memory reads)" if overlapped else ""),
+        ),
+        Term("collectives", collectives_s * MS, collectives_note),
+        Term("fixed overhead", params.step_overhead_ms, "per decode step (fitted)"),
+        Term(
+            "per-sequence overhead",
+            running * params.sequence_overhead_us / 1e3,
+            f"{running} sequences x {params.sequence_overhead_us:.0f} us (sampling, bookkeeping; fitted)",
+        ),
+    ]
+    if not static:
+        arriving = running * workload.input_tokens / workload.output_tokens
+        share = arriving / workload.input_tokens  # prompts prefilled per step
+        prefill_s = _flops_seconds(costs, params, *_prefill_flops(costs, workload.input_tokens)) * share
+        terms.append(
+            Term("prefill of arriving requests", prefill_s * MS, f"{arriving:.1f} prompt tokens per step")
+        )
+    return _phase("TPOT", terms)
+
+
+def _prefill_flops(costs: _Costs, tokens: int) -> tuple[float, float]:
+    """(linear, attention) FLOPs of one prompt: 2 per active parameter and token; causal attention
+    (QK and PV, half the square)."""
+    return 2 * costs.active_params * tokens, 2 * costs.attention_width * tokens * tokens
+
+
+def _first_token(costs: _Costs, params: Efficiency, running: int, workload: Workload, static: bool) -> Phase:
+    tp = costs.tensor_parallel_degree
+    tokens = workload.input_tokens
+    one_s = _flops_seconds(costs, params, *_prefill_flops(costs, tokens))
+    weight_s = _bytes_seconds(costs, params, costs.weight_bytes)
+    collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, tokens)
+    sequences = running if static else 1
+    compute_s = max(one_s, weight_s) * sequences
+    bound_name = "compute" if one_s >= weight_s else "weight reads"
+    terms = [
+        Term(bound_name, compute_s * MS, f"{sequences} x {tokens} prompt tokens"),
+        Term("collectives", collectives_s * sequences * MS, collectives_note),
+        Term("fixed overhead", params.request_overhead_ms, "per request (fitted)"),
+    ]
+    if not static and running > 1:
+        wait_s = params.prefill_wait_fraction * (running - 1) * (one_s + collectives_s)
+        terms.append(
+            Term("waiting for other prefills", wait_s * MS, f"{running - 1} other requests in flight")
+        )
+    return _phase("TTFT", terms)
+
+
+def _phase(name: str, terms: list[Term]) -> Phase:
+    return Phase(name, sum(term.milliseconds for term in terms), tuple(terms), _dominant(terms))
+
+
+def _dominant(terms: tuple[Term, ...] | list[Term]) -> str:
+    """The bound: memory bandwidth (weights + KV together), compute, collectives or an overhead."""
+    groups: dict[str, float] = {}
+    for term in terms:
+        group = "memory bandwidth" if term.name in ("weight reads", "KV reads") else term.name
+        groups[group] = groups.get(group, 0.0) + term.milliseconds
+    return max(groups, key=lambda group: groups[group])

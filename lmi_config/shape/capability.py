@@ -1,0 +1,293 @@
+"""The judge's verdict on what the GPU and the image's vLLM can run (``knowledge/capabilities.py``).
+
+Each problem's ``check`` is the slug of the rule that reports it (``rules/hardware.py``); errors block
+the planner like every other error of the judge, so ``plan`` and ``render auto`` never choose what
+these checks refuse.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from lmi_config.knowledge.capabilities import (
+    GpuDevice,
+    QuantizationMethod,
+    VllmCapabilities,
+    canonical_dtype,
+    first_release_with,
+    gpu_device,
+    vllm_capabilities,
+)
+from lmi_config.shape.problems import Problem
+
+if TYPE_CHECKING:
+    from lmi_config.configfile.canonical import CanonicalConfig
+    from lmi_config.shape.dimensions import Target
+
+MODEL_KEY = "option.model_id"
+_NO_QUANTIZATION = ("", "none", "false")
+# methods that read one checkpoint's settings under another name (vLLM's override_quantization_method)
+_FAMILIES = (
+    frozenset({"gptq", "auto_gptq", "gptq_marlin", "marlin", "gptq_marlin_24", "gptq_bitblas", "bitblas"}),
+    frozenset({"awq", "awq_marlin"}),
+)
+_NEWER_GPUS = "g5, g6, g6e, p4d, p5"
+
+
+class Engine(NamedTuple):
+    """The vLLM release the image runs and the GPU of the instance (unknown: None)."""
+
+    capabilities: VllmCapabilities
+    gpu: GpuDevice | None
+
+    @property
+    def supports_bfloat16(self) -> bool:
+        minimum = self.capabilities.bfloat16_min_capability
+        return self.gpu is None or minimum is None or self.gpu.compute_capability >= minimum
+
+
+class Dtype(NamedTuple):
+    name: str  # float16 | bfloat16 | float32
+    reason: str
+    key: str | None  # option.dtype where the file sets it
+
+
+class Quantization(NamedTuple):
+    method: QuantizationMethod
+    key: str | None  # option.quantize / option.quantization; None: the checkpoint's own
+    explicit: bool
+
+
+def _capability_text(value: int) -> str:
+    return f"{value // 10}.{value % 10}"
+
+
+def engine_of(target: Target) -> Engine | None:
+    """The vLLM facts that apply: the vLLM backend at a release the generated data covers."""
+    if target.backend != "vllm":
+        return None
+    capabilities = vllm_capabilities(target.release.vllm)
+    if capabilities is None:
+        return None
+    instance = target.instance
+    gpu = (
+        gpu_device(instance.accelerator_name)
+        if instance is not None and instance.accelerator == "gpu"
+        else None
+    )
+    return Engine(capabilities, gpu)
+
+
+def effective_dtype(config: CanonicalConfig, target: Target, engine: Engine) -> Dtype | None:
+    """The dtype vLLM runs with: option.dtype, else what ``auto`` makes of the checkpoint's torch_dtype
+    in this release (before 0.10 vLLM keeps it; later releases pick one the GPU and the model allow)."""
+    written = (config.get("option.dtype") or "").strip().lower()
+    key = "option.dtype" if config.has("option.dtype") else None
+    if written not in ("", "auto"):
+        name = canonical_dtype(written)
+        return Dtype(name, f"option.dtype={written}", key) if name else None
+    if target.arch is None:
+        return None
+    checkpoint = canonical_dtype(target.arch.torch_dtype) or "float32"  # none named: transformers' float32
+    capabilities = engine.capabilities
+    if not capabilities.auto_dtype_supported_by_gpu:
+        if checkpoint == "float32":
+            return Dtype("float16", "dtype auto: vLLM loads a float32 checkpoint as float16", key)
+        return Dtype(
+            checkpoint, f"dtype auto keeps the checkpoint's {checkpoint} in vLLM {capabilities.version}", key
+        )
+    supported = ["bfloat16", "float16", "float32"] if engine.supports_bfloat16 else ["float16", "float32"]
+    if target.arch.model_type in capabilities.float16_unsupported:
+        supported.remove("float16")
+    chosen = supported[0] if checkpoint == "float32" or checkpoint not in supported else checkpoint
+    return Dtype(
+        chosen, f"dtype auto in vLLM {capabilities.version} picks {chosen} for this GPU and model", key
+    )
+
+
+def runnable_dtype(config: CanonicalConfig, target: Target) -> str | None:
+    """``fp16`` where the configuration leaves the dtype to vLLM, vLLM would run bfloat16, the GPU has no
+    bfloat16 and the model allows float16 — the dtype the planner writes so that what it proposes runs."""
+    engine = engine_of(target)
+    if (
+        engine is None
+        or engine.supports_bfloat16
+        or (config.get("option.dtype") or "auto").strip().lower() != "auto"
+    ):
+        return None
+    dtype = effective_dtype(config, target, engine)
+    refused = target.arch is not None and target.arch.model_type in engine.capabilities.float16_unsupported
+    return "fp16" if dtype is not None and dtype.name == "bfloat16" and not refused else None
+
+
+def quantization(config: CanonicalConfig, target: Target, engine: Engine) -> Quantization | None:
+    """The quantization method: the one the configuration names, else the checkpoint's own."""
+    methods = engine.capabilities.quantization
+    for key in ("option.quantize", "option.quantization"):
+        name = (config.get(key) or "").strip().lower()
+        if name not in _NO_QUANTIZATION:
+            return Quantization(methods[name], key, True) if name in methods else None
+    declared = checkpoint_method(target)
+    return Quantization(methods[declared], None, False) if declared in methods else None
+
+
+def checkpoint_method(target: Target) -> str | None:
+    """The quantization method config.json declares (quantization_config / compression_config)."""
+    if target.arch is None:
+        return None
+    declared: Any = target.arch.loading.get("quantization_config") or target.arch.loading.get(
+        "compression_config"
+    )
+    method = declared.get("quant_method") if isinstance(declared, dict) else None
+    return str(method).strip().lower() if method else None
+
+
+def transformers_knows(target: Target) -> bool | None:
+    """Whether the transformers of the image that runs the backend knows the model type (None: unknown)."""
+    from lmi_config.knowledge import backends
+    from lmi_config.knowledge.image_support import image_of, known_to_transformers, pins_at
+
+    backend = backends().get(target.backend)
+    if backend is None or target.arch is None:
+        return None
+    image = image_of(backend, target.release, None)
+    pins = pins_at(image, target.release) if image else None
+    version = pins.pinned("transformers", target.backend) if pins else None
+    model_type = str(target.arch.loading.get("model_type") or target.arch.model_type)
+    return known_to_transformers(model_type, version) if version else None
+
+
+def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """Every refusal of the GPU and the image's vLLM, as problems of the verdict."""
+    engine = engine_of(target)
+    if engine is None:
+        return []
+    dtype = effective_dtype(config, target, engine)
+    found = quantization(config, target, engine)
+    problems = [
+        *_dtype_problems(target, engine, dtype),
+        *_quantization_problems(target, engine, dtype, found),
+        *_architecture_problems(target, engine),
+    ]
+    return problems
+
+
+def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list[Problem]:
+    if dtype is None:
+        return []
+    capabilities, gpu, arch = engine.capabilities, engine.gpu, target.arch
+    refused = capabilities.float16_unsupported.get(arch.model_type) if arch is not None else None
+    key = dtype.key or MODEL_KEY
+    if dtype.name == "bfloat16" and gpu is not None and not engine.supports_bfloat16:
+        minimum = _capability_text(capabilities.bfloat16_min_capability or 80)
+        advice = (
+            f"float16 is refused for {arch.model_type if arch else 'this model'} too: use a GPU of compute capability "
+            f"{minimum} or more ({_NEWER_GPUS})"
+            if refused
+            else f"set option.dtype=fp16, or use a GPU of compute capability {minimum} or more ({_NEWER_GPUS})"
+        )
+        message = (
+            f"{dtype.reason}: bfloat16, which vLLM {capabilities.version} refuses on the {gpu.name} (compute "
+            f"capability {_capability_text(gpu.compute_capability)}; bfloat16 needs {minimum}) — {advice}"
+        )
+        return [Problem("dtype-unsupported-by-gpu", "error", message, key)]
+    if dtype.name == "float16" and refused:
+        advice = (
+            "set option.dtype=bf16"
+            if engine.supports_bfloat16
+            else "use a GPU with bfloat16 (compute capability 8.0+)"
+        )
+        message = (
+            f"{dtype.reason}: float16, which vLLM {capabilities.version} refuses for {arch.model_type if arch else ''} "
+            f"({refused.rstrip('.')}) — {advice}"
+        )
+        return [Problem("dtype-refused-for-model", "error", message, key)]
+    return []
+
+
+def _quantization_problems(
+    target: Target, engine: Engine, dtype: Dtype | None, found: Quantization | None
+) -> list[Problem]:
+    if found is None:
+        return []
+    problems = []
+    method, gpu, version = found.method, engine.gpu, engine.capabilities.version
+    key = found.key or MODEL_KEY
+    if gpu is not None and gpu.compute_capability < method.min_capability:
+        what = (
+            f"{found.key}={method.name}" if found.explicit else f"the checkpoint's {method.name} quantization"
+        )
+        problems.append(
+            Problem(
+                "quantization-unsupported-by-gpu",
+                "error",
+                f"{what}: vLLM {version}'s {method.name} kernels need compute capability "
+                f"{_capability_text(method.min_capability)}; the {gpu.name} has "
+                f"{_capability_text(gpu.compute_capability)} — use a newer GPU, another method, or a newer LMI release",
+                key,
+            )
+        )
+    if not found.explicit:
+        return problems  # for a checkpoint's own method vLLM may pick a variant (awq -> awq_marlin) that takes more
+    if dtype is not None and method.activation_dtypes and dtype.name not in method.activation_dtypes:
+        allowed = ", ".join(method.activation_dtypes)
+        problems.append(
+            Problem(
+                "quantization-dtype-unsupported",
+                "error",
+                f"{dtype.reason}: {dtype.name}, which vLLM {version}'s {method.name} kernels do not take (they take "
+                f"{allowed}) — set option.dtype to {method.activation_dtypes[0]}",
+                dtype.key or key,
+            )
+        )
+    problems.extend(_checkpoint_problems(target, method, key))
+    return problems
+
+
+def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -> list[Problem]:
+    """A pre-quantized method (one that reads the checkpoint's settings) against what config.json declares."""
+    if not method.config_filenames or target.arch is None:
+        return []  # an online method (fp8, in-flight bitsandbytes) quantizes as it loads
+    declared, name = checkpoint_method(target), method.name
+    if declared is None:
+        files = " / ".join(method.config_filenames)
+        message = (
+            f"{target.arch.model_id} has no quantization_config in config.json: vLLM's {name} reads a pre-quantized "
+            f"checkpoint ({files}), so the load stops with 'Cannot find the config file for {name}' — use a "
+            f"checkpoint quantized with {name}, or an online method (fp8)"
+        )
+        return [Problem("quantization-not-in-checkpoint", "error", message, key)]
+    if declared != name and not any({declared, name} <= family for family in _FAMILIES):
+        message = (
+            f"the checkpoint is quantized with {declared} (config.json quantization_config) but the configuration "
+            f"asks vLLM for {name}: vLLM refuses the mismatch — remove {key} (vLLM reads {declared} from the checkpoint)"
+        )
+        return [Problem("quantization-not-in-checkpoint", "error", message, key)]
+    return []
+
+
+def _architecture_problems(target: Target, engine: Engine) -> list[Problem]:
+    arch, capabilities = target.arch, engine.capabilities
+    if arch is None or not arch.architectures:
+        return []
+    listed = capabilities.native_architectures | capabilities.through_transformers
+    if any(name in listed for name in arch.architectures) or transformers_knows(target) is False:
+        return []  # transformers_knows False: model-type-unsupported says the image cannot even read the config
+    architecture = arch.architectures[0]
+    newer = first_release_with(architecture)
+    later = (
+        f"vLLM {newer} runs it natively" if newer else "no vLLM release in an LMI image runs it natively yet"
+    )
+    if capabilities.transformers_fallback and architecture not in capabilities.previously_supported:
+        message = (
+            f"{arch.model_id} ({architecture}) is not in vLLM {capabilities.version}'s model registry: it loads only "
+            f"through the Transformers backend, if its transformers code supports it, and slower — {later}"
+        )
+        return [Problem("architecture-through-transformers-fallback", "warning", message, MODEL_KEY)]
+    removed = " (removed from this release)" if architecture in capabilities.previously_supported else ""
+    message = (
+        f"{arch.model_id} ({architecture}) is not in vLLM {capabilities.version}'s model registry{removed}: the "
+        f"start-up stops with 'Model architectures ['{architecture}'] are not supported' — {later}; use an LMI "
+        "release whose vLLM has it"
+    )
+    return [Problem("architecture-unknown-to-engine", "error", message, MODEL_KEY)]

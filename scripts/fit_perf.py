@@ -1,0 +1,357 @@
+"""Fit the performance model's efficiency parameters per engine family and write data/perf_fit.json.
+
+Run: python scripts/fit_perf.py [--measurements FILE] [--family NAME ...] [--output FILE | --check]
+
+Physics stays in ``lmi_config/perf/model.py``; this script only chooses, per engine family
+(neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the six parameters of ``Efficiency`` that minimize
+the absolute log error of every measured figure (TTFT, TPOT, throughput, each as its source defines
+it) over the rows of the models it fits on. Rows of the held-out models (HELD_OUT_MODELS) are never
+fitted: their error is the honest one. A weak prior pulls each parameter towards a physically
+plausible value; a parameter no fitted row can see (the prefill wait of a family measured only with
+static batches) is not fitted and keeps that value, marked ``"fitted": false``. Deterministic: Nelder-Mead from a fixed
+start, parameters rounded to 4 significant digits before the residuals are computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from lmi_config.io import OutputError, write_atomically  # noqa: E402
+from lmi_config.perf import Efficiency, UnsupportedConfiguration, predict  # noqa: E402
+from lmi_config.perf.measured import ReadRow, compare, read_row  # noqa: E402
+from lmi_config.perf.measured_file import parse_measurements, read_measurement_bytes  # noqa: E402
+
+DEFAULT_MEASUREMENTS = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
+OUTPUT = ROOT / "lmi_config" / "data" / "perf_fit.json"
+FAMILIES = ("neuron-tnx", "neuron-nxd", "gpu-vllm", "gpu-trtllm")
+# one split by model, the same for every family: these are predicted, never fitted
+HELD_OUT_MODELS = ("meta-llama/Llama-2-13b-hf", "codellama/CodeLlama-13b-hf", "Qwen/Qwen3-32B")
+# rows whose figures contradict themselves in the source are reported, never fitted
+UNFITTED_FLAGS = ("source_inconsistency:tpot_p99_ms<tpot_ms",)
+PRIOR_WEIGHT = 0.02  # squared-log penalty per parameter, small next to one figure's error
+PARAMETERS: dict[str, tuple[float, float, float, str, str]] = {
+    # name: (prior, lower, upper, unit, meaning)
+    "prefill_flops_fraction": (
+        0.5,
+        0.02,
+        1.0,
+        "fraction",
+        "achieved share of peak dense FLOPS in the linear layers",
+    ),
+    "attention_flops_fraction": (
+        0.3,
+        0.001,
+        1.0,
+        "fraction",
+        "achieved share of peak dense FLOPS in attention's score and value products",
+    ),
+    "decode_bandwidth_fraction": (0.7, 0.05, 1.0, "fraction", "achieved share of HBM bandwidth in decode"),
+    "step_overhead_ms": (1.0, 0.01, 100.0, "ms", "fixed time per decode step"),
+    "sequence_overhead_us": (
+        10.0,
+        0.01,
+        5000.0,
+        "us",
+        "time per running sequence per decode step that TP does not divide (sampling, bookkeeping)",
+    ),
+    "collective_latency_us": (20.0, 0.5, 1000.0, "us", "latency of one all-reduce across the TP group"),
+    "request_overhead_ms": (20.0, 0.5, 2000.0, "ms", "fixed time before the first token"),
+    "prefill_wait_fraction": (
+        0.5,
+        0.001,
+        2.0,
+        "fraction",
+        "share of the other in-flight requests' prefill a new request waits for (continuous batching)",
+    ),
+}
+BATCHING_NOTE = {
+    "neuron-tnx": "perf-page rows are static batches",
+    "neuron-nxd": "vLLM front end, continuous batching",
+    "gpu-vllm": "continuous batching",
+    "gpu-trtllm": "in-flight (continuous) batching",
+}
+
+
+def _round(number: float) -> float:
+    return float(f"{number:.4g}")
+
+
+def _efficiency(vector: Sequence[float]) -> Efficiency:
+    values = {}
+    for (name, (_, lower, upper, _, _)), log_value in zip(PARAMETERS.items(), vector, strict=True):
+        values[name] = min(max(math.exp(log_value), lower), upper)
+    return Efficiency(**values)
+
+
+def _data_cost(rows: list[tuple[dict[str, Any], ReadRow]], vector: Sequence[float]) -> float:
+    """Sum of |log(predicted / measured)| over every figure: a median-like fit that a few noisy
+    rows (a cold first run, a bimodal TTFT) cannot drag."""
+    efficiency = _efficiency(vector)
+    total = 0.0
+    for _, read in rows:
+        for metric in compare(read, predict(read.configuration, read.workload, efficiency)):
+            total += abs(math.log(max(metric.predicted, 1e-9) / metric.measured))
+    return total
+
+
+def _seen(rows: list[tuple[dict[str, Any], ReadRow]], start: list[float]) -> list[bool]:
+    """Which parameters the rows can see: changing one changes some prediction (a family measured
+    only with static batches never sees the prefill wait of continuous batching)."""
+    base = _data_cost(rows, start)
+    seen = []
+    for index in range(len(start)):
+        moved = list(start)
+        moved[index] += 0.5
+        seen.append(_data_cost(rows, moved) != base)
+    return seen
+
+
+def _objective(
+    rows: list[tuple[dict[str, Any], ReadRow]], start: list[float], free: list[int]
+) -> Callable[[Sequence[float]], float]:
+    def cost(free_values: Sequence[float]) -> float:
+        vector = list(start)
+        for index, free_value in zip(free, free_values, strict=True):
+            vector[index] = free_value
+        prior = PRIOR_WEIGHT * sum((vector[i] - start[i]) ** 2 for i in free)
+        return prior + _data_cost(rows, vector)
+
+    return cost
+
+
+def nelder_mead(
+    cost: Callable[[Sequence[float]], float], start: list[float], iterations: int = 1500
+) -> list[float]:
+    """Minimize ``cost`` from ``start`` (deterministic; standard coefficients)."""
+    simplex = [list(start)]
+    for index in range(len(start)):
+        point = list(start)
+        point[index] += 0.5
+        simplex.append(point)
+    scores = [cost(point) for point in simplex]
+    for _ in range(iterations):
+        order = sorted(range(len(simplex)), key=lambda i: scores[i])
+        simplex = [simplex[i] for i in order]
+        scores = [scores[i] for i in order]
+        if scores[-1] - scores[0] < 1e-10:
+            break
+        centroid = [sum(p[i] for p in simplex[:-1]) / (len(simplex) - 1) for i in range(len(start))]
+        worst = simplex[-1]
+        reflected = [c + (c - w) for c, w in zip(centroid, worst, strict=True)]
+        reflected_score = cost(reflected)
+        if reflected_score < scores[0]:
+            expanded = [c + 2 * (c - w) for c, w in zip(centroid, worst, strict=True)]
+            expanded_score = cost(expanded)
+            simplex[-1], scores[-1] = (
+                (expanded, expanded_score)
+                if expanded_score < reflected_score
+                else (reflected, reflected_score)
+            )
+        elif reflected_score < scores[-2]:
+            simplex[-1], scores[-1] = reflected, reflected_score
+        else:
+            contracted = [c + 0.5 * (w - c) for c, w in zip(centroid, worst, strict=True)]
+            contracted_score = cost(contracted)
+            if contracted_score < scores[-1]:
+                simplex[-1], scores[-1] = contracted, contracted_score
+            else:
+                best = simplex[0]
+                simplex = [best] + [
+                    [b + 0.5 * (x - b) for b, x in zip(best, p, strict=True)] for p in simplex[1:]
+                ]
+                scores = [scores[0]] + [cost(p) for p in simplex[1:]]
+    return simplex[min(range(len(simplex)), key=lambda i: scores[i])]
+
+
+def _residuals(
+    rows: list[tuple[dict[str, Any], ReadRow]], efficiency: Efficiency, split: str
+) -> list[dict[str, Any]]:
+    found = []
+    for row, read in rows:
+        for metric in compare(read, predict(read.configuration, read.workload, efficiency)):
+            found.append(
+                {
+                    "id": row.get("id"),
+                    "model": row.get("model"),
+                    "split": split,
+                    "metric": metric.name,
+                    "measured": _round(metric.measured),
+                    "predicted": _round(metric.predicted),
+                    "error_percent": round(100 * (metric.predicted - metric.measured) / metric.measured, 1),
+                }
+            )
+    return found
+
+
+def _mape(residuals: list[dict[str, Any]], split: str) -> dict[str, float | None]:
+    summary: dict[str, float | None] = {}
+    for name in ("ttft", "tpot", "throughput"):
+        errors = [abs(r["error_percent"]) for r in residuals if r["split"] == split and r["metric"] == name]
+        summary[f"{name}_mape_percent"] = round(sum(errors) / len(errors), 1) if errors else None
+    return summary
+
+
+def _version(text: Any) -> tuple[int, ...]:
+    return tuple(int(part) for part in str(text or "0").split(".") if part.isdigit())
+
+
+def superseded_by_newer_software(row: dict[str, Any], rows: list[dict[str, Any]]) -> bool:
+    """Whether the same model on the same hardware was measured again with a newer Neuron SDK:
+    the model describes current software, so the older figures are reported but not fitted."""
+    mine = _version(row.get("neuron_sdk_version"))
+    if not mine:
+        return False
+    return any(
+        other.get("model") == row.get("model")
+        and other.get("hardware") == row.get("hardware")
+        and _version(other.get("neuron_sdk_version")) > mine
+        for other in rows
+    )
+
+
+def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parameters of one engine family, with the rows they were fitted on and the residuals."""
+    fitted: list[tuple[dict[str, Any], ReadRow]] = []
+    held_out: list[tuple[dict[str, Any], ReadRow]] = []
+    unfitted: list[tuple[dict[str, Any], ReadRow]] = []
+    for row in rows:
+        if row.get("engine_family") != family:
+            continue
+        read = read_row(row)
+        if isinstance(read, str):
+            continue
+        try:
+            predict(
+                read.configuration, read.workload, _efficiency([math.log(p[0]) for p in PARAMETERS.values()])
+            )
+        except UnsupportedConfiguration:
+            continue
+        if row.get("model") in HELD_OUT_MODELS:
+            held_out.append((row, read))
+        elif set(row.get("quality_flags") or []) & set(UNFITTED_FLAGS) or superseded_by_newer_software(
+            row, rows
+        ):
+            unfitted.append((row, read))
+        else:
+            fitted.append((row, read))
+    start = [math.log(prior) for prior, *_ in PARAMETERS.values()]
+    seen = _seen(fitted, start) if fitted else [False] * len(start)
+    free = [index for index, visible in enumerate(seen) if visible]
+    best = list(start)
+    if free:
+        for index, value in zip(
+            free, nelder_mead(_objective(fitted, start, free), [start[i] for i in free]), strict=True
+        ):
+            best[index] = value
+    efficiency = Efficiency(*(_round(v) for v in _efficiency(best)))
+    residuals = (
+        _residuals(fitted, efficiency, "fitted")
+        + _residuals(held_out, efficiency, "held-out")
+        + _residuals(unfitted, efficiency, "not fitted")
+    )
+    return {
+        "batching": BATCHING_NOTE[family],
+        "parameters": {
+            name: {
+                "value": getattr(efficiency, name),
+                "unit": unit,
+                "meaning": meaning,
+                "prior": prior,
+                "fitted": visible,
+            }
+            for (name, (prior, _, _, unit, meaning)), visible in zip(PARAMETERS.items(), seen, strict=True)
+        },
+        "fitted_rows": [row.get("id") for row, _ in fitted],
+        "held_out_rows": [row.get("id") for row, _ in held_out],
+        "not_fitted_rows": [row.get("id") for row, _ in unfitted],
+        "errors": {
+            "fitted": _mape(residuals, "fitted"),
+            "held_out": _mape(residuals, "held-out"),
+            "not_fitted": _mape(residuals, "not fitted"),
+        },
+        "residuals": residuals,
+    }
+
+
+def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole perf_fit.json document (families not asked for are kept from ``previous``)."""
+    raw = read_measurement_bytes(path)
+    rows = parse_measurements(raw, path)
+    result = dict(previous["families"]) if previous else {}
+    for family in families:
+        result[family] = fit_family(family, rows)
+    return {
+        "source": (
+            "fitted by scripts/fit_perf.py on shared/reference/perf_measurements.json, whose rows cite "
+            "https://github.com/aws-neuron/aws-neuron-sdk/blob/v2.19.0/general/benchmarks/inf2/latency_data_decoder.csv "
+            "and https://github.com/ai-dynamo/aiconfigurator/blob/v0.10.0/src/aiconfigurator/systems/silicon_sample.csv "
+            "(and the other pinned pages named per row there)"
+        ),
+        "inputs": {
+            "measurements": path.name,
+            "measurements_sha256": hashlib.sha256(raw).hexdigest(),
+            "held_out_models": list(HELD_OUT_MODELS),
+            "unfitted_flags": list(UNFITTED_FLAGS),
+            "unfitted_older_software": "rows of a model and hardware measured again with a newer Neuron SDK",
+            "prior_weight": PRIOR_WEIGHT,
+            "objective": "sum of |log(predicted / measured)| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
+        },
+        "families": {family: result[family] for family in FAMILIES if family in result},
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Fit and write (or, with --check, compare with the stored file and exit 1 on a difference);
+    exit 2 with one line on a file that cannot be read or written."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--measurements", type=Path, default=DEFAULT_MEASUREMENTS)
+    parser.add_argument("--family", action="append", choices=FAMILIES, help="fit only these (default: all)")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--check", action="store_true", help="compare with --output instead of writing it")
+    arguments = parser.parse_args(argv)
+    try:
+        return _run(
+            arguments.measurements, arguments.family or list(FAMILIES), arguments.output, arguments.check
+        )
+    except (ValueError, OSError, OutputError) as error:
+        print(f"fit_perf: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _run(measurements: Path, families: list[str], output: Path, check: bool) -> int:
+    previous = None
+    if output.exists():
+        try:
+            previous = json.loads(output.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise ValueError(f"{output}: not a perf_fit.json ({error})") from None
+    document = build(measurements, families, previous)
+    for family in families:
+        errors = document["families"][family]["errors"]
+        print(
+            f"{family}: fitted {errors['fitted']}  held out {errors['held_out']}  not fitted {errors['not_fitted']}"
+        )
+    if check:
+        stored = previous or {}
+        differing = [f for f in families if stored.get("families", {}).get(f) != document["families"][f]]
+        if differing or stored.get("inputs") != document["inputs"]:
+            print(f"{output.name} differs from a fresh fit: {differing or 'inputs'}", file=sys.stderr)
+            return 1
+        print(f"{output.name} is what the fit gives")
+        return 0
+    write_atomically(output, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

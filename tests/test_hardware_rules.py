@@ -1,0 +1,206 @@
+"""What the GPU and the image's vLLM can run, each check pinned to the vLLM line (or GPU fact) it comes from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+from lmi_config.knowledge import load_data
+from lmi_config.knowledge.capabilities import gpu_device, vllm_capabilities
+from lmi_config.lint import LintOptions, lint_text
+
+BIOGPT = str(ROOT / "tests" / "fixtures" / "models" / "biogpt")
+QWEN = ROOT / "tests" / "fixtures" / "models" / "qwen2.5-7b" / "config.json"
+
+
+def codes(text: str, **options: str) -> dict[str, str]:
+    """Code -> severity of the findings of ``text`` linted for vLLM with ``options``."""
+    result = lint_text(text, options=LintOptions(backend="vllm", **options))
+    return {finding.code: finding.severity for finding in result.findings}
+
+
+LLAMA_ON_FOUR_T4S = (
+    "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\n"
+    "option.tensor_parallel_degree=4\noption.max_model_len=4096\n"
+)
+
+
+def test_generated_facts_cite_the_vllm_line_that_states_them() -> None:
+    release = load_data("vllm_capabilities.json")["versions"]["0.6.2"]
+    assert release["bfloat16_min_capability"]["value"] == 80
+    assert release["bfloat16_min_capability"]["source"].startswith("vllm/worker/worker.py:")
+    assert "/blob/v0.6.2/vllm/worker/worker.py#L" in release["bfloat16_min_capability"]["source"]
+    # FP8 kernels: L4/L40S/H100 only in vLLM 0.4.2, weight-only on Ampere from 0.5.3, on Turing in later releases
+    assert [
+        vllm_capabilities(v).quantization["fp8"].min_capability for v in ("0.4.2", "0.5.3.post1", "0.14.0")
+    ] == [
+        89,
+        80,
+        75,
+    ]
+    assert vllm_capabilities("0.10.2").float16_unsupported["gemma2"].startswith("Numerical instability")
+
+
+def test_every_gpu_instance_type_has_a_compute_capability() -> None:
+    gpus = {
+        row["accelerator_name"]
+        for row in load_data("instances.json")["instances"]
+        if row["accelerator"] == "gpu"
+    }
+    assert {name for name in gpus if gpu_device(name) is None} == set()
+    assert gpu_device("T4").compute_capability == 75 and gpu_device("A10G").compute_capability == 86
+
+
+def test_a_development_build_reads_the_release_it_precedes() -> None:
+    assert vllm_capabilities("0.15.1.dev2").read_from == "0.15.1"
+    assert vllm_capabilities("0.3.3") is None  # older than the data: no judgement, no guess
+
+
+def test_bfloat16_checkpoint_on_a_t4_fails_with_dtype_auto_before_vllm_0_10() -> None:
+    # vLLM 0.6.2 keeps the checkpoint's bfloat16 for dtype=auto and its worker refuses it below 8.0
+    assert (
+        codes(LLAMA_ON_FOUR_T4S, lmi_version="0.30.0", instance="ml.g4dn.12xlarge").get("LMI601") == "error"
+    )
+    # vLLM 0.10.2 resolves auto to a dtype the GPU supports (float16): no error
+    assert "LMI601" not in codes(LLAMA_ON_FOUR_T4S, lmi_version="0.34.0", instance="ml.g4dn.12xlarge")
+    # an explicit bf16 fails with every release; an A10G (8.6) runs it
+    explicit = LLAMA_ON_FOUR_T4S + "option.dtype=bf16\n"
+    assert codes(explicit, lmi_version="0.34.0", instance="ml.g4dn.12xlarge").get("LMI601") == "error"
+    assert "LMI601" not in codes(explicit, lmi_version="0.34.0", instance="ml.g5.12xlarge")
+
+
+def test_the_t4_finding_names_the_line_and_the_way_out() -> None:
+    result = lint_text(
+        LLAMA_ON_FOUR_T4S + "option.dtype=bf16\n",
+        options=LintOptions(backend="vllm", lmi_version="0.30.0", instance="ml.g4dn.12xlarge"),
+    )
+    finding = next(finding for finding in result.findings if finding.code == "LMI601")
+    assert finding.line == 5 and finding.key == "option.dtype"
+    assert "T4 (compute capability 7.5" in finding.message and "option.dtype=fp16" in finding.message
+
+
+def test_float16_is_refused_for_gemma2_but_auto_falls_back_to_float32_on_a_t4() -> None:
+    gemma = "option.model_id=google/gemma-2-2b-it\noption.rolling_batch=vllm\noption.max_model_len=2048\n"
+    assert (
+        codes(gemma + "option.dtype=fp16\n", lmi_version="0.34.0", instance="ml.g5.2xlarge")["LMI603"]
+        == "error"
+    )
+    # dtype auto on a T4: vLLM 0.10.2 drops float16 for gemma2 and bfloat16 for the GPU, and runs float32
+    found = codes(gemma, lmi_version="0.34.0", instance="ml.g4dn.2xlarge")
+    assert "LMI603" not in found and "LMI601" not in found
+
+
+def test_fp8_needs_the_capability_of_the_release() -> None:
+    text = (
+        "option.model_id=mistralai/Mistral-7B-v0.1\noption.rolling_batch=vllm\noption.quantize=fp8\n"
+        "option.dtype=fp16\noption.tensor_parallel_degree=4\noption.max_model_len=4096\n"
+    )
+    assert codes(text, lmi_version="0.29.0", instance="ml.g4dn.12xlarge")["LMI602"] == "error"  # T4 7.5 < 8.0
+    assert "LMI602" not in codes(text, lmi_version="0.29.0", instance="ml.g5.12xlarge")  # A10G 8.6
+
+
+def test_awq_on_a_checkpoint_that_is_not_quantized_is_an_error(tmp_path: Path) -> None:
+    text = (
+        "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.quantize=awq\n"
+        "option.tensor_parallel_degree=4\noption.max_model_len=4096\noption.dtype=fp16\n"
+    )
+    assert codes(text, lmi_version="0.33.0", instance="ml.g5.12xlarge")["LMI605"] == "error"
+    config = json.loads(QWEN.read_text())
+    awq = tmp_path / "awq"
+    awq.mkdir()
+    (awq / "config.json").write_text(
+        json.dumps({**config, "quantization_config": {"quant_method": "awq", "bits": 4}})
+    )
+    assert "LMI605" not in codes(text, lmi_version="0.33.0", instance="ml.g5.12xlarge", model=str(awq))
+    gptq = tmp_path / "gptq"
+    gptq.mkdir()
+    (gptq / "config.json").write_text(
+        json.dumps({**config, "quantization_config": {"quant_method": "gptq", "bits": 4}})
+    )
+    assert codes(text, lmi_version="0.33.0", instance="ml.g5.12xlarge", model=str(gptq))["LMI605"] == "error"
+    # in-flight bitsandbytes reads no checkpoint settings (get_quant_config returns before looking for files)
+    online = text.replace("quantize=awq", "quantize=bitsandbytes")
+    assert "LMI605" not in codes(online, lmi_version="0.33.0", instance="ml.g5.12xlarge")
+
+
+def test_awq_kernels_take_float16_only() -> None:
+    text = (
+        "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.quantize=awq\n"
+        "option.tensor_parallel_degree=4\noption.max_model_len=4096\noption.dtype=bf16\n"
+    )
+    assert codes(text, lmi_version="0.31.0", instance="ml.g5.12xlarge")["LMI604"] == "error"
+    assert "LMI604" not in codes(
+        text.replace("bf16", "fp16"), lmi_version="0.31.0", instance="ml.g5.12xlarge"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lmi_version", "expected"),
+    [("0.30.0", ("LMI606", "error")), ("0.34.0", ("LMI607", "warning"))],
+)
+def test_an_architecture_outside_the_registry(lmi_version: str, expected: tuple[str, str]) -> None:
+    text = "option.model_id=microsoft/biogpt\noption.rolling_batch=vllm\noption.max_model_len=1024\n"
+    found = codes(text, lmi_version=lmi_version, instance="ml.g5.2xlarge", model=BIOGPT)
+    code, severity = expected
+    assert found.get(code) == severity
+    assert not ({"LMI606", "LMI607"} - {code}) & set(found)
+
+
+def test_lint_cli_reports_bfloat16_on_a_t4(tmp_path: Path) -> None:
+    (tmp_path / "serving.properties").write_text(LLAMA_ON_FOUR_T4S)
+    result = run_cli(
+        "lint", str(tmp_path / "serving.properties"), "--instance", "ml.g4dn.12xlarge", "--lmi-version", "0.30.0",
+        "--format", "json",
+    )  # fmt: skip
+    assert result.returncode == 1
+    found = [finding for finding in json.loads(result.stdout)["findings"] if finding["code"] == "LMI601"]
+    assert found and found[0]["rule"] == "dtype-unsupported-by-gpu" and found[0]["severity"] == "error"
+
+
+def test_render_auto_writes_a_dtype_the_t4_can_run(tmp_path: Path) -> None:
+    out = tmp_path / "serving.properties"
+    result = run_cli(
+        "render", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--instance", "ml.g4dn.12xlarge",
+        "--backend", "vllm", "--lmi-version", "0.30.0", "--set", "tensor_parallel_degree=auto", "-o", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    written = out.read_text()
+    assert "option.dtype=fp16" in written
+    lint = run_cli(
+        "lint", str(out), "--instance", "ml.g4dn.12xlarge", "--lmi-version", "0.30.0", "--format", "json"
+    )
+    assert not [f for f in json.loads(lint.stdout)["findings"] if f["severity"] == "error"]
+
+
+def test_plan_ranks_nothing_the_engine_refuses() -> None:
+    from lmi_config.api import plan
+    from lmi_config.errors import PlanningError
+
+    # FP8 kernels need 8.0 in vLLM 0.5.3 (LMI 0.29): nothing on a T4 may rank; on an A10G it does
+    with pytest.raises(PlanningError):
+        plan(model="mistralai/Mistral-7B-v0.1", instances=("ml.g4dn.12xlarge",), backend="vllm", lmi_version="0.29.0",
+             dtype="fp16", options=(("option.quantize", "fp8"),))  # fmt: skip
+    ranked = plan(model="mistralai/Mistral-7B-v0.1", instances=("ml.g5.12xlarge",), backend="vllm", lmi_version="0.29.0",
+                  dtype="fp16", options=(("option.quantize", "fp8"),))  # fmt: skip
+    assert ranked.candidates and not [c for c in ranked.candidates if c.blocked_by]
+
+
+def test_a_vision_language_model_gets_an_upper_bound_not_a_kv_capacity(tmp_path: Path) -> None:
+    text = (
+        "option.model_id=google/gemma-3-12b-it\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n"
+    )
+    (tmp_path / "serving.properties").write_text(text + "option.max_model_len=8192\n")
+    result = run_cli(
+        "explain", str(tmp_path / "serving.properties"), "--instance", "ml.g5.12xlarge", "--lmi-version", "0.34.0",
+        "--format", "json",
+    )  # fmt: skip
+    memory = json.loads(result.stdout)["memory"]
+    assert memory["kv_upper_bound_only"] is True
+    assert any("multimodal" in note and "vision encoder" in note for note in memory["notes"])
+    text_only = run_cli(
+        "explain", str(tmp_path / "serving.properties"), "--instance", "ml.g5.12xlarge", "--lmi-version", "0.34.0",
+    )  # fmt: skip
+    assert "KV cache: at most" in text_only.stdout

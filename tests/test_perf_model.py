@@ -1,0 +1,532 @@
+"""The performance model (issue 18): the physics a user would notice, the fit that reproduces
+data/perf_fit.json, and the accuracy benchmark's output and refusals, through the real scripts."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, shared_path
+from test_hostile_inputs import settle, untouched  # noqa: F401  (untouched is a fixture)
+
+from lmi_config.knowledge.instances import resolve_instance
+from lmi_config.modelarch import from_catalog
+from lmi_config.perf import (
+    Configuration,
+    UnsupportedConfiguration,
+    Workload,
+    configuration_from_shape,
+    predict,
+)
+from lmi_config.perf.measured import read_row
+from lmi_config.sizing import Shape, estimate_memory
+
+LLAMA_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
+LLAMA_70B = from_catalog("meta-llama/Llama-3.1-70B-Instruct")
+P5 = resolve_instance("ml.p5.48xlarge")
+INF2 = resolve_instance("ml.inf2.48xlarge")
+SUMMARY_KEYS = {"rows", "skipped", "ttft_mape", "tpot_mape", "throughput_mape", "pair_order_agreement"}
+TIMEOUT_SECONDS = 120
+
+
+def _gpu(tp: int, batch: int = 1, model: object = LLAMA_8B, **options: object) -> Configuration:
+    assert model is not None
+    return Configuration(model, P5, "vllm", tp, batch, **options)  # type: ignore[arg-type]
+
+
+def _terms(prediction_phase: object) -> dict[str, float]:
+    return {term.name: term.milliseconds for term in prediction_phase.terms}  # type: ignore[attr-defined]
+
+
+# --- physics -------------------------------------------------------------------------------------
+
+
+def test_tpot_grows_with_model_size() -> None:
+    workload = Workload(1024, 256, 1)
+    small = predict(_gpu(8), workload)
+    large = predict(_gpu(8, model=LLAMA_70B), workload)
+    assert large.tpot_ms > 2 * small.tpot_ms
+    assert _terms(large.tpot)["weight reads"] > 8 * _terms(small.tpot)["weight reads"]
+
+
+def test_tpot_falls_with_tp_until_collectives_dominate_the_weight_reads() -> None:
+    workload = Workload(1024, 256, 1)
+    by_tp = {tp: predict(_gpu(tp), workload) for tp in (1, 2, 4, 8)}
+    tpots = [by_tp[tp].tpot_ms for tp in (1, 2, 4, 8)]
+    assert tpots == sorted(tpots, reverse=True)
+    # once there are all-reduces (TP 2 on), each doubling gains less: they do not shrink with TP,
+    # the weight reads do
+    assert tpots[1] - tpots[2] > tpots[2] - tpots[3] > 0
+    assert _terms(by_tp[1].tpot)["collectives"] == 0
+    at_two = _terms(by_tp[2].tpot)
+    assert at_two["collectives"] < at_two["weight reads"]
+    assert by_tp[2].tpot.bound == "memory bandwidth"
+    at_eight = _terms(by_tp[8].tpot)
+    assert at_eight["collectives"] > at_eight["weight reads"]
+    assert by_tp[8].tpot.bound == "collectives"
+
+
+def test_decode_at_small_batch_is_bandwidth_bound_and_says_so() -> None:
+    prediction = predict(_gpu(4, model=LLAMA_70B), Workload(1024, 256, 1))
+    assert prediction.tpot.bound == "memory bandwidth"
+    terms = _terms(prediction.tpot)
+    assert terms["compute"] == 0  # overlapped with the reads, never added to them
+    assert "overlapped" in next(t.note for t in prediction.tpot.terms if t.name == "compute")
+
+
+def test_decode_at_a_large_batch_of_long_sequences_reads_more_kv_than_weights() -> None:
+    prediction = predict(_gpu(1, batch=256), Workload(8192, 1024, 256))
+    terms = _terms(prediction.tpot)
+    assert terms["KV reads"] > terms["weight reads"]
+    assert prediction.tpot.bound == "memory bandwidth"
+
+
+def test_prefill_time_grows_with_input_length_and_becomes_compute_bound() -> None:
+    ttfts = [predict(_gpu(1), Workload(tokens, 128, 1)) for tokens in (128, 1024, 4096, 16384)]
+    values = [p.ttft_ms for p in ttfts]
+    assert values == sorted(values) and len(set(values)) == 4
+    assert ttfts[-1].ttft.bound == "compute"
+    # linear layers alone would make 12,288 more tokens cost 4x what 3,072 more cost; causal
+    # attention, quadratic in the prompt, makes it more
+    assert values[3] - values[2] > 4 * (values[2] - values[1])
+
+
+def test_fp8_weights_read_half_the_bytes_of_bf16() -> None:
+    workload = Workload(1024, 256, 1)
+    bf16 = _terms(predict(_gpu(8, model=LLAMA_70B), workload).tpot)["weight reads"]
+    fp8 = _terms(predict(_gpu(8, model=LLAMA_70B, quantization="fp8"), workload).tpot)["weight reads"]
+    # the embeddings stay 16-bit: a little over half
+    assert 0.5 <= fp8 / bf16 < 0.53
+
+
+def test_fp8_kv_cache_reads_half_the_kv_bytes() -> None:
+    workload = Workload(8192, 1024, 64)
+    bf16 = _terms(predict(_gpu(1, batch=64), workload).tpot)["KV reads"]
+    fp8 = _terms(predict(_gpu(1, batch=64, kv_dtype="fp8"), workload).tpot)["KV reads"]
+    assert fp8 == pytest.approx(bf16 / 2, rel=0.01)
+
+
+def test_a_mixture_of_experts_reads_only_the_routed_experts_at_batch_one() -> None:
+    from lmi_config.sizing.gpu import weight_bytes
+
+    moe = from_catalog("Qwen/Qwen3-30B-A3B")
+    assert moe is not None and moe.num_experts and moe.experts_per_token
+    one = predict(Configuration(moe, P5, "vllm", 1, 1), Workload(1024, 256, 1))
+    full = predict(Configuration(moe, P5, "vllm", 1, 256), Workload(1024, 256, 256))
+    assert 0 < _terms(one.tpot)["weight reads"] < 0.25 * _terms(full.tpot)["weight reads"]
+    # at batch 256 nearly every expert is routed to by some sequence: all the weights are read
+    every_weight = weight_bytes(moe, Shape(1, 256, 4096))[0] / 1e9
+    read = next(t.note for t in full.tpot.terms if t.name == "weight reads")
+    assert float(read.split()[0]) == pytest.approx(every_weight, rel=0.01)
+
+
+def test_neuron_weights_are_read_over_the_chips_the_tp_group_spans() -> None:
+    assert LLAMA_8B is not None
+    workload = Workload(128, 256, 1)
+    two = predict(Configuration(LLAMA_8B, INF2, "transformers-neuronx", 2, 1), workload)
+    eight = predict(Configuration(LLAMA_8B, INF2, "transformers-neuronx", 8, 1), workload)
+    assert _terms(two.tpot)["weight reads"] == pytest.approx(4 * _terms(eight.tpot)["weight reads"], rel=0.05)
+    assert two.engine_family == "neuron-tnx"
+
+
+def test_every_phase_is_the_sum_of_its_terms_and_names_its_largest_group() -> None:
+    prediction = predict(_gpu(2, batch=32, model=LLAMA_70B), Workload(2048, 512, 32))
+    for phase in (prediction.ttft, prediction.tpot):
+        assert phase.milliseconds == pytest.approx(sum(term.milliseconds for term in phase.terms))
+        assert phase.bound in {term.name for term in phase.terms} | {"memory bandwidth"}
+
+
+def test_throughput_is_sequences_in_flight_over_the_request_time_times_copies() -> None:
+    workload = Workload(1024, 512, 16)
+    one = predict(_gpu(4, batch=16), workload)
+    assert one.end_to_end_ms == pytest.approx(one.ttft_ms + 511 * one.tpot_ms)
+    assert one.output_tokens_per_second == pytest.approx(16 * 512 / (one.end_to_end_ms / 1000))
+    assert one.requests_per_second == pytest.approx(one.output_tokens_per_second / 512)
+    two = predict(_gpu(4, batch=16, copies=2), workload)
+    assert two.output_tokens_per_second == pytest.approx(2 * one.output_tokens_per_second)
+
+
+def test_more_requests_than_slots_wait_in_a_queue() -> None:
+    within = predict(_gpu(8, batch=8), Workload(1024, 256, 8))
+    beyond = predict(_gpu(8, batch=8), Workload(1024, 256, 32))
+    assert beyond.running_sequences == 8
+    assert "queueing" in _terms(beyond.ttft) and beyond.ttft_ms > 3 * within.ttft_ms
+    assert beyond.notes and "above the 8 sequences" in beyond.notes[0]
+
+
+def test_a_device_without_facts_or_an_unknown_backend_is_refused_with_the_reason() -> None:
+    assert LLAMA_8B is not None
+    with pytest.raises(UnsupportedConfiguration, match="RTX-PRO-6000"):
+        predict(Configuration(LLAMA_8B, resolve_instance("g7e.2xlarge"), "vllm", 1, 1), Workload(10, 10))
+    with pytest.raises(UnsupportedConfiguration, match="deepspeed"):
+        predict(Configuration(LLAMA_8B, P5, "deepspeed", 1, 1), Workload(10, 10))
+    with pytest.raises(UnsupportedConfiguration, match="at least one"):
+        predict(_gpu(1), Workload(0, 10))
+
+
+def test_a_memory_model_shape_is_timed_with_the_weights_it_is_sized_with() -> None:
+    assert LLAMA_8B is not None
+    shape = Shape(8, 4, 4096, "bf16", "bf16", quantize="int8")
+    memory = estimate_memory(LLAMA_8B, INF2, "transformers-neuronx", shape)
+    configuration = configuration_from_shape(LLAMA_8B, INF2, "transformers-neuronx", shape, copies=3)
+    assert (configuration.tensor_parallel_degree, configuration.max_concurrent_sequences) == (8, 4)
+    assert configuration.quantization == "int8" and configuration.copies == 3
+    prediction = predict(configuration, Workload(1024, 256, 4))
+    weight_note = next(t.note for t in prediction.tpot.terms if t.name == "weight reads")
+    assert weight_note == f"{memory.weight_bytes_total / 1e9:.2f} GB of weights"
+
+
+def test_every_catalog_model_on_every_accelerator_instance_is_predicted_or_refused() -> None:
+    from lmi_config.knowledge.instances import instances
+    from lmi_config.knowledge.models import catalog_rows
+
+    models = [from_catalog(row["model_id"]) for row in catalog_rows()]
+    predicted = 0
+    for instance in instances().values():
+        if instance.accelerator == "cpu":
+            continue
+        backends = (
+            ("transformers-neuronx", "nxdi") if instance.accelerator == "neuron" else ("vllm", "tensorrt-llm")
+        )
+        for backend in backends:
+            for model in models:
+                assert model is not None
+                for tp in {1, instance.num_cores}:
+                    try:
+                        prediction = predict(
+                            Configuration(model, instance, backend, tp, 16, 4096), Workload(1000, 200, 16)
+                        )
+                    except UnsupportedConfiguration as refusal:
+                        assert instance.accelerator_name in str(refusal)
+                        continue
+                    figures = (prediction.ttft_ms, prediction.tpot_ms, prediction.output_tokens_per_second)
+                    assert all(math.isfinite(f) and f > 0 for f in figures), (model.model_id, instance, tp)
+                    predicted += 1
+    assert predicted > 10_000
+
+
+def test_the_model_imports_nothing_heavy() -> None:
+    code = (
+        "import sys\n"
+        "from lmi_config.perf import predict, Configuration, Workload\n"
+        "from lmi_config.modelarch import from_catalog\n"
+        "from lmi_config.knowledge.instances import resolve_instance\n"
+        "p = predict(Configuration(from_catalog('meta-llama/Llama-3.1-8B-Instruct'),"
+        " resolve_instance('p5.48xlarge'), 'vllm', 1, 8), Workload(512, 128))\n"
+        "heavy = [m for m in ('pydantic', 'boto3', 'transformers', 'torch', 'jinja2') if m in sys.modules]\n"
+        "print(heavy, p.tpot_ms > 0)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=TIMEOUT_SECONDS
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "[] True"
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"tp": "eight"}, "tp is not stated"),
+        ({"tp": float("nan")}, "tp is not stated"),
+        ({"tp": True}, "tp is not stated"),
+        ({"input_tokens": -5}, "input_tokens"),
+        ({"batch_size": 10**30}, "batch_size"),
+        ({"tp": 64}, "more than the 8 GPUs"),
+        ({"model": "nobody/NoSuchModel-7B"}, "not in the offline catalog"),
+        ({"speculative_decoding": "EAGLE"}, "speculative decoding"),
+        ({"engine_family": "gpu-tgi"}, "no parameters"),
+        ({"dtype": ["fp8"]}, "dtype is not text"),
+        ({"instance": "ml.trn2.48xlarge", "engine_family": "neuron-nxd", "lnc": "two"}, "unreadable row"),
+        ({"dtype": "int4"}, "dtype 'int4' is not one the model knows"),
+        ({"quantization": "awq"}, "quantization 'awq'"),
+        ({"output_tokens_measured": 0.5}, "output_tokens_measured"),
+    ],
+)
+def test_a_measured_row_the_model_cannot_read_is_skipped_with_the_reason(
+    change: dict[str, object], reason: str
+) -> None:
+    row = dict(_gpu_row(), **change)
+    outcome = read_row(row)
+    assert isinstance(outcome, str) and reason in outcome
+
+
+# --- the fit -------------------------------------------------------------------------------------
+
+
+def _script(
+    *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=TIMEOUT_SECONDS,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_the_fit_script_reproduces_perf_fit_json() -> None:
+    measurements = shared_path("reference", "perf_measurements.json")
+    result = _script("scripts/fit_perf.py", "--measurements", str(measurements), "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "perf_fit.json is what the fit gives" in result.stdout
+
+
+def test_the_fit_is_the_same_in_processes_with_different_hash_seeds(tmp_path: Path) -> None:
+    measurements = shared_path("reference", "perf_measurements.json")
+    outputs = []
+    for seed in ("1", "4242"):
+        output = tmp_path / f"fit-{seed}.json"
+        result = _script(
+            "scripts/fit_perf.py",
+            "--measurements",
+            str(measurements),
+            "--family",
+            "neuron-nxd",
+            "--family",
+            "gpu-vllm",
+            "--output",
+            str(output),
+            env={"PYTHONHASHSEED": seed},
+        )
+        assert result.returncode == 0, result.stderr
+        outputs.append(output.read_bytes())
+    assert outputs[0] == outputs[1]
+    fitted = json.loads(outputs[0])["families"]["gpu-vllm"]
+    held_out = {r["model"] for r in fitted["residuals"] if r["split"] == "held-out"}
+    assert held_out == {"Qwen/Qwen3-32B"}
+    assert not held_out & {r["model"] for r in fitted["residuals"] if r["split"] == "fitted"}
+
+
+def test_the_fit_script_refuses_an_unreadable_file_in_one_line(untouched: Path) -> None:  # noqa: F811
+    (untouched / "broken.json").write_text("{not json", encoding="utf-8")
+    settle(untouched)
+    output = untouched / "fit.json"
+    for name, mention in (("broken.json", "cannot read the measurements"), ("missing.json", "missing.json")):
+        result = _script(
+            str(ROOT / "scripts" / "fit_perf.py"),
+            "--measurements",
+            name,
+            "--output",
+            str(output),
+            cwd=untouched,
+        )
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert result.stderr.startswith("fit_perf: error:") and mention in result.stderr
+        assert "Traceback" not in result.stderr
+    assert not output.exists()
+
+
+def test_a_fit_that_differs_from_the_stored_file_fails_the_check(tmp_path: Path) -> None:
+    from lmi_config.knowledge import DATA_DIR
+
+    stored = json.loads((DATA_DIR / "perf_fit.json").read_text(encoding="utf-8"))
+    stored["families"]["neuron-nxd"]["parameters"]["step_overhead_ms"]["value"] *= 2  # a hand edit
+    edited = tmp_path / "perf_fit.json"
+    edited.write_text(json.dumps(stored), encoding="utf-8")
+    result = _script(
+        "scripts/fit_perf.py",
+        "--measurements",
+        str(shared_path("reference", "perf_measurements.json")),
+        "--family",
+        "neuron-nxd",
+        "--output",
+        str(edited),
+        "--check",
+    )
+    assert result.returncode == 1 and "differs from a fresh fit: ['neuron-nxd']" in result.stderr
+
+
+def test_fitted_parameters_have_a_physical_range() -> None:
+    from lmi_config.knowledge.perf_data import fitted_families
+
+    for family, fit in fitted_families().items():
+        values = {name: entry["value"] for name, entry in fit["parameters"].items()}
+        assert 0 < values["prefill_flops_fraction"] <= 1, family
+        assert 0 < values["decode_bandwidth_fraction"] <= 1, family
+        assert all(value >= 0 for value in values.values()), family
+
+
+# --- the accuracy benchmark ----------------------------------------------------------------------
+
+
+def _gpu_row(**change: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "id": "T1",
+        "source_group": "test",
+        "model": "meta-llama/Llama-3.1-8B-Instruct",
+        "hardware": "H100-SXM",
+        "instance": "ml.p5.48xlarge",
+        "engine_family": "gpu-vllm",
+        "tp": 1,
+        "pp": 1,
+        "batch_size": 8,
+        "concurrency": 8,
+        "input_tokens": 1024,
+        "output_tokens": 512,
+        "ttft_ms": 80.0,
+        "tpot_ms": 9.0,
+        "quality_flags": [],
+    }
+    row.update(change)
+    return row
+
+
+def _benchmark(*files: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return _script(str(ROOT / "benchmarks" / "perf_accuracy.py"), *map(str, files), cwd=cwd)
+
+
+def test_the_benchmark_ends_with_one_json_summary_and_skips_with_reasons(untouched: Path) -> None:  # noqa: F811
+    rows = [
+        _gpu_row(),
+        _gpu_row(id="T2", tp=2, tpot_ms=6.0),
+        _gpu_row(id="T3", batch_size=64, concurrency=64, tpot_ms=14.0, ttft_ms=None),
+        _gpu_row(id="T4", model="nobody/NoSuchModel-7B"),
+        "not a row",
+    ]
+    # a file of the same format may lack columns: T5 has no ttft_ms, hardware or quality_flags at all
+    bare = {
+        k: v for k, v in _gpu_row(id="T5", tp=4, tpot_ms=5.0).items() if k not in ("ttft_ms", "quality_flags")
+    }
+    rows.append(bare)
+    measurements = untouched / "rows.json"
+    measurements.write_text(json.dumps({"rows": rows}), encoding="utf-8")
+    settle(untouched)
+    result = _benchmark(measurements, cwd=untouched)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    summary = json.loads(lines[-1])
+    assert set(summary) == SUMMARY_KEYS
+    assert summary["rows"] == 6 and summary["skipped"] == 2
+    assert summary["throughput_mape"] is None  # no row measures it
+    assert all(isinstance(summary[key], float) for key in ("ttft_mape", "tpot_mape", "pair_order_agreement"))
+    text = result.stdout
+    assert "gpu-vllm:" in text and "T1 meta-llama/Llama-3.1-8B-Instruct" in text
+    assert "not in the offline catalog" in text and "T4" in text
+    assert "must be a JSON object" in text and "row 5" in text
+    assert any(line.startswith("GPU:") for line in lines) and any(
+        line.startswith("Neuron:") for line in lines
+    )
+    # the measured TPOT order of T1 > T2 > T5 (TP 1, 2, 4) is kept; T3's larger batch is slower
+    assert summary["pair_order_agreement"] == 100.0
+
+
+def test_the_benchmark_mape_is_computed_against_each_figure(untouched: Path) -> None:  # noqa: F811
+    measurements = untouched / "rows.json"
+    measurements.write_text(json.dumps([_gpu_row()]), encoding="utf-8")
+    settle(untouched)
+    first = json.loads(_benchmark(measurements, cwd=untouched).stdout.strip().splitlines()[-1])
+    configuration = read_row(_gpu_row())
+    assert not isinstance(configuration, str)
+    predicted = predict(configuration.configuration, configuration.workload)
+    assert first["tpot_mape"] == round(100 * abs(predicted.tpot_ms - 9.0) / 9.0, 1)
+    assert first["ttft_mape"] == round(100 * abs(predicted.ttft_ms - 80.0) / 80.0, 1)
+    assert first["pair_order_agreement"] is None  # one row: no pair
+
+
+@pytest.mark.parametrize(
+    ("content", "mention"),
+    [
+        (None, "rows.json"),
+        ("{not json", "cannot read the measurements"),
+        ('{"rows": 5}', "expected a JSON list of rows"),
+        ("[" * 5000 + "]" * 5000, "nested 5000 levels deep"),
+        ('{"rows": [{"tp": ' + "9" * 5000 + "}]}", "cannot read the measurements"),
+        (b"\xff\xfe\x00rows", "not UTF-8"),
+    ],
+)
+def test_the_benchmark_refuses_an_unusable_file_naming_it(
+    untouched: Path,  # noqa: F811
+    content: str | bytes | None,
+    mention: str,
+) -> None:
+    measurements = untouched / "rows.json"
+    if isinstance(content, bytes):
+        measurements.write_bytes(content)
+    elif content is not None:
+        measurements.write_text(content, encoding="utf-8")
+    settle(untouched)
+    result = _benchmark(measurements, cwd=untouched)
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("perf_accuracy: error:") and "rows.json" in result.stderr
+    assert mention in result.stderr
+    assert len(result.stderr) < 2000 and not result.stdout
+
+
+def test_the_benchmark_refuses_a_directory_and_a_fifo_nothing_writes_to(untouched: Path) -> None:  # noqa: F811
+    (untouched / "a-directory").mkdir()
+    os.mkfifo(untouched / "a-fifo")
+    settle(untouched)
+    for name, mention in (("a-directory", "is a directory"), ("a-fifo", "FIFO")):
+        result = _benchmark(untouched / name, cwd=untouched)
+        assert result.returncode == 2, result.stdout[-500:]
+        assert result.stderr.startswith("perf_accuracy: error:") and name in result.stderr
+        assert mention in result.stderr and "Traceback" not in result.stderr
+
+
+def test_hostile_values_in_rows_are_skipped_or_shown_short_never_a_traceback(untouched: Path) -> None:  # noqa: F811
+    long = "x" * 3_000_000
+    rows = [
+        _gpu_row(id="H1", hardware=["H100"], source_group={"a": 1}),  # unhashable, still predicted
+        _gpu_row(id="H2", model=long),
+        _gpu_row(id="H3", instance=long),
+        _gpu_row(id="H4", engine_family=["gpu-vllm"]),
+        _gpu_row(id=long, tpot_ms=float("inf")),
+        _gpu_row(id="H6", quality_flags=5),
+    ]
+    measurements = untouched / "rows.json"
+    measurements.write_text(json.dumps(rows), encoding="utf-8")
+    settle(untouched)
+    result = _benchmark(measurements, cwd=untouched)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert len(result.stdout) < 20_000, "a value from the file is never echoed whole"
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["rows"] == 6 and summary["skipped"] == 4
+    assert "unknown instance" in result.stdout and "not in the offline catalog" in result.stdout
+
+
+def test_the_benchmark_on_a_closed_pipe_or_a_full_disk_is_one_line_and_exit_2(untouched: Path) -> None:  # noqa: F811
+    measurements = untouched / "rows.json"
+    measurements.write_text(json.dumps([_gpu_row()]), encoding="utf-8")
+    settle(untouched)
+    with open("/dev/full", "wb") as full:
+        completed = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "perf_accuracy.py"), str(measurements)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=TIMEOUT_SECONDS,
+        )
+    assert completed.returncode == 2
+    assert completed.stderr.decode().startswith("perf_accuracy: error:")
+    assert "No space left on device" in completed.stderr.decode() and b"Traceback" not in completed.stderr
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "perf_accuracy.py"), str(measurements)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before anything is written (`| head -0`)
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=TIMEOUT_SECONDS) == 2
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr
+    assert "Broken pipe" in stderr
+
+
+def test_the_benchmark_on_the_development_data_reports_neuron_and_gpu() -> None:
+    result = _benchmark(shared_path("reference", "perf_measurements.json"), cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    summary = json.loads(lines[-1])
+    assert summary["rows"] == 273 and summary["skipped"] == 27
+    for group in ("Neuron:", "GPU:"):
+        assert any(line.startswith(group) for line in lines)
+    assert any("held-out models (never fitted)" in line for line in lines)
+    assert all(math.isfinite(summary[key]) for key in SUMMARY_KEYS)
