@@ -18,6 +18,7 @@ from lmi_config.knowledge.environment import runtime_settings, tgi_translations
 from lmi_config.rules import load_rules
 from lmi_config.rules.base import REGISTRY, Finding, LintUnit, find_rule
 from lmi_config.settings import ProjectSettings
+from lmi_config.shape.values import read_count
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -133,8 +134,9 @@ def _runtime_setting(target: LintTarget, effect: str) -> int | None:
             continue
         for source in target.sources:
             for entry in source.env.entries if source.env else []:
-                if entry.name == row["name"] and entry.value.strip().isdigit():
-                    return int(entry.value.strip())
+                value = read_count(entry.value).value if entry.name == row["name"] else None
+                if value is not None:
+                    return int(value)
     return None
 
 

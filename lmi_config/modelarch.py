@@ -35,6 +35,7 @@ from lmi_config.modelfields import (
     count_field,
     is_count_integer,
     key_value_heads,
+    rope_factor,
 )
 
 
@@ -70,6 +71,7 @@ class ModelArch(NamedTuple):
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None
+    rope_scaling_factor: float | None = None  # checked finite and positive when the config sets one
 
     @property
     def is_text_generation(self) -> bool:
@@ -187,6 +189,7 @@ def normalize_config(
     if tie is None:
         tie = raw.get("tie_word_embeddings", True)  # PretrainedConfig's default
     rope = config.get("rope_scaling")
+    factor = rope_factor(config, where, max_positions)
     arch: dict[str, Any] = {
         "hidden_size": int(hidden),
         "num_attention_heads": int(heads),
@@ -237,6 +240,7 @@ def normalize_config(
         max_position_embeddings=arch["max_position_embeddings"],
         sliding_window=sliding,
         rope_scaling=rope if isinstance(rope, dict) else None,
+        rope_scaling_factor=factor,
         torch_dtype=str(_first(config, "torch_dtype", "dtype") or "") or None,
         total_params=params,
         params_exact=exact,

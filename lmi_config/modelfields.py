@@ -8,6 +8,7 @@ the field and the file, so that no size check ever divides by zero or "fits" a n
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 # each field under the names the families use, the first one set wins
@@ -19,6 +20,10 @@ INTERMEDIATE = ("intermediate_size", "n_inner", "ffn_dim", "ffn_hidden_size", "i
 EXPERTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts")
 EXPERTS_PER_TOKEN = ("num_experts_per_tok", "num_experts_per_token", "moe_top_k")
 POSITIONS = ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length")
+
+
+MAX_COUNT = 2**53  # the largest count a float holds exactly
+JAVA_INT_MAX = 2**31 - 1  # the container's sequence lengths are Java / C int
 
 
 class ModelResolutionError(ValueError):
@@ -53,6 +58,11 @@ def count_field(
         if not is_count_integer(value) or value < minimum:
             kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
             raise ModelResolutionError(f"{where}: {name} must be {kind}, not {_shown(value)}; fix the config")
+        if value > MAX_COUNT:
+            # past 2**53 a count is no longer exact as a float, and the sizes computed from it overflow
+            raise ModelResolutionError(
+                f"{where}: {name} must be at most {MAX_COUNT}, not {_shown(value)}; fix the config"
+            )
         return int(value)
     if required:
         raise ModelResolutionError(
@@ -75,10 +85,8 @@ def key_value_heads(config: dict[str, Any], model_type: str, heads: int, where: 
     """KV heads by the family's convention (Falcon's multi_query, GQA's num_key_value_heads …)."""
     if model_type == "falcon" or "RefinedWeb" in str(config.get("model_type")):
         if config.get("new_decoder_architecture"):
-            return (
-                count_field(config, ("num_kv_heads", "n_head_kv", "num_key_value_heads"), where=where)
-                or heads
-            )
+            written = count_field(config, ("num_kv_heads", "n_head_kv", "num_key_value_heads"), where=where)
+            return _grouping(written or heads, heads, where)
         if config.get("multi_query", True):
             if config.get("num_kv_heads") not in (None, 1):
                 notes.append("multi_query=true means one KV head although num_kv_heads says otherwise")
@@ -86,4 +94,44 @@ def key_value_heads(config: dict[str, Any], model_type: str, heads: int, where: 
         return heads
     if config.get("multi_query") is True:
         return 1
-    return count_field(config, KV_HEADS, where=where) or heads
+    return _grouping(count_field(config, KV_HEADS, where=where) or heads, heads, where)
+
+
+def _grouping(kv: int, heads: int, where: str) -> int:
+    """KV heads that split the attention heads into equal groups (grouped-query attention): every
+    attention implementation repeats each KV head ``heads // kv`` times, so another count is a
+    config no engine loads, and no size can be computed from it."""
+    if kv > heads or heads % kv:
+        divisors = [count for count in range(1, min(heads, 4096) + 1) if heads % count == 0]
+        shown = ", ".join(map(str, divisors[:12])) + (" …" if len(divisors) > 12 else "")
+        raise ModelResolutionError(
+            f"{where}: num_key_value_heads {kv} does not divide num_attention_heads {heads} into equal groups; "
+            f"grouped-query attention needs a divisor of {heads} ({shown}); fix the config"
+        )
+    return kv
+
+
+def rope_factor(config: dict[str, Any], where: str, max_positions: int | None) -> float | None:
+    """``rope_scaling.factor`` as a finite positive number that keeps the scaled context within the
+    container's integers (None when the config sets none)."""
+    rope = config.get("rope_scaling")
+    if not isinstance(rope, dict) or rope.get("factor") is None:
+        return None
+    factor = rope["factor"]
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or not _finite_positive(factor):
+        raise ModelResolutionError(
+            f"{where}: rope_scaling.factor must be a finite number above 0, not {_shown(factor)}; fix the config"
+        )
+    if max_positions and float(factor) * max_positions > JAVA_INT_MAX:
+        raise ModelResolutionError(
+            f"{where}: rope_scaling.factor {_shown(factor)} stretches max_position_embeddings {max_positions} past "
+            f"{JAVA_INT_MAX} positions, more than any engine can address; fix the config"
+        )
+    return float(factor)
+
+
+def _finite_positive(number: float) -> bool:
+    try:
+        return math.isfinite(float(number)) and number > 0
+    except OverflowError:  # an integer past what a float holds
+        return False

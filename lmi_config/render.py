@@ -23,6 +23,7 @@ from lmi_config.knowledge import Backend, Release, default_release, parse_lmi_ve
 from lmi_config.knowledge.container import batch_keys, dimension_of, sequence_keys
 from lmi_config.knowledge.options import catalogue
 from lmi_config.rules.base import Finding
+from lmi_config.shape.values import read_count
 from lmi_config.spec import AUTO, Spec, SpecError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -179,13 +180,13 @@ def build_items(
     autos = _auto_keys(items, name)
     static_batch = next(
         (
-            items[key]
+            read_count(items[key], minimum=0).value
             for key in ("batch_size", "max_dynamic_batch_size")
-            if items.get(key, "").strip().isdigit()
+            if read_count(items.get(key), minimum=0).value is not None
         ),
         None,
     )
-    if static_batch and int(static_batch) > 1 and "option.rolling_batch" not in spec_keys(spec):
+    if static_batch and static_batch > 1 and "option.rolling_batch" not in spec_keys(spec):
         items["option.rolling_batch"] = "disable"  # the container's own choice for dynamic batching
         notes.append("option.rolling_batch=disable: batch_size > 1 asks for dynamic batching")
     try:
@@ -224,7 +225,12 @@ def _write_batch_where_read(items: dict[str, str], target: _Target) -> str | Non
     mode = resolve_shape(configuration(items), _judge_target(target)).batching.mode
     table = batch_keys(target.backend.id, mode)
     value = next(
-        (items[key] for key in table.keys + table.render_keys if items.get(key, "").strip().isdigit()), None
+        (
+            items[key]
+            for key in table.keys + table.render_keys
+            if read_count(items.get(key), minimum=0).value is not None
+        ),
+        None,
     )
     if value is None:
         return None

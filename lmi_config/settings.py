@@ -114,6 +114,7 @@ def load_settings(path: Path) -> ProjectSettings | None:
     """
     import tomllib
 
+    from lmi_config.configfile.text import shorten
     from lmi_config.io import read_bounded
 
     try:
@@ -124,6 +125,10 @@ def load_settings(path: Path) -> ProjectSettings | None:
         raise InputError(f"{path}: cannot read the settings file ({error})") from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: not valid TOML ({error})") from None
+    except ValueError as error:  # tomllib's int() of a number past 4,300 digits
+        raise InputError(
+            f"{path}: a number too long to read ({shorten(str(error), 120)}); the settings take names and patterns"
+        ) from None
     table = document.get("tool", {}).get("lmi-config") if path.name == "pyproject.toml" else document
     if table is None:
         return None
@@ -137,13 +142,30 @@ def load_settings(path: Path) -> ProjectSettings | None:
         )
     lists = {key: _string_list(table.get(key, []), f"{where}: {key}") for key in _LIST_KEYS}
     per_path = []
-    for pattern, values in (table.get("per-path") or {}).items():
+    tables = table.get("per-path") or {}
+    if not isinstance(tables, dict):
+        raise InputError(f'{where}: per-path: use tables such as [tool.lmi-config.per-path."deploy/*"]')
+    for pattern, values in tables.items():
         if not isinstance(values, dict) or set(values) - set(_PATH_KEYS):
             raise InputError(f"{where}: per-path {pattern!r}: use a table of {', '.join(_PATH_KEYS)}")
-        per_path.append(PathDefaults(pattern, dict(values)))
+        per_path.append(PathDefaults(pattern, _path_values(values, f"{where}: per-path {pattern!r}")))
     return ProjectSettings(
         path, tuple(lists["select"]), tuple(lists["ignore"]), tuple(lists["exclude"]), tuple(per_path)
     )
+
+
+def _path_values(values: dict[str, Any], where: str) -> dict[str, Any]:
+    """Per-path defaults with the types the flags they stand for take: lists for select and ignore,
+    a string for the others (TOML's ``instance = 5`` would reach the judge as a number)."""
+    checked: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in _LIST_KEYS:
+            checked[key] = _string_list(value, f"{where}: {key}")
+        elif isinstance(value, str):
+            checked[key] = value
+        else:
+            raise InputError(f'{where}: {key} must be a string, e.g. {key} = "..."')
+    return checked
 
 
 def _string_list(value: Any, where: str) -> list[str]:

@@ -165,10 +165,51 @@ def parse_spec_text(text: str, name: str) -> Spec:
     except SpecError:
         raise
     except ValueError as error:  # an integer of more than 4300 digits
-        raise SpecError(f"{name}: unusable value ({_one_line(str(error))})") from None
+        long_number = re.search(r"[0-9_]{4000,}", text)
+        if long_number is None:
+            raise SpecError(f"{name}: unusable value ({_one_line(str(error))})") from None
+        line = text.count("\n", 0, long_number.start()) + 1
+        raise SpecError(
+            f"{name}:{line}: a number of {len(long_number.group())} digits; no option takes one past "
+            "2147483647 (the container's integers) — write the value you mean"
+        ) from None
     if not isinstance(data, dict):
         raise SpecError(f"{name}: a spec is a YAML mapping with at least `model:` (see `lmi-config schema`)")
+    _refuse_duplicate_keys(document, name)
     return validate_spec(data, name, document)
+
+
+def option_name(key: str) -> str:
+    """An option's name without the optional ``option.`` prefix: ``max_model_len`` and
+    ``option.max_model_len`` are one option."""
+    return key[len("option.") :] if key.startswith("option.") else key
+
+
+def _refuse_duplicate_keys(document: Any, name: str) -> None:
+    """A key written twice in one mapping (or an option written with and without ``option.``) is a
+    :class:`SpecError` naming both lines: YAML keeps the last silently, and which one the user
+    meant is theirs to say."""
+    import yaml
+
+    pending = [(document, False)]
+    while pending:  # iterative: the nesting is bounded already, but a walk needs no stack
+        node, is_options = pending.pop()
+        if isinstance(node, yaml.SequenceNode):
+            pending.extend((item, False) for item in node.value)
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        seen: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = str(getattr(key_node, "value", ""))
+            spelled = option_name(key) if is_options else key
+            first = seen.get(spelled)
+            if first is not None:
+                raise SpecError(
+                    f"{name}:{key_node.start_mark.line + 1}: {key} is written twice (also as {first.value} on "
+                    f"line {first.start_mark.line + 1}); YAML would keep only the last, silently — keep one of them"
+                )
+            seen[spelled] = key_node
+            pending.append((value_node, node is document and key == "options"))
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -259,6 +300,9 @@ def build_spec(
         key, equals, value = item.partition("=")
         if not equals or not key.strip():
             raise SpecError(f"--set {item!r}: write KEY=VALUE")
+        # --set replaces the option however the spec spells it (with or without option.)
+        for existing in [name for name in options if option_name(name) == option_name(key.strip())]:
+            del options[existing]
         options[key.strip()] = value
     env = dict(spec.env)
     for item in env_settings:

@@ -8,6 +8,7 @@ with ``--strict``; nothing fits), 2 unusable input (files, specs, templates, set
 from __future__ import annotations
 
 import errno
+import math
 import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,27 @@ class _GuardedGroup(click.Group):
 
             silence_stdout()
             _fail_input(f"cannot write the output: {error.strerror or error}")
+
+
+JAVA_INT_MAX = 2**31 - 1  # the container's integers (Integer.parseInt): no count beyond is usable
+DAY_SECONDS = 86_400
+
+
+def count_range(minimum: int = 1, maximum: int = JAVA_INT_MAX) -> click.IntRange:
+    """An integer flag bounded on both sides (click's own message names the flag and the range, exit 2):
+    a count past the container's integers would be ranked, written and rendered as if usable."""
+    return click.IntRange(minimum, maximum)
+
+
+class FiniteFloat(click.FloatRange):
+    """A number flag in a closed range that is also finite: click's FloatRange lets ``nan`` through
+    (every comparison with NaN is false) and ``inf`` through an open upper bound."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number; {self._describe_range()}", param, ctx)
+        return number
 
 
 def _split(values: tuple[str, ...]) -> list[str]:

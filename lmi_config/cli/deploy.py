@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -10,6 +11,7 @@ import click
 from lmi_config.cli.common import (
     CONTEXT_SETTINGS,
     USAGE_ERRORS,
+    FiniteFloat,
     _emit,
     _fail_input,
     format_option,
@@ -32,11 +34,15 @@ def _key_values(values: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ..
     return tuple(pairs)
 
 
+_SMALL_COUNT = re.compile(r"[0-9]{1,10}")
+
+
 def _autoscale_range(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
     low, colon, high = text.partition(":")
-    if not colon or not low.strip().isdigit() or not high.strip().isdigit():
+    # ASCII digits, at most ten: "²" passes isdigit() and int() refuses 5,000 digits
+    if not colon or not _SMALL_COUNT.fullmatch(low.strip()) or not _SMALL_COUNT.fullmatch(high.strip()):
         _fail_input(f"--autoscale {text!r}: write MIN:MAX, e.g. 1:4")
     return int(low), int(high)
 
@@ -104,7 +110,7 @@ def _autoscale_range(text: str | None) -> tuple[int, int] | None:
 )
 @click.option(
     "--autoscale-target",
-    type=click.FloatRange(min=0.01),
+    type=FiniteFloat(min=0.01, max=10**9),
     default=None,
     help="Invocations per instance per minute.",
 )
@@ -147,7 +153,11 @@ def _autoscale_range(text: str | None) -> tuple[int, int] | None:
     help="Default: provisioning + health check.",
 )
 @click.option(
-    "--poll-seconds", type=click.FloatRange(min=0.01), default=None, metavar="SECONDS", help="Default: 30."
+    "--poll-seconds",
+    type=FiniteFloat(min=0.01, max=10**9),
+    default=None,
+    metavar="SECONDS",
+    help="Default: 30.",
 )
 @click.option("--keep-on-failure", is_flag=True, help="Leave what a failed run created (to inspect it).")
 @click.option("-y", "--yes", is_flag=True, help="Proceed without asking (CI).")

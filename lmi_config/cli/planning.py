@@ -9,10 +9,13 @@ import click
 
 from lmi_config.cli.common import (
     CONTEXT_SETTINGS,
+    DAY_SECONDS,
     USAGE_ERRORS,
+    FiniteFloat,
     _emit,
     _fail_input,
     _split,
+    count_range,
     format_option,
     main,
 )
@@ -59,13 +62,11 @@ from lmi_config.errors import PlanningError
 )
 @click.option(
     "--min-sequence-length",
-    type=click.IntRange(min=1),
+    type=count_range(),
     default=None,
     help="Only sequence lengths at least this long.",
 )
-@click.option(
-    "--min-batch-size", type=click.IntRange(min=1), default=None, help="Only batches at least this large."
-)
+@click.option("--min-batch-size", type=count_range(), default=None, help="Only batches at least this large.")
 @click.option(
     "--objective",
     type=click.Choice(["throughput", "latency", "cost"]),
@@ -82,7 +83,7 @@ from lmi_config.errors import PlanningError
 )
 @click.option(
     "--top",
-    type=click.IntRange(min=0),
+    type=count_range(0),
     default=10,
     show_default=True,
     help="How many to list (0: every feasible one).",
@@ -219,13 +220,13 @@ def plan(
 )
 @click.option(
     "--cores",
-    type=click.IntRange(min=1),
+    type=count_range(1, 4096),
     default=None,
     help="NeuronCores available (default: detected, else the instance's).",
 )
 @click.option(
     "--cores-per-device",
-    type=click.IntRange(min=1),
+    type=count_range(1, 4096),
     default=None,
     help="NeuronCores per device (default: detected, else the instance's).",
 )
@@ -266,17 +267,20 @@ def plan(
 @click.option("--work-dir", default="data", show_default=True, help="Where trials are exported.")
 @click.option(
     "--export-timeout",
-    type=click.IntRange(min=1),
+    type=count_range(1, 7 * DAY_SECONDS),
     default=None,
     help="Seconds per export (default: the judge's compile estimate x its margin, at least 600).",
 )
 @click.option(
-    "--load-timeout", type=click.IntRange(min=1), default=None, help="Seconds per load (default: 600)."
+    "--load-timeout",
+    type=count_range(1, 7 * DAY_SECONDS),
+    default=None,
+    help="Seconds per load (default: 600).",
 )
 @click.option("--keep-artifacts", is_flag=True, help="Keep each trial's exported directory and logs.")
 @click.option(
     "--require-free-gib",
-    type=click.FloatRange(min=0),
+    type=FiniteFloat(min=0, max=2**40),  # finite: int(nan * 2**30) raises
     default=None,
     help="Free disk space to require before each export (default: 2 x the checkpoint).",
 )

@@ -15,6 +15,7 @@ from typing import Any
 
 from lmi_config.knowledge.memory import loading_constants
 from lmi_config.knowledge.sagemaker import deploy_policy, sagemaker_limits
+from lmi_config.shape.values import read_count
 
 GIB = 1024**3
 
@@ -45,8 +46,9 @@ def _configured_loading_timeout(items: dict[str, str], loading: Any) -> tuple[in
     if loading is not None:
         return int(loading.timeout_seconds), str(loading.timeout_source)
     text = items.get("option.model_loading_timeout", "").strip()
-    if text.isdigit():
-        return int(text), f"option.model_loading_timeout={text}"
+    written = read_count(text).value  # "²".isdigit() is true, and int() refuses 5,000 digits
+    if written is not None:
+        return int(written), f"option.model_loading_timeout={int(written)}"
     default = loading_constants().default_model_loading_timeout_seconds
     return default, f"the image default {default} s"
 

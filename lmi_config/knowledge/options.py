@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from functools import cache
 from typing import Any, NamedTuple
@@ -264,6 +265,8 @@ def beyond_the_code(spec: OptionSpec, value: str) -> str | None:
 
 
 def _range_problem(spec: OptionSpec, number: float) -> str | None:
+    if not math.isfinite(number):  # every comparison with NaN is false: no range would catch it
+        return "is not a finite number"
     if spec.minimum is not None and number < spec.minimum:
         return f"is below the minimum {_plain(spec.minimum)}"
     if spec.maximum is not None and number > spec.maximum:

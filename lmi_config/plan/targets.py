@@ -127,4 +127,14 @@ def _options(request: PlanRequest) -> dict[str, str]:
                 "--min-batch-size or --min-sequence-length"
             )
         options[canonical] = value
+    _refuse_unusable(options)
     return options
+
+
+def _refuse_unusable(options: dict[str, str]) -> None:
+    """A --set value the judge cannot use would block every candidate ("nothing fits"): say which."""
+    from lmi_config.planner import configuration
+    from lmi_config.shape.values import COUNT_KEYS, unusable_values
+
+    for problem in unusable_values(configuration(options, "--set"), COUNT_KEYS):
+        raise InputError(f"--set {problem.message}")

@@ -89,6 +89,7 @@ def spec_documents(result: PlanResult, *, limit: int) -> list[tuple[str, str]]:
 
     from lmi_config import __version__
     from lmi_config.knowledge import parse_lmi_version, resolve_backend
+    from lmi_config.shape.values import read_count
 
     documents = []
     for candidate in [item for item in result.candidates if item.feasible][:limit]:
@@ -100,7 +101,8 @@ def spec_documents(result: PlanResult, *, limit: int) -> list[tuple[str, str]]:
             if key == "option.model_id" or base_options.get(key) == value:
                 continue
             name = key.removeprefix("option.")
-            options[name] = int(value) if value.isdigit() else value
+            number = read_count(value, minimum=0).value
+            options[name] = int(number) if number is not None and value.strip() == value else value
         spec: dict[str, Any] = {
             "model": result.model,
             "instance": f"ml.{candidate.instance}",

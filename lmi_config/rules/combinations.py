@@ -17,6 +17,7 @@ from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.container_options import UNREAD, linked_outcome
 from lmi_config.knowledge.options import conflict_rules, is_placeholder
 from lmi_config.rules.base import LintUnit
+from lmi_config.shape.values import read_count
 
 _TRUE = {"true", "1", "yes", "on"}
 
@@ -86,7 +87,8 @@ def _compare(config: CanonicalConfig, op: str, value: str, condition: dict[str, 
     if op == "ne":
         return value != str(condition["value"])
     if op == "gt":
-        return value.isdigit() and int(value) > int(condition["value"])
+        number = read_count(value, minimum=0).value
+        return number is not None and number > int(condition["value"])
     if op == "differs_from":
         other = config.get(condition["other"])
         return other is not None and other.strip() != value

@@ -162,6 +162,15 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
                     line=entry.line,
                     key=entry.name,
                 )
+            elif mapping.kind == "unknown" and (spelled := _variable_in_other_case(entry.name)):
+                yield unit.finding(
+                    "LMI203",
+                    f"{entry.name} is not a variable the container reads: variable names are case-sensitive "
+                    f"— write {spelled}",
+                    path=source.path,
+                    line=entry.line,
+                    key=entry.name,
+                )
             elif not own_handler and (instead := _meant_option_variable(entry.name, mapping.kind)):
                 yield unit.finding(
                     "LMI203",
@@ -191,6 +200,20 @@ _NOT_READ = {
     False: "is not a variable the container reads (it reads OPTION_*, ARGS_*, SERVING_* and a few named ones)",
     True: "goes to the model's Java arguments, which the Python handler never sees",
 }
+
+
+def _variable_in_other_case(name: str) -> str | None:
+    """The upper-case variable the container reads that ``name`` spells in other letter cases
+    (``Hf_Model_Id`` → ``HF_MODEL_ID``, ``option_dtype`` → ``OPTION_DTYPE``); None otherwise.
+    The entrypoint and ModelInfo match names and the ``OPTION_`` prefix exactly."""
+    upper = name.upper()
+    if upper == name:
+        return None
+    mapping = classify_env(upper)
+    if mapping.kind != "config" or mapping.key is None:
+        return None
+    known = mapping.key in known_keys_set() or not mapping.key.startswith("option.")
+    return upper if known else None
 
 
 def _meant_option_variable(name: str, kind: str) -> str | None:

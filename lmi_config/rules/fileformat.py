@@ -14,6 +14,7 @@ from lmi_config.configfile.canonical import classify_env, env_name_for_key
 from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.options import VARIABLE_NAME
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.rules.suggestions import same_but_case
 
 _FORMAT_SOURCE = (
     "djl-serving.md §7 (java.util.Properties.load semantics; serving/docker/partition/utils.py::load_properties) — "
@@ -223,8 +224,11 @@ def env_style_key(unit: LintUnit) -> Iterator[Finding]:
                 if not VARIABLE_NAME.fullmatch(entry.key):
                     continue
                 mapping = classify_env(entry.key)
+                same = same_but_case(entry.key)
                 if mapping.kind == "config" and mapping.key:
                     advice = f"write {mapping.key}={entry.value.strip()}"
+                elif same is not None:
+                    advice = f"the container's keys are case-sensitive: write {same}={entry.value.strip()}"
                 else:
                     advice = f"set it as an environment variable, or use option.env={entry.key}={entry.value.strip()}"
                 yield unit.finding(

@@ -16,6 +16,7 @@ from lmi_config.knowledge import Backend, Release, backends, entry_points, versi
 from lmi_config.knowledge.container_options import handler_at
 from lmi_config.knowledge.options import (
     SERVER_GROUP,
+    VARIABLE_NAME,
     OptionSpec,
     all_engine_arg_names,
     beyond_the_code,
@@ -29,7 +30,7 @@ from lmi_config.knowledge.options import (
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
-from lmi_config.rules.suggestions import suggest
+from lmi_config.rules.suggestions import spelling_advice, suggest  # noqa: F401  (render imports suggest from here)
 
 _CATALOGUE_SOURCE = (
     "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source) — "
@@ -51,8 +52,9 @@ def _occurrences(unit: LintUnit) -> Iterator[Setting]:
 
 
 def _is_env_style(setting: Setting) -> bool:
-    key = setting.key
-    return setting.origin.kind == "properties" and key.upper() == key and not key.startswith("option.")
+    """A variable's name written in serving.properties: env-style-key (LMI006) reports it. A dotted
+    upper-case key (``OPTION.TENSOR_PARALLEL_DEGREE``) is no variable name and stays this rule's."""
+    return setting.origin.kind == "properties" and bool(VARIABLE_NAME.fullmatch(setting.key))
 
 
 _MAX_COMPARED_CHARACTERS = 200  # a longer value is compared with nothing (difflib is quadratic)
@@ -79,7 +81,8 @@ def _display(setting: Setting) -> str:
     summary="A key no LMI backend reads: usually a typo. The container ignores it silently.",
     why=(
         "The properties classes ignore unknown keys (pydantic extra='ignore') and vLLM drops names "
-        "that are not EngineArgs fields, so a misspelled option simply has no effect."
+        "that are not EngineArgs fields, so a misspelled option simply has no effect. Keys are "
+        "case-sensitive (java.util.Properties): OPTION.TENSOR_PARALLEL_DEGREE is not option.tensor_parallel_degree."
     ),
     bad=Example("option.model_id=gpt2\noption.max_rolling_batch_szie=32\n"),
     good=Example("option.model_id=gpt2\noption.max_rolling_batch_size=32\n"),
@@ -97,20 +100,13 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             continue
         if key.startswith("option.") and key[len("option.") :] in all_engine_arg_names():
             continue  # a vLLM engine argument: LMI103 / LMI104 decide
-        advice: str | None = None
         for setting in _last_in_each_file(settings):  # duplicates are LMI002's
             if _is_env_style(setting):
                 continue
             variable = setting.origin.variable or ""
             if variable.startswith("ARGS_") and "option." + key in known_keys_set():
                 continue  # an option's name set as a Java argument: ignored-env-var (LMI203) says so
-            if advice is None:
-                hint = suggest(key)
-                advice = (
-                    f"did you mean {hint}?"
-                    if hint
-                    else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
-                )
+            advice = spelling_advice(key, setting.origin.variable)  # an env file's names a variable
             where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
             message = (
                 f"{key}{where} is not an option any LMI backend reads; the container ignores it — {advice}"
@@ -206,6 +202,16 @@ def _span(since: str | None, until: str | None) -> str:
     source=_CATALOGUE_SOURCE,
 )
 def invalid_value(unit: LintUnit) -> Iterator[Finding]:
+    reported: set[str | None] = set()
+    for finding in _catalogue_verdicts(unit):
+        reported.add(finding.key)
+        yield finding
+    for problem in unit.problems("invalid-value"):
+        if problem.key not in reported:  # the judge's own refusals: a value it cannot size from
+            yield unit.report("LMI102", problem)
+
+
+def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
     backend = unit.context.backend
     yield from _refused_by_the_container(unit)
     yield from refused_by_vllm(unit)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.shape.values import count_or_none, read_count
 
 
 @rule(
@@ -29,33 +30,8 @@ from lmi_config.rules.base import Example, Finding, LintUnit, rule
     ),
 )
 def sequence_exceeds_model_max(unit: LintUnit) -> Iterator[Finding]:
-    arch = unit.context.model
-    if arch is None or not arch.max_position_embeddings:
-        return
-    for key in ("option.max_model_len", "option.n_positions"):
-        setting = unit.config.settings.get(key)
-        if setting is None or not setting.value.strip().isdigit():
-            continue
-        length = int(setting.value.strip())
-        limit = arch.max_position_embeddings
-        if (
-            arch.rope_scaling
-            and arch.rope_scaling.get("factor")
-            and arch.rope_scaling.get("rope_type", arch.rope_scaling.get("type"))
-            not in ("llama3", "longrope", "yarn")
-        ):
-            limit = int(limit * float(arch.rope_scaling["factor"]))
-        if length <= limit:
-            continue
-        gpu = unit.context.backend.accelerator == "gpu"
-        yield unit.finding(
-            "LMI307",
-            f"{key}={length} is longer than {arch.model_id}'s max_position_embeddings {limit}; "
-            + ("vLLM refuses it" if gpu else "positions past the trained length give wrong output")
-            + f" — use {limit} or less",
-            setting=setting,
-            severity=None if gpu else "warning",
-        )
+    for problem in unit.problems("sequence-exceeds-model-max"):  # the judge decides, with the model's limit
+        yield unit.report("LMI307", problem)
 
 
 @rule(
@@ -84,15 +60,16 @@ def bucket_invalid(unit: LintUnit) -> Iterator[Finding]:
     if setting is None or unit.context.backend.accelerator != "neuron":
         return
     parts = [part.strip() for part in setting.value.strip().strip("[]").split(",") if part.strip()]
-    if not parts or not all(part.isdigit() for part in parts):
+    readings = [read_count(part).value for part in parts]
+    if not parts or None in readings:
         return  # invalid-value reports the type
-    buckets = [int(part) for part in parts]
+    buckets = [int(reading) for reading in readings if reading is not None]
     n_positions = None
     assessment = unit.assessment
     if assessment is not None and assessment.memory is not None and assessment.shape.sequence_length:
         n_positions = assessment.shape.sequence_length.value
-    elif (unit.config.get("option.n_positions") or "").strip().isdigit():
-        n_positions = int((unit.config.get("option.n_positions") or "0").strip())
+    else:
+        n_positions = count_or_none(unit.config, "option.n_positions")
     if n_positions is not None:
         too_long = [bucket for bucket in buckets if bucket > n_positions]
         if too_long:

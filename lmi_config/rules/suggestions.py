@@ -68,6 +68,37 @@ def _suggestion_index() -> tuple[
     )
 
 
+def same_but_case(key: str) -> str | None:
+    """The known key that ``key`` spells with other letter cases (``OPTION.TENSOR_PARALLEL_DEGREE``
+    → ``option.tensor_parallel_degree``): java.util.Properties and the properties classes compare
+    keys exactly, so the container ignores such a key like any unknown one."""
+    found = _keys_by_lower_case().get(key.lower())
+    return found if found is not None and found != key else None
+
+
+def spelling_advice(key: str, variable: str | None = None) -> str:
+    """What to write instead of an unknown key: its right letter case, the closest key, or the docs.
+    ``variable``: the environment variable that set the key (the advice then names a variable)."""
+    same = same_but_case(key)
+    if same is not None and variable:
+        from lmi_config.configfile.canonical import env_name_for_key
+
+        return f"variable names are case-sensitive: write {env_name_for_key(same) or same}"
+    if same is not None:
+        return f"the container's keys are case-sensitive: write {same}"
+    hint = suggest(key)
+    return (
+        f"did you mean {hint}?"
+        if hint
+        else "check the spelling against `lmi-config rules LMI101` and the LMI docs"
+    )
+
+
+@cache
+def _keys_by_lower_case() -> dict[str, str]:
+    return {key.lower(): key for key in known_keys()}
+
+
 @cache
 def _known_lengths() -> tuple[int, int]:
     lengths = [len(key) for key in known_keys()]

@@ -13,14 +13,18 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from lmi_config.configfile.canonical import CanonicalConfig
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import Release
-from lmi_config.knowledge.container import precompiled_keys
+from lmi_config.knowledge.container import batch_keys, dynamic_batch_keys, precompiled_keys, sequence_keys
 from lmi_config.knowledge.instances import Instance
+from lmi_config.knowledge.options import JAVA_INT_MAX
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.capability import judge_capabilities
 from lmi_config.shape.dimensions import (
     NEURON_BACKENDS,
     Target,
+    override_neuron_config,
+    override_sequence_length,
     resolve_copies,
     resolve_dtype,
     resolve_engine_settings,
@@ -45,8 +49,10 @@ from lmi_config.shape.resources import (
     memory_acceptable,
     recommended_loading_timeout,
 )
+from lmi_config.shape.sequence import judge_sequence_length
 from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
+from lmi_config.shape.values import COUNT_KEYS, tensor_parallel_minimum, unusable_values
 from lmi_config.sizing import MemoryBreakdown, estimate_memory
 
 __all__ = [
@@ -126,7 +132,33 @@ def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:
         quantize=resolve_quantize(config),
         copies=resolve_copies(target, tp, pipeline.value, nodes.value, engine),
         engine=engine,
+        unusable=tuple(_unusable(config, target.backend, batching.mode)),
     )
+
+
+def _unusable(config: CanonicalConfig, backend: str, mode: str) -> list[Problem]:
+    problems = unusable_values(config, _counts_read(backend, mode))
+    overrides = override_neuron_config(config)
+    if backend == "nxdi" and "seq_len" in overrides and override_sequence_length(config) is None:
+        problems.append(
+            Problem(
+                "invalid-value",
+                "error",
+                f"option.override_neuron_config seq_len={shorten(repr(overrides['seq_len']))} is not an integer "
+                f"from 1 to {JAVA_INT_MAX}; the judge cannot size a configuration from it",
+                key="option.override_neuron_config",
+            )
+        )
+    return problems
+
+
+def _counts_read(backend: str, mode: str) -> dict[str, int]:
+    """The integer keys this backend's shape is read from, each with the least value it takes."""
+    counts = {"option.tensor_parallel_degree": tensor_parallel_minimum(backend), **COUNT_KEYS}
+    counts.update(dict.fromkeys(sequence_keys(backend).keys, 1))
+    counts.update(dict.fromkeys(batch_keys(backend, mode).keys, 1))
+    counts.update(dict.fromkeys(dynamic_batch_keys(), 0))  # the recommender compares batch_size with 0
+    return counts
 
 
 def sizing_backend(target: Target) -> str:
@@ -147,7 +179,8 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         multi_node=flag(config, "option.multi_node"),
         nodes=shape.nodes.value,
     )
-    problems: list[Problem] = []
+    problems: list[Problem] = list(shape.unusable)
+    problems.extend(judge_sequence_length(shape.sequence_length, target.arch, target.accelerator))
     if shape.tensor_parallel is not None:
         problems.extend(
             judge_tensor_parallel(

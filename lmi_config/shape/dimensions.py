@@ -17,6 +17,12 @@ from lmi_config.modelarch import ModelArch
 from lmi_config.shape.frontend import flag, integer
 from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.shape.types import Batching, EngineSettings, Resolved
+from lmi_config.shape.values import (
+    fraction_or_none,
+    read_count,
+    tensor_parallel_minimum,
+    written_but_unusable,
+)
 
 TP_KEY = "option.tensor_parallel_degree"
 NEURON_BACKENDS = ("transformers-neuronx", "nxdi")
@@ -61,12 +67,16 @@ def override_neuron_config(config: CanonicalConfig) -> dict[str, object]:
 def resolve_sequence_length(config: CanonicalConfig, target: Target) -> Resolved[int] | None:
     """The sequence length the container compiles or allocates for."""
     table = sequence_keys(target.backend)
+    if written_but_unusable(config, *table.keys):
+        return None  # invalid-value reports it; a default would judge another configuration
     value, key = integer(config, *table.keys)
     if value is not None:
         return Resolved(value, key or "", key)
-    overrides = override_neuron_config(config)
-    if target.backend == "nxdi" and isinstance(overrides.get("seq_len"), int):
-        return Resolved(int(str(overrides["seq_len"])), "option.override_neuron_config seq_len")
+    if target.backend == "nxdi" and "seq_len" in override_neuron_config(config):
+        seq_len = override_sequence_length(config)
+        if seq_len is None:
+            return None
+        return Resolved(seq_len, "option.override_neuron_config seq_len", "option.override_neuron_config")
     arch = target.arch
     if table.default == "neuron":
         if target.smart_defaults_apply and arch is not None and arch.max_position_embeddings:
@@ -87,6 +97,15 @@ def resolve_sequence_length(config: CanonicalConfig, target: Target) -> Resolved
         arch.max_position_embeddings or 2048,
         f"{target.backend} default: the model's max_position_embeddings",
     )
+
+
+def override_sequence_length(config: CanonicalConfig) -> int | None:
+    """``seq_len`` of ``option.override_neuron_config`` when it is a count the judge can use."""
+    seq_len = override_neuron_config(config).get("seq_len")
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int):
+        return None
+    value = read_count(str(seq_len)).value if seq_len < 10**12 else None
+    return int(value) if value is not None else None
 
 
 def resolve_pipeline(config: CanonicalConfig) -> Resolved[int]:
@@ -140,6 +159,13 @@ def resolve_tensor_parallel_and_batch(
     tp = explicit_tensor_parallel(config, target, pipeline)
     batch = explicit_batch(config, target, batching)
     table = batch_keys(target.backend, batching.mode)
+    # a value the judge cannot use leaves its dimension unknown: a default would judge another shape
+    tp_unusable = (config.get(TP_KEY) or "").strip() != "max" and written_but_unusable(
+        config, TP_KEY, minimum=tensor_parallel_minimum(target.backend)
+    )
+    batch_unusable = written_but_unusable(config, *table.keys)
+    if tp_unusable or batch_unusable:
+        return (None if tp_unusable else tp), (None if batch_unusable else batch)
     rolling_batch_key = "option.max_rolling_batch_size" in table.keys
     instance = target.instance
     if (
@@ -206,17 +232,10 @@ def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | No
     return Resolved(model_dtype, f"dtype auto: the model's torch_dtype ({model_dtype})")
 
 
-def _number(config: CanonicalConfig, key: str) -> float | None:
-    try:
-        return float((config.get(key) or "").strip())
-    except ValueError:
-        return None
-
-
 def resolve_engine_settings(config: CanonicalConfig, release: Release) -> EngineSettings:
     """The memory-relevant engine settings the configuration gives (and the release's vLLM)."""
     overrides = override_neuron_config(config)
-    utilization = _number(config, "option.gpu_memory_utilization") or 0.9
+    utilization = fraction_or_none(config, "option.gpu_memory_utilization")
     chunked_text = (config.get("option.enable_chunked_prefill") or "").strip().lower()
     block_size, _ = integer(config, "option.block_size")
     tokens, _ = integer(config, "option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
@@ -225,14 +244,15 @@ def resolve_engine_settings(config: CanonicalConfig, release: Release) -> Engine
         shard_over_sequence=flag(config, "option.shard_over_sequence"),
         chunked_prefill=flag(config, "option.enable_chunked_prefill")
         or bool(overrides.get("chunked_prefill_config") or overrides.get("is_chunked_prefill")),
-        gpu_memory_utilization=utilization,
+        # absent: vLLM's default; written but unusable: invalid-value, and the shape is not sized
+        gpu_memory_utilization=0.9 if utilization is None else utilization,
         max_num_batched_tokens=tokens,
         enforce_eager=flag(config, "option.enforce_eager"),
         single_worker=flag(config, "option.enable_lora") or flag(config, "option.enable_stateful_sessions"),
         kv_cache_dtype=(config.get("option.kv_cache_dtype") or "").strip() or None,
         block_size=block_size,
         enable_chunked_prefill={"true": True, "false": False}.get(chunked_text),
-        kv_cache_free_gpu_mem_fraction=_number(config, "option.kv_cache_free_gpu_mem_fraction"),
+        kv_cache_free_gpu_mem_fraction=fraction_or_none(config, "option.kv_cache_free_gpu_mem_fraction"),
         vllm_version=release.vllm,
     )
 

@@ -11,18 +11,21 @@ from lmi_config.knowledge.container import (
     handler_rolling_batch,
     rolling_batch_rule,
 )
-from lmi_config.knowledge.options import JAVA_INT_MAX
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.types import Batching, Resolved
+from lmi_config.shape.values import read_count
 
 
 def integer(config: CanonicalConfig, *keys: str) -> tuple[int | None, str | None]:
-    """The first of ``keys`` whose value is a non-negative integer the container can parse, and that key."""
+    """The first of ``keys`` whose value is a non-negative integer the container can parse, and that key.
+
+    A key whose value cannot be used is skipped here; :func:`lmi_config.shape.values.unusable_values`
+    reports it, and the resolvers leave its dimension unknown rather than defaulted.
+    """
     for key in keys:
-        value = config.get(key)
-        text = value.strip() if value is not None else ""
-        if text.isdigit() and len(text) <= 10 and int(text) <= JAVA_INT_MAX:
-            return int(text), key
+        value = read_count(config.get(key), minimum=0).value
+        if value is not None:
+            return int(value), key
     return None, None
 
 

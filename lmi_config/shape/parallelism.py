@@ -156,8 +156,19 @@ def _heads(target: ParallelTarget, degree: int) -> list[Problem]:
     return []
 
 
+_MAX_DEGREE = 4096  # more devices than any deployment has: degrees past it are never advice
+
+
+def _degree_limit(target: ParallelTarget) -> int:
+    """The largest TP worth listing as advice: the devices when the instance is known. Bounding the
+    search keeps a config.json with 2**31 heads from turning advice into a billion-step loop."""
+    if target.instance is not None:
+        return max(target.instance.num_cores * target.nodes, 1)
+    return _MAX_DEGREE
+
+
 def _valid_divisors(target: ParallelTarget, heads: int) -> str:
-    divisors = [d for d in range(1, heads + 1) if heads % d == 0]
+    divisors = [d for d in range(1, min(heads, _degree_limit(target)) + 1) if heads % d == 0]
     if target.instance is not None:
         divisors = [d for d in divisors if d <= target.instance.num_cores * target.nodes]
     if target.backend_accelerator == "neuron":
@@ -187,7 +198,7 @@ def _kv_heads(
         choices = sorted(
             {
                 d
-                for d in range(1, 2 * max(kv, degree) + 1)
+                for d in range(1, min(2 * max(kv, degree), _degree_limit(target)) + 1)
                 if (kv >= d and kv % d == 0) or (kv < d and d % kv == 0 and heads % d == 0)
             }
         )

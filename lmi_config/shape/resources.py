@@ -11,6 +11,7 @@ from lmi_config.knowledge.memory import headroom_warning_fraction, loading_const
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
+from lmi_config.shape.values import read_count
 from lmi_config.sizing import (
     GIB,
     MemoryBreakdown,
@@ -21,6 +22,7 @@ from lmi_config.sizing import (
     loading_seconds,
 )
 from lmi_config.sizing.gpu import kv_capacity_verdict
+from lmi_config.sizing.model import headroom
 from lmi_config.sizing.vllm_release import torch_visible_bytes
 
 
@@ -55,7 +57,7 @@ def memory_acceptable(memory: MemoryBreakdown, sequence_length: int, lenient: bo
             and memory.kv_cache_capacity_bytes >= memory.kv_bytes_per_sequence
         )
     peak = memory.certain_peak_bytes if lenient else memory.peak_bytes
-    return (memory.budget_bytes - peak) / memory.budget_bytes >= headroom_warning_fraction()
+    return headroom(memory.budget_bytes, peak) >= headroom_warning_fraction()
 
 
 class MemoryTarget(NamedTuple):
@@ -226,8 +228,9 @@ def estimate_loading(
     constants = loading_constants()
     compiles = neuron and not precompiled
     needed = loading_seconds(arch, shape, compiles, optimize_level)
-    if timeout_text is not None and timeout_text.strip().isdigit():
-        timeout = int(timeout_text.strip())
+    written = read_count(timeout_text).value
+    if written is not None:
+        timeout = int(written)
         source, key = f"option.model_loading_timeout={timeout}", "option.model_loading_timeout"
     else:
         timeout = constants.default_model_loading_timeout_seconds

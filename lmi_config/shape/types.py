@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Generic, NamedTuple, TypeVar
 
+from lmi_config.shape.problems import Problem
 from lmi_config.sizing import Shape
 
 T = TypeVar("T")
@@ -59,6 +60,7 @@ class ContainerShape(NamedTuple):
     quantize: Resolved[str] | None
     copies: Resolved[int] | None
     engine: EngineSettings
+    unusable: tuple[Problem, ...] = ()  # values the judge cannot use: nothing is sized from them
 
     @property
     def tensor_parallel(self) -> int | None:
@@ -71,7 +73,9 @@ class ContainerShape(NamedTuple):
 
     def sizing_shape(self) -> Shape | None:
         """The memory model's input, when the shape is complete."""
-        if not (self.tensor_parallel_degree and self.batch_size and self.sequence_length and self.dtype):
+        if self.unusable or not (
+            self.tensor_parallel_degree and self.batch_size and self.sequence_length and self.dtype
+        ):
             return None
         dtype = self.dtype.value
         return Shape(

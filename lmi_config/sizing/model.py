@@ -102,7 +102,13 @@ class MemoryBreakdown(NamedTuple):
 
     @property
     def headroom_fraction(self) -> float:
-        return (self.budget_bytes - self.peak_bytes) / self.budget_bytes
+        return headroom(self.budget_bytes, self.peak_bytes)
+
+
+def headroom(budget_bytes: int, peak_bytes: int) -> float:
+    """The budget's unused fraction; -1 (all of it short) for a budget of no bytes, which a tiny
+    gpu_memory_utilization such as 1e-320 rounds to."""
+    return (budget_bytes - peak_bytes) / budget_bytes if budget_bytes > 0 else -1.0
 
 
 @cache
