@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from lmi_config.knowledge.instances import Instance, degree_allowed, rules_for, tp_rules
+from lmi_config.knowledge.instances import Instance, degree_allowed, rules_for
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.problems import Problem
 
@@ -123,7 +123,7 @@ def _policy(target: ParallelTarget, kind: str) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
-def _heads(target: ParallelTarget, degree: int) -> list[Problem]:
+def _heads(target: ParallelTarget, degree: int, *, advise: bool = True) -> list[Problem]:
     arch = target.arch
     if arch is None or degree <= 1:
         return []
@@ -139,7 +139,8 @@ def _heads(target: ParallelTarget, degree: int) -> list[Problem]:
                 "tp-heads-divisibility",
                 "error",
                 f"{arch.model_id} has {heads} attention heads, which TP {degree} does not divide: {target.backend} "
-                f"fails ({policy.get('message', '').split(':')[0]}); use TP {_valid_divisors(target, heads)}",
+                f"fails ({policy.get('message', '').split(':')[0]})"
+                + (f"; {_advice(target)}" if advise else ""),
             )
         ]
     if policy.get("policy") in ("pad", "warn"):
@@ -149,8 +150,8 @@ def _heads(target: ParallelTarget, degree: int) -> list[Problem]:
                 "tp-heads-divisibility",
                 "warning",
                 f"{arch.model_id} has {heads} attention heads, which TP {degree} does not divide: {target.backend} pads "
-                f"them to {padded} ({(padded - heads) / heads:.0%} more attention compute and weights); TPs that divide: "
-                f"{_valid_divisors(target, heads)}",
+                f"them to {padded} ({(padded - heads) / heads:.0%} more attention compute and weights)"
+                + (f"; {_advice(target, dividing=heads)}" if advise else ""),
             )
         ]
     return []
@@ -167,23 +168,37 @@ def _degree_limit(target: ParallelTarget) -> int:
     return _MAX_DEGREE
 
 
-def _valid_divisors(target: ParallelTarget, heads: int) -> str:
-    divisors = [d for d in range(1, min(heads, _degree_limit(target)) + 1) if heads % d == 0]
-    if target.instance is not None:
-        divisors = [d for d in divisors if d <= target.instance.num_cores * target.nodes]
-    if target.backend_accelerator == "neuron":
-        listed = {
-            d
-            for row in tp_rules()
-            if row.get("kind") in ("documented", "observed")
-            for d in row.get("degrees") or []
-        }
-        divisors = [d for d in divisors if d in listed] or divisors
-    return ", ".join(map(str, divisors))
+def runnable_degrees(target: ParallelTarget) -> list[int]:
+    """The TP degrees this judge lets run on the target: every check at once (devices, topology,
+    attention heads, KV heads), so that advice never names a degree another check refuses."""
+    arch = target.arch
+    top = _degree_limit(target)
+    if target.instance is None and arch is not None:
+        top = min(top, max(arch.num_attention_heads, 2 * arch.num_key_value_heads, 1))
+    runnable = []
+    for degree in range(1, top + 1):
+        problems = [
+            *_devices(target, degree, 1),
+            *_topology(target, degree),
+            *_heads(target, degree, advise=False),
+            *_kv_heads(target, degree, None, None, advise=False),
+        ]
+        if not any(problem.blocking for problem in problems):
+            runnable.append(degree)
+    return runnable
+
+
+def _advice(target: ParallelTarget, dividing: int | None = None) -> str:
+    """``use TP 1, 2, 4``: the runnable degrees (that also divide ``dividing``, when given)."""
+    degrees = [d for d in runnable_degrees(target) if dividing is None or dividing % d == 0]
+    if not degrees:
+        return "no TP degree runs this model on this target"
+    shown = ", ".join(map(str, degrees[:8])) + (", …" if len(degrees) > 8 else "")
+    return f"use TP {shown}"
 
 
 def _kv_heads(
-    target: ParallelTarget, degree: int, gqa_strategy: str | None, batch: int | None
+    target: ParallelTarget, degree: int, gqa_strategy: str | None, batch: int | None, *, advise: bool = True
 ) -> list[Problem]:
     arch = target.arch
     if arch is None or degree <= 1:
@@ -195,13 +210,6 @@ def _kv_heads(
         policy = _policy(target, "kv_heads")
         if shards or policy is None:
             return []
-        choices = sorted(
-            {
-                d
-                for d in range(1, min(2 * max(kv, degree), _degree_limit(target)) + 1)
-                if (kv >= d and kv % d == 0) or (kv < d and d % kv == 0 and heads % d == 0)
-            }
-        )
         error = policy.get("policy") == "error"
         engine = "vLLM" if target.backend in ("vllm", "lmi-dist") else target.backend
         return [
@@ -209,7 +217,7 @@ def _kv_heads(
                 "kv-heads-sharding",
                 "error" if error else "warning",
                 f"{arch.model_id} has {kv} KV heads; {engine} needs them divisible by TP {degree} (or TP divisible by "
-                f"them): use TP {', '.join(map(str, choices[:8]))}",
+                "them)" + (f": {_advice(target)}" if advise else ""),
                 blocks_planning=True,
             )
         ]
