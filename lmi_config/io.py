@@ -347,6 +347,20 @@ def update_locked(
     return value
 
 
+def read_mergeable(
+    path: str | os.PathLike[str], *, shown: str | None = None, limit_bytes: int = MAX_INPUT_BYTES
+) -> bytes | None:
+    """The bytes of a file that entries are merged into (bounded), ``None`` when it does not exist; a
+    directory, a FIFO or a device is refused by name, as :func:`update_locked` refuses it."""
+    shown = shown if shown is not None else os.fspath(path)
+    target = Path(os.path.realpath(path))
+    return (
+        read_bounded(target, shown=shown, limit_bytes=limit_bytes)
+        if _check_mergeable(target, shown)
+        else None
+    )
+
+
 def _check_mergeable(target: Path, shown: str) -> bool:
     """Whether ``target`` exists; an error when it is something other than a regular file."""
     try:
@@ -359,6 +373,6 @@ def _check_mergeable(target: Path, shown: str) -> bool:
         raise OutputError(f"cannot write {shown}: it is a directory; give a file name")
     if not stat.S_ISREG(mode):
         raise InputError(
-            f"{shown}: {special_file_kind(mode)}; entries are merged into it, so it must be a regular file"
+            f"{shown}: {special_file_kind(mode)}, not a regular file; entries are merged into it, so it must be a regular file"
         )
     return True

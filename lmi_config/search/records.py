@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from lmi_config.errors import InputError
-from lmi_config.io import read_bounded, update_locked, write_atomically
+from lmi_config.io import read_bounded, read_mergeable, update_locked, write_atomically
 from lmi_config.search import cache_config
 from lmi_config.search.grid import Trial
 from lmi_config.search.strategy import Outcomes
@@ -88,9 +88,9 @@ class Record:
         """Read both files (missing ones are empty); :class:`InputError` naming a damaged one. Only
         entries a search exported and loaded count as successes: a prediction (``plan``) or an
         entry of unknown origin is still a trial to run."""
-        results = _read_optional(self.paths.results)
+        results = read_mergeable(self.paths.results)
         self.results = cache_config.parse(results, str(self.paths.results)) if results is not None else {}
-        journal = _read_optional(self.paths.journal, JOURNAL_LIMIT_BYTES)
+        journal = read_mergeable(self.paths.journal, limit_bytes=JOURNAL_LIMIT_BYTES)
         self.journal = (
             _parse_journal(journal, self.paths.journal) if journal is not None else _empty_journal()
         )
@@ -178,24 +178,6 @@ def _parse_journal(data: bytes, path: Path) -> dict[str, Any]:
 
 def _key(entry: dict[str, Any]) -> tuple[int, int, int]:
     return (int(entry["tensor_parallel_size"]), int(entry["batch_size"]), int(entry["sequence_length"]))
-
-
-def _read_optional(path: Path, limit_bytes: int | None = None) -> bytes | None:
-    """A file's bytes (bounded), ``None`` when it does not exist; a FIFO, a device or a directory
-    is refused by name (a results file is read, merged into and replaced)."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
-    if stat.S_ISDIR(mode):
-        raise InputError(f"{path}: is a directory; give a file name")
-    if not stat.S_ISREG(mode):
-        raise InputError(f"{path}: is not a regular file; search merges its results into a regular file")
-    if limit_bytes is None:
-        return read_bounded(path)
-    return read_bounded(path, limit_bytes=limit_bytes)
 
 
 def results_path(output: str | None, model: str) -> Path:
