@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from env_writer import dump_env, dump_env_json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lmi_config.configfile.envfile import dump_env, dump_env_json, parse_env_json, parse_env_text
+from lmi_config.configfile.envfile import parse_env_json, parse_env_text
 from lmi_config.configfile.loader import InputError, parse_source
 from lmi_config.configfile.properties import dump_properties, parse_properties
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import load_shared_json
+from env_writer import dump_env
 
 from lmi_config.api import lint_text
-from lmi_config.configfile.envfile import dump_env
 from lmi_config.configfile.properties import dump_properties
 from lmi_config.lint import LintOptions
 
