@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from lmi_config.lint import LintOptions, LintResult
     from lmi_config.rules.base import Finding
 
-_INLINE_COMMENT = re.compile(r"\s#(?!#)(?=\s|$|[A-Za-z])")
 _LINE_END = re.compile(r"(\r\n|\r|\n)")
 MAX_PASSES = 10
 
@@ -143,7 +142,9 @@ def _inline_comment(source: Source, finding: Finding) -> Fix | None:
     line = _physical(source, finding.line)
     if not line.endswith(entry.raw_value):
         return None
-    match = _INLINE_COMMENT.search(entry.raw_value)
+    from lmi_config.rules.fileformat import INLINE_COMMENT  # what the inline-comment rule reports
+
+    match = INLINE_COMMENT.search(entry.raw_value)
     if match is None:
         return None
     prefix = line[: len(line) - len(entry.raw_value)]

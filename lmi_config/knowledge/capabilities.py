@@ -131,3 +131,18 @@ def first_release_with(architecture: str) -> str | None:
         if capabilities is not None and architecture in capabilities.native_architectures:
             return capabilities.read_from
     return None
+
+
+@cache
+def families_with_capability(minimum: int) -> tuple[str, ...]:
+    """The GPU instance families whose GPU has at least ``minimum`` compute capability (``g5``, ``p4d`` …)."""
+    from lmi_config.knowledge.instances import instances
+
+    found = {
+        instance.family
+        for instance in instances().values()
+        if instance.accelerator == "gpu"
+        and (device := gpu_device(instance.accelerator_name)) is not None
+        and device.compute_capability >= minimum
+    }
+    return tuple(sorted(found))

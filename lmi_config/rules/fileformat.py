@@ -128,7 +128,7 @@ def trailing_whitespace(unit: LintUnit) -> Iterator[Finding]:
                 )
 
 
-_INLINE_COMMENT = re.compile(r"\s#(?!#)(?=\s|$|[A-Za-z])")
+INLINE_COMMENT = re.compile(r"\s#(?!#)(?=\s|$|[A-Za-z])")
 
 
 @rule(
@@ -145,7 +145,7 @@ def inline_comment(unit: LintUnit) -> Iterator[Finding]:
     for source in unit.sources:
         if source.properties is not None and "#" in source.text:
             for entry in source.properties.entries:
-                match = _INLINE_COMMENT.search(entry.value)
+                match = INLINE_COMMENT.search(entry.value)
                 if match and not entry.value.lstrip().startswith(("{", "[")):
                     kept = entry.value[: match.start()].rstrip()
                     yield unit.finding(

@@ -14,6 +14,7 @@ from lmi_config.knowledge.capabilities import (
     QuantizationMethod,
     VllmCapabilities,
     canonical_dtype,
+    families_with_capability,
     first_release_with,
     gpu_device,
     vllm_capabilities,
@@ -31,7 +32,6 @@ _FAMILIES = (
     frozenset({"gptq", "auto_gptq", "gptq_marlin", "marlin", "gptq_marlin_24", "gptq_bitblas", "bitblas"}),
     frozenset({"awq", "awq_marlin"}),
 )
-_NEWER_GPUS = "g5, g6, g6e, p4d, p5"
 
 
 class Engine(NamedTuple):
@@ -180,11 +180,12 @@ def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list
     key = dtype.key or MODEL_KEY
     if dtype.name == "bfloat16" and gpu is not None and not engine.supports_bfloat16:
         minimum = _capability_text(capabilities.bfloat16_min_capability or 80)
+        newer = ", ".join(families_with_capability(capabilities.bfloat16_min_capability or 80))
         advice = (
             f"float16 is refused for {arch.model_type if arch else 'this model'} too: use a GPU of compute capability "
-            f"{minimum} or more ({_NEWER_GPUS})"
+            f"{minimum} or more ({newer})"
             if refused
-            else f"set option.dtype=fp16, or use a GPU of compute capability {minimum} or more ({_NEWER_GPUS})"
+            else f"set option.dtype=fp16, or use a GPU of compute capability {minimum} or more ({newer})"
         )
         message = (
             f"{dtype.reason}: bfloat16, which vLLM {capabilities.version} refuses on the {gpu.name} (compute "
