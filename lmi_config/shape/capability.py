@@ -27,10 +27,13 @@ if TYPE_CHECKING:
 
 MODEL_KEY = "option.model_id"
 _NO_QUANTIZATION = ("", "none", "false")
-# methods that read one checkpoint's settings under another name (vLLM's override_quantization_method)
+# methods that run a checkpoint quantized with another of the family: vLLM's override_quantization_method
+# accepts quantization=marlin / gptq_marlin for a GPTQ checkpoint and marlin / awq_marlin for an AWQ one —
+# https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/model_executor/layers/quantization/gptq_marlin.py#L163
+# https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/model_executor/layers/quantization/awq_marlin.py#L108
 _FAMILIES = (
     frozenset({"gptq", "auto_gptq", "gptq_marlin", "marlin", "gptq_marlin_24", "gptq_bitblas", "bitblas"}),
-    frozenset({"awq", "awq_marlin"}),
+    frozenset({"awq", "awq_marlin", "marlin"}),
 )
 
 
