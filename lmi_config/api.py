@@ -165,6 +165,24 @@ def fix_paths(
     return outcome
 
 
+def write_rule_pages(output_dir: str, rules: tuple[Any, ...] | None = None) -> int:
+    """One Markdown page per rule and an index (README.md) in ``output_dir``; returns the files written.
+    :class:`OutputError` when ``output_dir`` is not a directory or a page cannot be written."""
+    import os
+
+    from lmi_config.io import write_output
+    from lmi_config.report.rule_pages import page_name, rule_page, rules_index
+    from lmi_config.rules import load_rules
+
+    if not os.path.isdir(output_dir):
+        raise OutputError(f"--output-dir {output_dir}: not a directory; create it first")
+    rules = rules if rules is not None else load_rules()
+    for item in rules:
+        write_output(os.path.join(output_dir, page_name(item)), rule_page(item))
+    write_output(os.path.join(output_dir, "README.md"), rules_index(rules))
+    return len(rules) + 1
+
+
 def write_baseline(result: LintResult, path: str) -> int:
     """Record every finding of ``result`` in a baseline file (written atomically); returns how many."""
     from lmi_config.baseline import baseline_document

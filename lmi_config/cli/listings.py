@@ -102,21 +102,15 @@ def rules(name: str | None, output_format: str, output_dir: str | None) -> None:
 
 
 def _write_rule_pages(output_dir: str, all_rules: tuple[Any, ...]) -> None:
-    import os
-
+    from lmi_config import api
     from lmi_config.errors import OutputError
-    from lmi_config.io import write_output
-    from lmi_config.report.rule_pages import page_name, rule_page, rules_index
 
-    if not os.path.isdir(output_dir):
-        _fail_input(f"--output-dir {output_dir}: not a directory; create it first")
     try:
-        for item in all_rules:
-            write_output(os.path.join(output_dir, page_name(item)), rule_page(item))
-        write_output(os.path.join(output_dir, "README.md"), rules_index(all_rules))
+        written = api.write_rule_pages(output_dir, all_rules)
     except OutputError as error:
         _fail_input(str(error))
-    click.echo(f"wrote {len(all_rules)} rule pages and README.md to {output_dir}", err=True)
+        return
+    click.echo(f"wrote {written - 1} rule pages and README.md to {output_dir}", err=True)
 
 
 # deploy and images (issue 12). Exit codes of deploy: 0 deployed (or a dry run printed),
