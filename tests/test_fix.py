@@ -136,3 +136,8 @@ def test_only_a_slip_of_the_keyboard_is_renamed() -> None:
     # a different option the user may have meant, not mistyped: the message names it, --fix does not rename
     assert not is_misspelling("option.max_new_tokens", "option.max_num_tokens")
     assert not is_misspelling("option.pretrained_model_name", "option.served_model_name")
+
+
+def test_fix_refuses_standard_input_it_cannot_rewrite() -> None:
+    result = run_cli("lint", "-", "--fix", stdin=b"option.model_id=gpt2\noption.rolling_batch=vllm \n")
+    assert result.returncode == 2 and "cannot rewrite standard input" in result.stderr

@@ -158,6 +158,8 @@ def lint(
     # a baseline is matched against every finding, before the text output's per-rule cap
     capped = output_format == "text" and not (baseline_file or write_baseline_file)
     options.max_findings = max_findings if capped else 0  # json lists every finding
+    if fix and "-" in paths:
+        _fail_input("--fix rewrites files and cannot rewrite standard input; name the file, or use --diff")
     if fix or show_diff:
         _apply_fixes(list(paths), options, list(env_files), unsafe=unsafe_fixes, write=not show_diff)
     stdin_bytes = _stdin_bytes() if "-" in paths else None
