@@ -28,7 +28,7 @@ FIT_CODES = {f"LMI3{number:02d}" for number in range(1, 13)}
 ARITHMETICALLY_IMPOSSIBLE = {("Qwen/Qwen3-30B-A3B-Instruct-2507", "inf2.8xlarge", 2)}
 
 NOT_CHECKABLE = {
-    "transformers-neuronx#49": "SDK 2.14 DMA rings grew to 6.5 GB; weights + KV are 8.2 GB, which the model (calibrated on newer SDKs and the opt-13b notebook) fits",
+    "transformers-neuronx#49": "SDK 2.14 DMA rings grew to 6.5 GB: judged on LMI 0.24.0's SDK 2.14 image in tests/test_dma_rings.py (LMI313); on the 0.30.0 image these rows are linted with, the fixed DMA rings stand",
     "transformers-neuronx#45": "a compiler instruction limit, not memory or TP",
     "transformers-neuronx#10": "TP unknown (demo default)",
     "huggingface-inferentia2-samples#12": "TP, batch and sequence unknown",

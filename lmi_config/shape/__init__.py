@@ -34,6 +34,7 @@ from lmi_config.shape.dimensions import (
     resolve_sequence_length,
     resolve_tensor_parallel_and_batch,
 )
+from lmi_config.shape.dma_rings import judge_dma_ring_growth
 from lmi_config.shape.effects import judge_settings_without_effect
 from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
@@ -203,6 +204,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         memory = estimate_memory(arch, instance, sizing_backend(target), sizing_shape)
         judged = MemoryTarget(arch, instance, sizing_backend(target), parallel)
         problems.extend(judge_memory(judged, sizing_shape, memory))
+        problems.extend(judge_dma_ring_growth(sizing_backend(target), target.release, sizing_shape, memory))
         problems.extend(judge_host_memory(arch, instance, sizing_shape))
         loading = estimate_loading(
             arch,
