@@ -65,6 +65,21 @@ def runtime_settings() -> tuple[Row, ...]:
     return _rows("runtime_settings")
 
 
+def worker_variables(accelerator: str, djl_version: tuple[int, ...]) -> tuple[Row, ...]:
+    """Variables the DJL Python engine sets for each worker it starts on this accelerator and release
+    (``data/worker_environment.json``, generated from djl-serving's Connection.java): the container's
+    value of one of them never reaches the worker."""
+    from lmi_config.knowledge import version_tuple
+
+    return tuple(
+        row
+        for row in load_data("worker_environment.json")["variables"]
+        if row["accelerator"] == accelerator
+        and version_tuple(row["since"]) <= djl_version
+        and (row["until"] is None or djl_version <= version_tuple(row["until"]))
+    )
+
+
 class EnvironmentLimits(NamedTuple):
     """SageMaker's limits on a container's ``Environment``."""
 
