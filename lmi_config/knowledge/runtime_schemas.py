@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from lmi_config.knowledge.schema_base import Sourced
+from lmi_config.knowledge.schema_base import Sourced, Strict
 
 _VERSION = r"^\d+\.\d+\.\d+$"
 
@@ -20,3 +20,21 @@ class WorkerVariable(Sourced):
 
 class WorkerEnvironmentFile(Sourced):
     variables: list[WorkerVariable]
+
+
+class CudaArchBranch(Strict):
+    min_cuda: str | None = Field(default=None, pattern=r"^\d+\.\d+$")
+    archs: list[str] = Field(min_length=1)
+    source: str = Field(
+        pattern=r"^CMakeLists\.txt:\d+ https://github\.com/vllm-project/vllm/blob/v[\w.]+/CMakeLists\.txt#L\d+$"
+    )
+
+
+class VllmCudaArchsRow(Strict):
+    read_from: str
+    branches: list[CudaArchBranch] | None
+    note: str | None = None
+
+
+class VllmCudaArchsFile(Sourced):
+    versions: dict[str, VllmCudaArchsRow]

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
-from lmi_config.knowledge.runtime_schemas import WorkerEnvironmentFile
+from lmi_config.knowledge.runtime_schemas import VllmCudaArchsFile, WorkerEnvironmentFile
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
 Severity = Literal["error", "warning", "info"]
@@ -887,6 +887,7 @@ SCHEMAS: dict[str, Any] = {
     "gpu_devices.json": GpuDevicesFile,
     "vllm_capabilities.json": VllmCapabilitiesFile,
     "worker_environment.json": WorkerEnvironmentFile,
+    "vllm_cuda_archs.json": VllmCudaArchsFile,
 }
 
 

@@ -171,6 +171,7 @@ def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]
         *_dtype_problems(target, engine, dtype),
         *_quantization_problems(target, engine, dtype, found),
         *_architecture_problems(target, engine),
+        *_build_problems(target, engine),
     ]
     return problems
 
@@ -295,3 +296,28 @@ def _architecture_problems(target: Target, engine: Engine) -> list[Problem]:
         "release whose vLLM has it"
     )
     return [Problem("architecture-unknown-to-engine", "error", message, MODEL_KEY)]
+
+
+def _build_problems(target: Target, engine: Engine) -> list[Problem]:
+    """A GPU older than every architecture the image's vLLM kernels are built for: CUDA code built for a
+    newer architecture does not run on an older one."""
+    from lmi_config.knowledge.build_archs import image_cuda, newest_release_built_for, vllm_build_archs
+
+    gpu = engine.gpu
+    built = vllm_build_archs(target.release.vllm, image_cuda(target.release))
+    if gpu is None or built is None or gpu.compute_capability >= built.oldest:
+        return []
+    older = newest_release_built_for(gpu.compute_capability)
+    advice = (
+        f"use LMI {older.label()} (its vLLM {older.vllm} is built for it) or a GPU of compute capability "
+        f"{_capability_text(built.oldest)} or more"
+        if older is not None
+        else f"use a GPU of compute capability {_capability_text(built.oldest)} or more"
+    )
+    message = (
+        f"vLLM {target.release.vllm} in the LMI {target.release.label()} image (CUDA {built.cuda}) is built for compute "
+        f"capability {_capability_text(built.oldest)} and newer ({built.source.split(' ')[0]}); the "
+        f"{gpu.name} of {target.instance.instance_type if target.instance else 'this instance'} is "
+        f"{_capability_text(gpu.compute_capability)}, so its kernels do not run there — {advice}"
+    )
+    return [Problem("gpu-not-in-image-build", "error", message, None)]
