@@ -96,6 +96,48 @@ def test_prefill_time_grows_with_input_length_and_becomes_compute_bound() -> Non
     assert values[3] - values[2] > 4 * (values[2] - values[1])
 
 
+def _tnx(sequence_length: int, batch: int = 1, model: object = LLAMA_8B) -> Configuration:
+    return Configuration(  # type: ignore[arg-type]
+        model, INF2, "transformers-neuronx", 24, batch, sequence_length=sequence_length, batching="static"
+    )
+
+
+def test_neuron_prefill_rises_in_steps_at_the_context_encoding_buckets() -> None:
+    # compiled for 4,096 positions: context buckets 64 ... 1,024, 2,048 (half the decode buckets)
+    def ttft(prompt: int) -> float:
+        return predict(_tnx(4096), Workload(prompt, 16)).ttft_ms
+
+    assert ttft(1025) == ttft(1500) == ttft(2048)  # all padded to the 2,048 bucket
+    assert ttft(1024) < ttft(1025)  # one token past a bucket costs the next bucket
+    padded = predict(_tnx(4096), Workload(1025, 16))
+    assert any("padded to its 2048-token bucket" in note for note in padded.notes)
+    # engines with paged attention compute the prompt as it is
+    assert predict(_gpu(1), Workload(1025, 16, 1)).ttft_ms < predict(_gpu(1), Workload(1500, 16, 1)).ttft_ms
+
+
+def test_neuron_decode_reads_the_kv_cache_of_the_whole_bucket_it_runs_in() -> None:
+    # 8 sequences of 4,097 to 4,160 tokens run in the 8,192-position bucket: the KV of 8,192
+    # positions is read per step whatever the sequence length in it
+    in_bucket = predict(_tnx(8192, batch=8), Workload(4096, 64))
+    shorter = predict(_tnx(8192, batch=8), Workload(2048, 64))
+    assert _terms(in_bucket.tpot)["KV reads"] == pytest.approx(2 * _terms(shorter.tpot)["KV reads"])
+    # compiled for 4,160 positions, the same requests run in a bucket half the size
+    tight = predict(_tnx(4160, batch=8), Workload(4096, 64))
+    assert _terms(tight.tpot)["KV reads"] < 0.6 * _terms(in_bucket.tpot)["KV reads"]
+
+
+def test_a_new_request_under_continuous_batching_waits_for_the_decode_step_in_progress() -> None:
+    alone = predict(_gpu(1, batch=64), Workload(1024, 256, 1))
+    crowded = predict(_gpu(1, batch=64), Workload(1024, 256, 64))
+    assert "step in progress" not in _terms(alone.ttft)
+    step = _terms(crowded.ttft)["step in progress"]
+    decoding = sum(
+        term.milliseconds for term in crowded.tpot.terms if term.name != "prefill of arriving requests"
+    )
+    assert step == pytest.approx(decoding / 2)
+    assert crowded.ttft_ms > alone.ttft_ms + step
+
+
 def test_fp8_weights_read_half_the_bytes_of_bf16() -> None:
     workload = Workload(1024, 256, 1)
     bf16 = _terms(predict(_gpu(8, model=LLAMA_70B), workload).tpot)["weight reads"]
