@@ -30,7 +30,13 @@ from lmi_config.configfile.text import shorten  # noqa: E402
 from lmi_config.io import OutputError, write_output  # noqa: E402
 from lmi_config.knowledge.perf_data import fitted_families  # noqa: E402
 from lmi_config.perf import Prediction, UnsupportedConfiguration, predict  # noqa: E402
-from lmi_config.perf.measured import Metric, compare, read_row  # noqa: E402
+from lmi_config.perf.measured import (  # noqa: E402
+    SUPERSEDED_REASON,
+    Metric,
+    compare,
+    read_row,
+    superseded_by_newer_software,
+)
 from lmi_config.perf.measured_file import read_measurements  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
@@ -179,11 +185,16 @@ def report(rows: Sequence[Any]) -> list[str]:
     results: list[Result] = []
     skipped: dict[str, list[str]] = {}
     by_family: dict[str, list[Result]] = {}
+    superseded: list[Result] = []
     for index, row in enumerate(rows):
         outcome = evaluate(row)
-        if isinstance(outcome, str):
+        newer = superseded_by_newer_software(row, rows) if isinstance(row, dict) else None
+        if isinstance(outcome, str) or newer:
             name = row.get("id") if isinstance(row, dict) else None
-            skipped.setdefault(outcome, []).append(_shown(name or f"row {index + 1}"))
+            reason = outcome if isinstance(outcome, str) else SUPERSEDED_REASON
+            skipped.setdefault(reason, []).append(_shown(name or f"row {index + 1}"))
+            if isinstance(outcome, Result):
+                superseded.append(outcome)  # predicted anyway, shown below, never scored
             continue
         results.append(outcome)
         by_family.setdefault(_shown(outcome.row.get("engine_family")), []).append(outcome)
@@ -192,6 +203,10 @@ def report(rows: Sequence[Any]) -> list[str]:
         lines.extend(_row_line(result) for result in by_family[family])
     for reason, names in sorted(skipped.items()):
         lines.append(f"skipped {len(names)} ({reason}): {', '.join(names)}")
+    if superseded:
+        lines.append("superseded rows, predicted but not scored:")
+        lines.extend(_row_line(result) for result in superseded)
+        lines.append(_summary("  superseded rows (not scored)", superseded))
     splits = _split_of()
     for group in GROUPS:
         members = [r for r in results if r.group == group]

@@ -226,6 +226,12 @@ def compare(read: ReadRow, prediction: Prediction) -> list[Metric]:
     ]
 
 
+SUPERSEDED_REASON = (
+    "superseded: the same model on the same hardware was measured again with a newer Neuron SDK "
+    "(the model predicts current software)"
+)
+
+
 def _version(text: Any) -> tuple[int, ...]:
     return tuple(int(part) for part in str(text or "0").split(".") if part.isdigit())
 
