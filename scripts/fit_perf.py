@@ -1,12 +1,16 @@
 """Fit the performance model's efficiency parameters per engine family and write data/perf_fit.json.
 
 Run: python scripts/fit_perf.py [--measurements FILE] [--family NAME ...] [--output FILE | --check]
+     [--cross-validate]
 
 Physics stays in ``lmi_config/perf/model.py``; this script only chooses, per engine family
-(neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the six parameters of ``Efficiency`` that minimize
-the absolute log error of every measured figure (TTFT, TPOT, throughput, each as its source defines
-it) over the rows of the models it fits on. Rows of the held-out models (HELD_OUT_MODELS) are never
-fitted: their error is the honest one. A weak prior pulls each parameter towards a physically
+(neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the parameters of ``Efficiency`` that minimize
+the absolute relative error of every measured figure (TTFT, TPOT, throughput, each as its source
+defines it) over the rows of the models it fits on -- the error the accuracy targets are stated in
+(MAPE); leave-one-model-out cross-validation preferred it to the absolute log error on both Neuron
+and GPU. Rows of the held-out models (HELD_OUT_MODELS) are never fitted: their error is the honest
+one; ``--cross-validate`` also leaves every model out in turn and prints the error on its rows. It
+prints every residual, then the error per family and split. A weak prior pulls each parameter towards a physically
 plausible value; a parameter no fitted row can see (the prefill wait of a family measured only with
 static batches) is not fitted and keeps that value, marked ``"fitted": false``. Deterministic: Nelder-Mead from a fixed
 start, parameters rounded to 4 significant digits before the residuals are computed.
@@ -99,13 +103,13 @@ def _efficiency(vector: Sequence[float]) -> Efficiency:
 
 
 def _data_cost(rows: list[tuple[dict[str, Any], ReadRow]], vector: Sequence[float]) -> float:
-    """Sum of |log(predicted / measured)| over every figure: a median-like fit that a few noisy
-    rows (a cold first run, a bimodal TTFT) cannot drag."""
+    """Sum of |predicted / measured - 1| over every figure: the mean absolute percentage error the
+    accuracy targets are stated in (each figure counts as much as any other, whatever its size)."""
     efficiency = _efficiency(vector)
     total = 0.0
     for _, read in rows:
         for metric in compare(read, predict(read.configuration, read.workload, efficiency)):
-            total += abs(math.log(max(metric.predicted, 1e-9) / metric.measured))
+            total += abs(metric.predicted / metric.measured - 1)
     return total
 
 
@@ -321,7 +325,7 @@ def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None =
             "unfitted_flags": list(UNFITTED_FLAGS),
             "unfitted_older_software": "rows of a model and hardware measured again with a newer Neuron SDK",
             "prior_weight": PRIOR_WEIGHT,
-            "objective": "sum of |log(predicted / measured)| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
+            "objective": "sum of |predicted / measured - 1| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
         },
         "families": {family: result[family] for family in FAMILIES if family in result},
     }
