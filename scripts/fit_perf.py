@@ -398,10 +398,19 @@ def _print_cross_validation(measurements: Path, families: list[str]) -> None:
     by_group: dict[str, list[dict[str, Any]]] = {}
     for family in families:
         residuals = cross_validate(family, rows)
-        print(f"{family}: leave one model out {_mape(residuals, 'left out')}")
+        print(f"{family}: leave one model out: {_figures(residuals)}")
         by_group.setdefault("Neuron" if family.startswith("neuron") else "GPU", []).extend(residuals)
     for group, residuals in by_group.items():
-        print(f"{group}: leave one model out {_mape(residuals, 'left out')} over {len(residuals)} figures")
+        print(f"{group}: leave one model out: {_figures(residuals)} ({len(residuals)} figures)")
+
+
+def _figures(residuals: list[dict[str, Any]]) -> str:
+    errors = _mape(residuals, "left out")
+    return ", ".join(
+        f"{name} MAPE "
+        + ("n/a" if errors[f"{name}_mape_percent"] is None else f"{errors[f'{name}_mape_percent']:.1f} %")
+        for name in ("ttft", "tpot", "throughput")
+    )
 
 
 if __name__ == "__main__":
