@@ -45,7 +45,7 @@ GROUPS = ("Neuron", "GPU")
 SPLITS = (
     ("fitted", "rows the parameters were fitted on"),
     ("held-out", "held-out models (never fitted)"),
-    ("not fitted", "rows not fitted (older software or contradictory figures)"),
+    ("not fitted", "rows not fitted (figures that contradict each other)"),
     ("new", "rows the fit never saw"),
 )
 
