@@ -112,6 +112,8 @@ def test_neuron_prefill_rises_in_steps_at_the_context_encoding_buckets() -> None
     assert ttft(1024) < ttft(1025)  # one token past a bucket costs the next bucket
     padded = predict(_tnx(4096), Workload(1025, 16))
     assert any("padded to its 2048-token bucket" in note for note in padded.notes)
+    # the padding is time the batch spends before its first token: output tokens/s counts it
+    assert padded.output_tokens_per_second < predict(_tnx(4096), Workload(1024, 16)).output_tokens_per_second
     # engines with paged attention compute the prompt as it is
     assert predict(_gpu(1), Workload(1025, 16, 1)).ttft_ms < predict(_gpu(1), Workload(1500, 16, 1)).ttft_ms
 
