@@ -1,38 +1,52 @@
 """The shapes transformers-neuronx compiles: a Neuron graph has fixed shapes, so the engine compiles
 one graph per bucket and runs each request on the smallest bucket that holds it, padded up to it.
 
-- decode (token generation) attends over a bucket of positions: powers of two from 128 up to the
-  compiled sequence length, which is the last bucket (``bucket.token_sizes`` →
-  ``utils.power_of_two_bucket_sizes(128, n_positions)``);
-- prefill (context encoding) buckets are, by default, half of each decode bucket
-  (``bucket.context_sizes`` when no ``context_length_estimate`` is given): a prompt is padded up to
-  the smallest of them that holds it.
+- decode (token generation) attends over a bucket of positions: from the smallest bucket, each the
+  previous times the growth factor, up to the compiled sequence length, which is the last bucket;
+- prefill (context encoding) buckets are, by default (no ``context_length_estimate``), each decode
+  bucket floor-divided by the divisor: a prompt is padded up to the smallest that holds it.
 
-Source: https://github.com/aws-neuron/transformers-neuronx/blob/main/src/transformers_neuronx/bucket.py
-(``token_sizes``, ``context_sizes``, ``find``) and ``utils.py`` (``power_of_two_bucket_sizes``).
-So a prompt one token past a bucket costs the next bucket's prefill, and a decode step reads the KV
-cache of the whole bucket it runs in, not only of the tokens written so far.
+The three numbers are read from transformers-neuronx's ``bucket.py`` and ``utils.py`` by
+``scripts/gen_neuron_buckets.py`` into ``data/perf_devices.json`` (``engine_buckets``, with the
+lines they come from). So a prompt one token past a bucket costs the next bucket's prefill, and a
+decode step reads the KV cache of the whole bucket it runs in, not only of the tokens written so far.
 """
 
 from __future__ import annotations
 
-SMALLEST_TOKEN_BUCKET = 128
+from functools import cache
+
+from lmi_config.knowledge.perf_data import engine_buckets
+from lmi_config.perf.devices import UnsupportedConfiguration
+
+ENGINE = "transformers-neuronx"
+
+
+@cache
+def _facts() -> tuple[int, int, int]:
+    facts = engine_buckets(ENGINE)
+    if facts is None:
+        raise UnsupportedConfiguration(f"no bucket facts for {ENGINE} in data/perf_devices.json")
+    return facts["smallest_token_bucket"], facts["bucket_growth_factor"], facts["context_bucket_divisor"]
 
 
 def token_buckets(sequence_length: int) -> list[int]:
-    """Decode buckets: powers of two from 128 below the compiled sequence length, then that length."""
+    """Decode buckets: from the smallest, growing by the factor while below the compiled sequence
+    length, then that length."""
+    smallest, factor, _ = _facts()
     sizes = []
-    size = SMALLEST_TOKEN_BUCKET
+    size = smallest
     while size < sequence_length:
         sizes.append(size)
-        size *= 2
+        size *= factor
     sizes.append(sequence_length)
     return sizes
 
 
 def context_buckets(sequence_length: int) -> list[int]:
-    """Prefill buckets by default: half of each decode bucket."""
-    return [max(size // 2, 1) for size in token_buckets(sequence_length)]
+    """Prefill buckets by default: each decode bucket floor-divided by the divisor."""
+    divisor = _facts()[2]
+    return [max(size // divisor, 1) for size in token_buckets(sequence_length)]
 
 
 def padded_prompt(input_tokens: int, sequence_length: int) -> int:
