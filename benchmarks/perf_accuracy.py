@@ -6,7 +6,8 @@ FILE is in the perf_measurements.json format (``{"rows": [...]}`` or a bare list
 column is null). Rows are grouped by ``engine_family``; each predicted row prints every figure it
 measures (TTFT, TPOT, throughput, each as its source defines it) against the prediction; a row the
 model cannot predict is skipped with the reason. Lines before the last give the error for Neuron
-and GPU separately and for the rows fitted / held out / not fitted by ``scripts/fit_perf.py``.
+and GPU separately, for the rows fitted / held out / not fitted by ``scripts/fit_perf.py`` and per
+source and model.
 The last line is one JSON object: rows, skipped, ttft_mape, tpot_mape, throughput_mape (mean
 absolute percentage error, percent) and pair_order_agreement (percent of the pairs of rows with the
 same model, hardware and source whose measured order -- by output tokens/s where both measure it,
@@ -157,6 +158,17 @@ def _summary(label: str, results: Sequence[Result]) -> str:
     return f"{label}: {len(results)} rows; {figures}; pair order {order}"
 
 
+def _by_source_and_model(group: str, members: Sequence[Result]) -> list[str]:
+    """The error per source and model, where the residuals of one group come from."""
+    by_key: dict[tuple[str, str], list[Result]] = {}
+    for result in members:
+        key = (_shown(result.row.get("source_group")), _shown(result.row.get("model")))
+        by_key.setdefault(key, []).append(result)
+    return [
+        _summary(f"  {group} {source} {model}", chosen) for (source, model), chosen in sorted(by_key.items())
+    ]
+
+
 def _percent(number: float | None) -> str:
     return "n/a" if number is None else f"{number:.1f} %"
 
@@ -219,6 +231,7 @@ def report(rows: Sequence[Any]) -> list[str]:
             ]
             if chosen:
                 lines.append(_summary(f"  {group} {label}", chosen))
+        lines.extend(_by_source_and_model(group, members))
     kept, compared = pair_order(results)
     summary = {
         "rows": len(rows),

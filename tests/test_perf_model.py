@@ -665,4 +665,7 @@ def test_the_benchmark_on_the_development_data_reports_neuron_and_gpu() -> None:
     for group in ("Neuron:", "GPU:"):
         assert any(line.startswith(group) for line in lines)
     assert any("held-out models (never fitted)" in line for line in lines)
+    # the error per source and model, where a group's residuals come from
+    assert any(line.startswith("  GPU aiconfigurator-silicon Qwen/Qwen3-32B: 52 rows") for line in lines)
+    assert any(line.startswith("  Neuron neuron-perf-page facebook/opt-66b: 2 rows") for line in lines)
     assert all(math.isfinite(summary[key]) for key in SUMMARY_KEYS)
