@@ -6,7 +6,8 @@ FILE is in the perf_measurements.json format (``{"rows": [...]}`` or a bare list
 column is null). Rows are grouped by ``engine_family``; each predicted row prints every figure it
 measures (TTFT, TPOT, throughput, each as its source defines it) against the prediction; a row the
 model cannot predict is skipped with the reason. Lines before the last give the error for Neuron
-and GPU separately and for the rows fitted / held out / not fitted by ``scripts/fit_perf.py``.
+and GPU separately, for the rows fitted / held out / not fitted by ``scripts/fit_perf.py`` and per
+source and model.
 The last line is one JSON object: rows, skipped, ttft_mape, tpot_mape, throughput_mape (mean
 absolute percentage error, percent) and pair_order_agreement (percent of the pairs of rows with the
 same model, hardware and source whose measured order -- by output tokens/s where both measure it,
@@ -30,7 +31,13 @@ from lmi_config.configfile.text import shorten  # noqa: E402
 from lmi_config.io import OutputError, write_output  # noqa: E402
 from lmi_config.knowledge.perf_data import fitted_families  # noqa: E402
 from lmi_config.perf import Prediction, UnsupportedConfiguration, predict  # noqa: E402
-from lmi_config.perf.measured import Metric, compare, read_row  # noqa: E402
+from lmi_config.perf.measured import (  # noqa: E402
+    SUPERSEDED_REASON,
+    Metric,
+    compare,
+    read_row,
+    superseded_by_newer_software,
+)
 from lmi_config.perf.measured_file import read_measurements  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
@@ -39,7 +46,7 @@ GROUPS = ("Neuron", "GPU")
 SPLITS = (
     ("fitted", "rows the parameters were fitted on"),
     ("held-out", "held-out models (never fitted)"),
-    ("not fitted", "rows not fitted (older software or contradictory figures)"),
+    ("not fitted", "rows not fitted (figures that contradict each other)"),
     ("new", "rows the fit never saw"),
 )
 
@@ -151,6 +158,17 @@ def _summary(label: str, results: Sequence[Result]) -> str:
     return f"{label}: {len(results)} rows; {figures}; pair order {order}"
 
 
+def _by_source_and_model(group: str, members: Sequence[Result]) -> list[str]:
+    """The error per source and model, where the residuals of one group come from."""
+    by_key: dict[tuple[str, str], list[Result]] = {}
+    for result in members:
+        key = (_shown(result.row.get("source_group")), _shown(result.row.get("model")))
+        by_key.setdefault(key, []).append(result)
+    return [
+        _summary(f"  {group} {source} {model}", chosen) for (source, model), chosen in sorted(by_key.items())
+    ]
+
+
 def _percent(number: float | None) -> str:
     return "n/a" if number is None else f"{number:.1f} %"
 
@@ -179,11 +197,16 @@ def report(rows: Sequence[Any]) -> list[str]:
     results: list[Result] = []
     skipped: dict[str, list[str]] = {}
     by_family: dict[str, list[Result]] = {}
+    superseded: list[Result] = []
     for index, row in enumerate(rows):
         outcome = evaluate(row)
-        if isinstance(outcome, str):
+        newer = superseded_by_newer_software(row, rows) if isinstance(row, dict) else None
+        if isinstance(outcome, str) or newer:
             name = row.get("id") if isinstance(row, dict) else None
-            skipped.setdefault(outcome, []).append(_shown(name or f"row {index + 1}"))
+            reason = outcome if isinstance(outcome, str) else SUPERSEDED_REASON
+            skipped.setdefault(reason, []).append(_shown(name or f"row {index + 1}"))
+            if isinstance(outcome, Result):
+                superseded.append(outcome)  # predicted anyway, shown below, never scored
             continue
         results.append(outcome)
         by_family.setdefault(_shown(outcome.row.get("engine_family")), []).append(outcome)
@@ -192,6 +215,10 @@ def report(rows: Sequence[Any]) -> list[str]:
         lines.extend(_row_line(result) for result in by_family[family])
     for reason, names in sorted(skipped.items()):
         lines.append(f"skipped {len(names)} ({reason}): {', '.join(names)}")
+    if superseded:
+        lines.append("superseded rows, predicted but not scored:")
+        lines.extend(_row_line(result) for result in superseded)
+        lines.append(_summary("  superseded rows (not scored)", superseded))
     splits = _split_of()
     for group in GROUPS:
         members = [r for r in results if r.group == group]
@@ -204,6 +231,7 @@ def report(rows: Sequence[Any]) -> list[str]:
             ]
             if chosen:
                 lines.append(_summary(f"  {group} {label}", chosen))
+        lines.extend(_by_source_and_model(group, members))
     kept, compared = pair_order(results)
     summary = {
         "rows": len(rows),

@@ -1,12 +1,16 @@
 """Fit the performance model's efficiency parameters per engine family and write data/perf_fit.json.
 
 Run: python scripts/fit_perf.py [--measurements FILE] [--family NAME ...] [--output FILE | --check]
+     [--cross-validate]
 
 Physics stays in ``lmi_config/perf/model.py``; this script only chooses, per engine family
-(neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the six parameters of ``Efficiency`` that minimize
-the absolute log error of every measured figure (TTFT, TPOT, throughput, each as its source defines
-it) over the rows of the models it fits on. Rows of the held-out models (HELD_OUT_MODELS) are never
-fitted: their error is the honest one. A weak prior pulls each parameter towards a physically
+(neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the parameters of ``Efficiency`` that minimize
+the absolute relative error of every measured figure (TTFT, TPOT, throughput, each as its source
+defines it) over the rows of the models it fits on -- the error the accuracy targets are stated in
+(MAPE); leave-one-model-out cross-validation preferred it to the absolute log error on both Neuron
+and GPU. Rows of the held-out models (HELD_OUT_MODELS) are never fitted: their error is the honest
+one; ``--cross-validate`` also leaves every model out in turn and prints the error on its rows. It
+prints every residual, then the error per family and split. A weak prior pulls each parameter towards a physically
 plausible value; a parameter no fitted row can see (the prefill wait of a family measured only with
 static batches) is not fitted and keeps that value, marked ``"fitted": false``. Deterministic: Nelder-Mead from a fixed
 start, parameters rounded to 4 significant digits before the residuals are computed.
@@ -28,7 +32,12 @@ sys.path.insert(0, str(ROOT))
 
 from lmi_config.io import OutputError, write_atomically  # noqa: E402
 from lmi_config.perf import Efficiency, UnsupportedConfiguration, predict  # noqa: E402
-from lmi_config.perf.measured import ReadRow, compare, read_row  # noqa: E402
+from lmi_config.perf.measured import (  # noqa: E402
+    ReadRow,
+    compare,
+    read_row,
+    superseded_by_newer_software,
+)
 from lmi_config.perf.measured_file import parse_measurements, read_measurement_bytes  # noqa: E402
 
 DEFAULT_MEASUREMENTS = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
@@ -94,13 +103,13 @@ def _efficiency(vector: Sequence[float]) -> Efficiency:
 
 
 def _data_cost(rows: list[tuple[dict[str, Any], ReadRow]], vector: Sequence[float]) -> float:
-    """Sum of |log(predicted / measured)| over every figure: a median-like fit that a few noisy
-    rows (a cold first run, a bimodal TTFT) cannot drag."""
+    """Sum of |predicted / measured - 1| over every figure: the mean absolute percentage error the
+    accuracy targets are stated in (each figure counts as much as any other, whatever its size)."""
     efficiency = _efficiency(vector)
     total = 0.0
     for _, read in rows:
         for metric in compare(read, predict(read.configuration, read.workload, efficiency)):
-            total += abs(math.log(max(metric.predicted, 1e-9) / metric.measured))
+            total += abs(metric.predicted / metric.measured - 1)
     return total
 
 
@@ -201,29 +210,14 @@ def _mape(residuals: list[dict[str, Any]], split: str) -> dict[str, float | None
     return summary
 
 
-def _version(text: Any) -> tuple[int, ...]:
-    return tuple(int(part) for part in str(text or "0").split(".") if part.isdigit())
+Pairs = list[tuple[dict[str, Any], ReadRow]]
 
 
-def superseded_by_newer_software(row: dict[str, Any], rows: list[dict[str, Any]]) -> bool:
-    """Whether the same model on the same hardware was measured again with a newer Neuron SDK:
-    the model describes current software, so the older figures are reported but not fitted."""
-    mine = _version(row.get("neuron_sdk_version"))
-    if not mine:
-        return False
-    return any(
-        other.get("model") == row.get("model")
-        and other.get("hardware") == row.get("hardware")
-        and _version(other.get("neuron_sdk_version")) > mine
-        for other in rows
-    )
-
-
-def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The parameters of one engine family, with the rows they were fitted on and the residuals."""
-    fitted: list[tuple[dict[str, Any], ReadRow]] = []
-    held_out: list[tuple[dict[str, Any], ReadRow]] = []
-    unfitted: list[tuple[dict[str, Any], ReadRow]] = []
+def split_rows(family: str, rows: list[dict[str, Any]]) -> tuple[Pairs, Pairs, Pairs]:
+    """(fitted, held out, not fitted): the rows of one family the model can predict, split."""
+    fitted: Pairs = []
+    held_out: Pairs = []
+    unfitted: Pairs = []
     for row in rows:
         if row.get("engine_family") != family:
             continue
@@ -244,6 +238,11 @@ def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             unfitted.append((row, read))
         else:
             fitted.append((row, read))
+    return fitted, held_out, unfitted
+
+
+def fit_rows(fitted: Pairs) -> tuple[Efficiency, list[bool]]:
+    """The parameters that fit these rows best, and which of them the rows can see at all."""
     start = [math.log(prior) for prior, *_ in PARAMETERS.values()]
     seen = _seen(fitted, start) if fitted else [False] * len(start)
     free = [index for index, visible in enumerate(seen) if visible]
@@ -253,7 +252,29 @@ def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
             free, nelder_mead(_objective(fitted, start, free), [start[i] for i in free]), strict=True
         ):
             best[index] = value
-    efficiency = Efficiency(*(_round(v) for v in _efficiency(best)))
+    return Efficiency(*(_round(v) for v in _efficiency(best))), seen
+
+
+def cross_validate(family: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Leave one model out: for every model of the family (held-out models included), fit on the
+    other models' rows and predict its rows -- the error on data the parameters never saw."""
+    fitted, held_out, _ = split_rows(family, rows)
+    pool = fitted + held_out
+    residuals: list[dict[str, Any]] = []
+    for model in sorted({str(row.get("model")) for row, _ in pool}):
+        training = [pair for pair in pool if str(pair[0].get("model")) != model]
+        if not training:
+            continue  # a family measured on one model only cannot leave it out
+        efficiency, _ = fit_rows(training)
+        left_out = [pair for pair in pool if str(pair[0].get("model")) == model]
+        residuals += _residuals(left_out, efficiency, "left out")
+    return residuals
+
+
+def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parameters of one engine family, with the rows they were fitted on and the residuals."""
+    fitted, held_out, unfitted = split_rows(family, rows)
+    efficiency, seen = fit_rows(fitted)
     residuals = (
         _residuals(fitted, efficiency, "fitted")
         + _residuals(held_out, efficiency, "held-out")
@@ -304,7 +325,7 @@ def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None =
             "unfitted_flags": list(UNFITTED_FLAGS),
             "unfitted_older_software": "rows of a model and hardware measured again with a newer Neuron SDK",
             "prior_weight": PRIOR_WEIGHT,
-            "objective": "sum of |log(predicted / measured)| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
+            "objective": "sum of |predicted / measured - 1| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
         },
         "families": {family: result[family] for family in FAMILIES if family in result},
     }
@@ -318,11 +339,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--family", action="append", choices=FAMILIES, help="fit only these (default: all)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     parser.add_argument("--check", action="store_true", help="compare with --output instead of writing it")
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="also leave each model out in turn, fit on the others and print the error on its rows",
+    )
     arguments = parser.parse_args(argv)
+    families = arguments.family or list(FAMILIES)
     try:
-        return _run(
-            arguments.measurements, arguments.family or list(FAMILIES), arguments.output, arguments.check
-        )
+        status = _run(arguments.measurements, families, arguments.output, arguments.check)
+        if arguments.cross_validate:
+            _print_cross_validation(arguments.measurements, families)
+        return status
     except (ValueError, OSError, OutputError) as error:
         print(f"fit_perf: error: {error}", file=sys.stderr)
         return 2
@@ -336,6 +364,9 @@ def _run(measurements: Path, families: list[str], output: Path, check: bool) -> 
         except ValueError as error:
             raise ValueError(f"{output}: not a perf_fit.json ({error})") from None
     document = build(measurements, families, previous)
+    for family in families:
+        for residual in document["families"][family]["residuals"]:
+            print(_residual_line(family, residual))
     for family in families:
         errors = document["families"][family]["errors"]
         print(
@@ -351,6 +382,35 @@ def _run(measurements: Path, families: list[str], output: Path, check: bool) -> 
         return 0
     write_atomically(output, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
     return 0
+
+
+def _residual_line(family: str, residual: dict[str, Any]) -> str:
+    return (
+        f"  {family} {residual['split']:<10} {str(residual['id'])[:12]:<6} {str(residual['model'])[:40]:<40} "
+        f"{residual['metric']:<10} measured {residual['measured']:<9} predicted {residual['predicted']:<9} "
+        f"{residual['error_percent']:+.1f} %"
+    )
+
+
+def _print_cross_validation(measurements: Path, families: list[str]) -> None:
+    """Leave-one-model-out error per family and for Neuron and GPU together (on rows never fitted)."""
+    rows = parse_measurements(read_measurement_bytes(measurements), measurements)
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for family in families:
+        residuals = cross_validate(family, rows)
+        print(f"{family}: leave one model out: {_figures(residuals)}")
+        by_group.setdefault("Neuron" if family.startswith("neuron") else "GPU", []).extend(residuals)
+    for group, residuals in by_group.items():
+        print(f"{group}: leave one model out: {_figures(residuals)} ({len(residuals)} figures)")
+
+
+def _figures(residuals: list[dict[str, Any]]) -> str:
+    errors = _mape(residuals, "left out")
+    return ", ".join(
+        f"{name} MAPE "
+        + ("n/a" if errors[f"{name}_mape_percent"] is None else f"{errors[f'{name}_mape_percent']:.1f} %")
+        for name in ("ttft", "tpot", "throughput")
+    )
 
 
 if __name__ == "__main__":

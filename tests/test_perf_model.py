@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -94,6 +95,50 @@ def test_prefill_time_grows_with_input_length_and_becomes_compute_bound() -> Non
     # linear layers alone would make 12,288 more tokens cost 4x what 3,072 more cost; causal
     # attention, quadratic in the prompt, makes it more
     assert values[3] - values[2] > 4 * (values[2] - values[1])
+
+
+def _tnx(sequence_length: int, batch: int = 1, model: object = LLAMA_8B) -> Configuration:
+    return Configuration(  # type: ignore[arg-type]
+        model, INF2, "transformers-neuronx", 24, batch, sequence_length=sequence_length, batching="static"
+    )
+
+
+def test_neuron_prefill_rises_in_steps_at_the_context_encoding_buckets() -> None:
+    # compiled for 4,096 positions: context buckets 64 ... 1,024, 2,048 (half the decode buckets)
+    def ttft(prompt: int) -> float:
+        return predict(_tnx(4096), Workload(prompt, 16)).ttft_ms
+
+    assert ttft(1025) == ttft(1500) == ttft(2048)  # all padded to the 2,048 bucket
+    assert ttft(1024) < ttft(1025)  # one token past a bucket costs the next bucket
+    padded = predict(_tnx(4096), Workload(1025, 16))
+    assert any("padded to its 2048-token bucket" in note for note in padded.notes)
+    # the padding is time the batch spends before its first token: output tokens/s counts it
+    assert padded.output_tokens_per_second < predict(_tnx(4096), Workload(1024, 16)).output_tokens_per_second
+    # engines with paged attention compute the prompt as it is
+    assert predict(_gpu(1), Workload(1025, 16, 1)).ttft_ms < predict(_gpu(1), Workload(1500, 16, 1)).ttft_ms
+
+
+def test_neuron_decode_reads_the_kv_cache_of_the_whole_bucket_it_runs_in() -> None:
+    # 8 sequences of 4,097 to 4,160 tokens run in the 8,192-position bucket: the KV of 8,192
+    # positions is read per step whatever the sequence length in it
+    in_bucket = predict(_tnx(8192, batch=8), Workload(4096, 64))
+    shorter = predict(_tnx(8192, batch=8), Workload(2048, 64))
+    assert _terms(in_bucket.tpot)["KV reads"] == pytest.approx(2 * _terms(shorter.tpot)["KV reads"])
+    # compiled for 4,160 positions, the same requests run in a bucket half the size
+    tight = predict(_tnx(4160, batch=8), Workload(4096, 64))
+    assert _terms(tight.tpot)["KV reads"] < 0.6 * _terms(in_bucket.tpot)["KV reads"]
+
+
+def test_a_new_request_under_continuous_batching_waits_for_the_decode_step_in_progress() -> None:
+    alone = predict(_gpu(1, batch=64), Workload(1024, 256, 1))
+    crowded = predict(_gpu(1, batch=64), Workload(1024, 256, 64))
+    assert "step in progress" not in _terms(alone.ttft)
+    step = _terms(crowded.ttft)["step in progress"]
+    decoding = sum(
+        term.milliseconds for term in crowded.tpot.terms if term.name != "prefill of arriving requests"
+    )
+    assert step == pytest.approx(decoding / 2)
+    assert crowded.ttft_ms > alone.ttft_ms + step
 
 
 def test_fp8_weights_read_half_the_bytes_of_bf16() -> None:
@@ -304,6 +349,43 @@ def test_the_fit_is_the_same_in_processes_with_different_hash_seeds(tmp_path: Pa
     assert not held_out & {r["model"] for r in fitted["residuals"] if r["split"] == "fitted"}
 
 
+def test_cross_validation_predicts_each_model_from_a_fit_on_the_others(tmp_path: Path) -> None:
+    # model A's figures are what the model predicts; model B's are twice as slow. Fitted on both,
+    # the parameters split the difference; left out in turn, each model is predicted from the
+    # other alone and misses by half (B) or double (A): the cross-validated error must show it
+    def row(identifier: str, model: object, batch: int, slowdown: float) -> dict[str, object]:
+        base = _gpu_row(id=identifier, model=model, batch_size=batch, concurrency=batch)
+        read = read_row(base)
+        assert not isinstance(read, str)
+        predicted = predict(read.configuration, read.workload)
+        return {**base, "ttft_ms": predicted.ttft_ms * slowdown, "tpot_ms": predicted.tpot_ms * slowdown}
+
+    rows = [row(f"A{b}", "meta-llama/Llama-3.1-8B-Instruct", b, 1.0) for b in (1, 8, 32)]
+    rows += [row(f"B{b}", "Qwen/Qwen2.5-7B-Instruct", b, 2.0) for b in (1, 8, 32)]
+    measurements = tmp_path / "rows.json"
+    measurements.write_text(json.dumps(rows), encoding="utf-8")
+    result = _script(
+        "scripts/fit_perf.py",
+        "--measurements",
+        str(measurements),
+        "--family",
+        "gpu-vllm",
+        "--output",
+        str(tmp_path / "fit.json"),
+        "--cross-validate",
+    )
+    assert result.returncode == 0, result.stderr
+    fitted = json.loads((tmp_path / "fit.json").read_text())["families"]["gpu-vllm"]["errors"]["fitted"]
+    left_out = next(
+        line for line in result.stdout.splitlines() if line.startswith("GPU: leave one model out:")
+    )
+    found = re.search(r"tpot MAPE ([0-9.]+) %", left_out)
+    assert found is not None, left_out
+    assert float(found.group(1)) > 60 > fitted["tpot_mape_percent"]
+    # every residual is printed, one line per figure
+    assert sum(line.startswith("  gpu-vllm fitted") for line in result.stdout.splitlines()) == 12
+
+
 def test_the_fit_script_refuses_an_unreadable_file_in_one_line(untouched: Path) -> None:  # noqa: F811
     (untouched / "broken.json").write_text("{not json", encoding="utf-8")
     settle(untouched)
@@ -417,6 +499,59 @@ def test_the_benchmark_ends_with_one_json_summary_and_skips_with_reasons(untouch
     assert summary["pair_order_agreement"] == 100.0
 
 
+def _neuron_row(**change: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "id": "N1",
+        "source_group": "neuron-perf-page",
+        "model": "meta-llama/Llama-2-70b-hf",
+        "hardware": "inf2.48xlarge",
+        "instance": "ml.inf2.48xlarge",
+        "engine_family": "neuron-tnx",
+        "neuron_sdk_version": "2.18.0",
+        "tp": 24,
+        "batch_size": 1,
+        "input_tokens": 256,
+        "output_tokens": 256,
+        "max_seq_len": 512,
+        "dtype": "fp16",
+        "tpot_ms": 33.1,
+        "throughput_output_tokens_per_s": 29.9,
+    }
+    row.update(change)
+    return row
+
+
+def test_a_row_measured_again_with_a_newer_neuron_sdk_is_shown_but_not_scored(untouched: Path) -> None:  # noqa: F811
+    # the same configuration measured three times slower with an older SDK: the model predicts
+    # current software, so the old figures are printed with their error and left out of the MAPE
+    old = _neuron_row(id="N0", neuron_sdk_version="2.17.0", tpot_ms=99.3, throughput_output_tokens_per_s=10.0)
+    measurements = untouched / "rows.json"
+    measurements.write_text(json.dumps([old, _neuron_row()]), encoding="utf-8")
+    settle(untouched)
+    result = _benchmark(measurements, cwd=untouched)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    summary = json.loads(lines[-1])
+    assert summary["rows"] == 2 and summary["skipped"] == 1
+    assert any(line.startswith("skipped 1 (superseded") and line.endswith(": N0") for line in lines)
+    superseded = lines.index("superseded rows, predicted but not scored:")
+    assert lines[superseded + 1].startswith("  N0 meta-llama/Llama-2-70b-hf")
+    alone = json.loads(_benchmark_of([_neuron_row()], untouched).strip().splitlines()[-1])
+    assert summary["tpot_mape"] == alone["tpot_mape"] < 20
+    # without the newer row, the old one is the current measurement and is scored
+    only_old = json.loads(_benchmark_of([old], untouched).strip().splitlines()[-1])
+    assert only_old["skipped"] == 0 and only_old["tpot_mape"] > 50
+
+
+def _benchmark_of(rows: list[dict[str, object]], directory: Path) -> str:
+    measurements = directory / "rows.json"
+    measurements.write_text(json.dumps(rows), encoding="utf-8")
+    settle(directory)
+    result = _benchmark(measurements, cwd=directory)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
 def test_the_benchmark_mape_is_computed_against_each_figure(untouched: Path) -> None:  # noqa: F811
     measurements = untouched / "rows.json"
     measurements.write_text(json.dumps([_gpu_row()]), encoding="utf-8")
@@ -525,8 +660,12 @@ def test_the_benchmark_on_the_development_data_reports_neuron_and_gpu() -> None:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     summary = json.loads(lines[-1])
-    assert summary["rows"] == 273 and summary["skipped"] == 27
+    # 27 rows the model cannot predict, 22 measured again with a newer Neuron SDK
+    assert summary["rows"] == 273 and summary["skipped"] == 49
     for group in ("Neuron:", "GPU:"):
         assert any(line.startswith(group) for line in lines)
     assert any("held-out models (never fitted)" in line for line in lines)
+    # the error per source and model, where a group's residuals come from
+    assert any(line.startswith("  GPU aiconfigurator-silicon Qwen/Qwen3-32B: 52 rows") for line in lines)
+    assert any(line.startswith("  Neuron neuron-perf-page facebook/opt-66b: 2 rows") for line in lines)
     assert all(math.isfinite(summary[key]) for key in SUMMARY_KEYS)

@@ -1,5 +1,6 @@
-"""The performance model's data: device facts (``data/perf_devices.json``) and the fitted
-efficiency parameters of each engine family (``data/perf_fit.json``)."""
+"""The performance model's data: device facts and the shapes engines compile
+(``data/perf_devices.json``), and the fitted efficiency parameters of each engine family
+(``data/perf_fit.json``)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,11 @@ def device_rows() -> list[dict[str, Any]]:
 def fitted_families() -> dict[str, Any]:
     """The fitted parameters, rows and residuals of each engine family."""
     return dict(load_data("perf_fit.json")["families"])
+
+
+def engine_buckets(engine: str) -> dict[str, Any] | None:
+    """How an engine buckets the shapes it compiles (``scripts/gen_neuron_buckets.py``), or None."""
+    for entry in load_data("perf_devices.json").get("engine_buckets", []):
+        if entry["engine"] == engine:
+            return dict(entry)
+    return None

@@ -9,7 +9,7 @@ skipped with the reason, never guessed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from lmi_config.knowledge.instances import Instance, resolve_instance, with_lnc
@@ -224,3 +224,32 @@ def compare(read: ReadRow, prediction: Prediction) -> list[Metric]:
         Metric(name, measured, figure(prediction), definition)
         for name, definition, figure, measured in read.metrics
     ]
+
+
+SUPERSEDED_REASON = (
+    "superseded: the same model on the same hardware was measured again with a newer Neuron SDK "
+    "(the model predicts current software)"
+)
+
+
+def _version(text: Any) -> tuple[int, ...]:
+    return tuple(int(part) for part in str(text or "0").split(".") if part.isdigit())
+
+
+def superseded_by_newer_software(row: Mapping[str, Any], rows: Sequence[Any]) -> str | None:
+    """The id of a newer measurement when the same model on the same hardware and engine was
+    measured again with a newer Neuron SDK, else None: the model describes current software, so
+    the older figures are reported but neither fitted nor scored."""
+    mine = _version(value(row, "neuron_sdk_version"))
+    if not mine:
+        return None
+    for other in rows:
+        if (
+            isinstance(other, Mapping)
+            and other.get("model") == value(row, "model")
+            and other.get("hardware") == value(row, "hardware")
+            and other.get("engine_family") == value(row, "engine_family")
+            and _version(other.get("neuron_sdk_version")) > mine
+        ):
+            return str(other.get("id"))[:40]
+    return None

@@ -23,6 +23,7 @@ import math
 from typing import NamedTuple
 
 from lmi_config.knowledge.models import architecture_family
+from lmi_config.perf.buckets import mean_decode_bucket, padded_prompt
 from lmi_config.perf.devices import (
     Device,
     UnsupportedConfiguration,
@@ -75,13 +76,15 @@ def predict(
     slots = configuration.max_concurrent_sequences
     in_flight = workload.concurrency if workload.concurrency else slots
     running = min(in_flight, slots)
-    context = workload.input_tokens + workload.output_tokens / 2
-    if costs.window:
-        context = min(context, costs.window)
+    context, prompt = _compiled_lengths(configuration, costs, workload)
     tpot = _decode_step(costs, params, running, context, workload, static)
-    ttft = _first_token(costs, params, running, workload, static)
+    ttft = _first_token(costs, params, running, prompt, static, _decoding_ms(tpot))
     end_to_end = ttft.milliseconds + max(workload.output_tokens - 1, 0) * tpot.milliseconds
     notes = []
+    if prompt != workload.input_tokens:
+        notes.append(
+            f"prefill computes the {workload.input_tokens}-token prompt padded to its {prompt}-token bucket"
+        )
     if in_flight > slots:
         # Little's law: requests beyond the slots wait for a slot to free
         wait = (in_flight - slots) / slots * end_to_end
@@ -121,6 +124,24 @@ def _check(configuration: Configuration, workload: Workload) -> None:
         raise UnsupportedConfiguration("a request needs at least one input and one output token")
     if workload.concurrency is not None and workload.concurrency < 1:
         raise UnsupportedConfiguration("concurrency must be at least 1")
+
+
+def _compiled_lengths(configuration: Configuration, costs: _Costs, workload: Workload) -> tuple[float, int]:
+    """(positions a decode step attends over on average, prompt tokens prefill computes).
+
+    transformers-neuronx runs every step on a compiled bucket (``perf/buckets.py``): decode reads the
+    KV cache of the whole bucket and prefill computes the prompt padded up to its bucket. Engines
+    with paged attention read only the tokens written so far; a sliding window caps them."""
+    sequence_length = configuration.sequence_length
+    if costs.family == "neuron-tnx" and sequence_length:
+        return (
+            mean_decode_bucket(workload.input_tokens, workload.output_tokens, sequence_length),
+            padded_prompt(workload.input_tokens, sequence_length),
+        )
+    context = workload.input_tokens + workload.output_tokens / 2
+    if costs.window:
+        context = min(context, costs.window)
+    return context, workload.input_tokens
 
 
 def _costs(configuration: Configuration) -> _Costs:
@@ -277,9 +298,15 @@ def _prefill_flops(costs: _Costs, tokens: int) -> tuple[float, float]:
     return 2 * costs.active_params * tokens, 2 * costs.attention_width * tokens * tokens
 
 
-def _first_token(costs: _Costs, params: Efficiency, running: int, workload: Workload, static: bool) -> Phase:
+def _decoding_ms(tpot: Phase) -> float:
+    """The time of a decode step of the running sequences alone (without the prefill it carries)."""
+    return sum(term.milliseconds for term in tpot.terms if term.name != "prefill of arriving requests")
+
+
+def _first_token(
+    costs: _Costs, params: Efficiency, running: int, tokens: int, static: bool, step_ms: float
+) -> Phase:
     tp = costs.tensor_parallel_degree
-    tokens = workload.input_tokens
     one_s = _flops_seconds(costs, params, *_prefill_flops(costs, tokens))
     weight_s = _bytes_seconds(costs, params, costs.weight_bytes)
     collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, tokens)
@@ -296,6 +323,8 @@ def _first_token(costs: _Costs, params: Efficiency, running: int, workload: Work
         terms.append(
             Term("waiting for other prefills", wait_s * MS, f"{running - 1} other requests in flight")
         )
+        # a request that arrives while the others decode waits, on average, for half a step
+        terms.append(Term("step in progress", step_ms / 2, "half a decode step of the running sequences"))
     return _phase("TTFT", terms)
 
 
