@@ -35,6 +35,7 @@ from lmi_config.shape.dimensions import (
     resolve_tensor_parallel_and_batch,
 )
 from lmi_config.shape.effects import judge_settings_without_effect
+from lmi_config.shape.engines import judge_engine_registries
 from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
@@ -215,6 +216,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
     problems.extend(judge_capabilities(config, target))
+    problems.extend(judge_engine_registries(config, target))
     problems.extend(judge_settings_without_effect(config, shape, target))
     return Assessment(target, shape, memory, loading, tuple(problems))
 

@@ -1,0 +1,72 @@
+"""The judge's verdict on whether the image's engine path can load the model's architecture, beyond
+vLLM on GPU (``shape/capability.py``): vLLM on Neuron and NxD Inference in the djl-neuronx images.
+
+The djl-neuronx handler chooses a loader from ``option.model_loader`` and refuses a ``model_type``
+its loader does not list ("VllmModelLoader does not support this config", NxD Inference has no model
+class for it). The facts are generated from djl-serving's handler and NxD Inference's ``MODEL_TYPES``
+at each release (``knowledge/engine_support.py``). The handler's own tnx / optimum tables are
+reported by model-type-unknown (LMI206) and are not judged twice here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lmi_config.knowledge.engine_support import (
+    LOADER_ENGINES,
+    first_release_loading,
+    loaders_knowing,
+    neuron_registry,
+)
+from lmi_config.shape.problems import Problem
+
+if TYPE_CHECKING:
+    from lmi_config.configfile.canonical import CanonicalConfig
+    from lmi_config.shape.dimensions import Target
+
+CHECK = "model-type-unknown-to-neuron-engine"
+JUDGED_LOADERS = ("vllm", "nxdi")  # the paths LMI206's handler tables do not cover
+
+
+def neuron_loader(config: CanonicalConfig, target: Target) -> str | None:
+    """The loader the djl-neuronx handler uses, where it is one this module judges (else None)."""
+    if target.accelerator != "neuron":
+        return None
+    if target.backend == "nxdi":
+        return "nxdi"
+    if target.backend != "transformers-neuronx":
+        return None
+    written = (config.get("option.model_loader") or "").strip().lower()
+    return written if written in JUDGED_LOADERS else None
+
+
+def model_type_of(target: Target) -> str | None:
+    """The model_type of config.json as the handler's AutoConfig reads it."""
+    if target.arch is None:
+        return None
+    return str(target.arch.loading.get("model_type") or target.arch.model_type)
+
+
+def judge_engine_registries(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """An error when the image's Neuron engine path does not load the model type."""
+    loader = neuron_loader(config, target)
+    model_type = model_type_of(target)
+    if loader is None or model_type is None or target.arch is None:
+        return []
+    registry = neuron_registry(target.release.djl, loader)
+    if registry is None or model_type in registry.model_types:
+        return []
+    later = first_release_loading(loader, model_type)
+    newer = (
+        f"the djl-neuronx {later} image's {LOADER_ENGINES[loader]} loads it"
+        if later
+        else f"no djl-neuronx image's {LOADER_ENGINES[loader]} loads it"
+    )
+    others = [name for name in loaders_knowing(target.release.djl, model_type) if name != loader]
+    instead = f"use option.model_loader={others[0]}" if others else "serve it on a GPU backend"
+    message = (
+        f"{target.arch.model_id} is a {model_type} model: {registry.engine} loads only "
+        f"{', '.join(sorted(registry.model_types))}, so the start-up stops before compiling — {newer}; {instead}"
+    )
+    key = "option.model_loader" if config.has("option.model_loader") else "option.model_id"
+    return [Problem(CHECK, "error", message, key)]
