@@ -163,3 +163,29 @@ def test_gpt_oss_is_refused_on_every_engine_path_of_an_older_image(tmp_path: Pat
             tmp_path, neuron, "--lmi-version", "0.32.0", "--instance", "ml.trn1.32xlarge", "--model", GPT_OSS
         )
         assert code == 1 and "LMI608" in {f["code"] for f in findings}, findings
+
+
+def test_render_auto_and_plan_never_propose_a_model_the_neuron_handler_refuses(tmp_path: Path) -> None:
+    """djl-serving 0.30.0-dlc neuron_utils/model_loader.py MODEL_TYPE_TO_CLS_LOADER and transformers_neuronx.py
+    OPTIMUM_CAUSALLM_MODEL_TYPES list no qwen2: LMI206 refuses Qwen2.5 on transformers-neuronx 0.30, so the
+    planner (which judges every candidate) must not rank it and render auto must not write it."""
+    arguments = (
+        "--model",
+        "Qwen/Qwen2.5-7B-Instruct",
+        "--backend",
+        "transformers-neuronx",
+        "--lmi-version",
+        "0.30.0",
+    )
+    planned = run_cli("plan", *arguments, "--instance", "ml.inf2.24xlarge", "--all", "--format", "json")
+    candidates = json.loads(planned.stdout)["candidates"]
+    assert candidates and all(
+        not c["feasible"] and "model-type-unsupported" in c["blocked_by"] for c in candidates
+    )
+    output = tmp_path / "serving.properties"
+    rendered = run_cli(
+        "render", *arguments, "--instance", "ml.inf2.24xlarge", "--set", "tensor_parallel_degree=auto",
+        "--set", "max_rolling_batch_size=auto", "--set", "n_positions=auto", "--output", str(output),
+    )  # fmt: skip
+    assert rendered.returncode != 0 and "model-type-unsupported" in rendered.stderr
+    assert "Traceback" not in rendered.stderr and not output.exists()

@@ -12,7 +12,6 @@ from lmi_config.knowledge.image_support import (
     first_knowing,
     image_of,
     known_to_transformers,
-    neuron_model_types,
     pins_at,
     releases_knowing,
 )
@@ -108,26 +107,9 @@ def model_type_unsupported(unit: LintUnit) -> Iterator[Finding]:
 
 
 def _neuron_handler(unit: LintUnit) -> Iterator[Finding]:
-    """The transformers-neuronx handler's own tables (optimum first, then its tnx loader)."""
-    model = unit.context.model
-    if unit.context.backend.id != "transformers-neuronx" or model is None:
-        return
-    loader = (unit.config.get("option.model_loader") or "").strip().lower()
-    effective = unit.assessment.shape.batching.rolling_batch.value if unit.assessment else ""
-    if loader in ("vllm", "nxdi") or effective == "vllm":
-        return  # vLLM (or NxD Inference) loads the model, not the handler's tables
-    loaders = ("tnx",) if loader == "tnx" else ("optimum",) if loader == "optimum" else ("optimum", "tnx")
-    tables = [neuron_model_types(name, unit.context.release) for name in loaders]
-    known = {model_type for table in tables if table for model_type in table[0]}
-    if not any(tables) or model.model_type in known:
-        return
-    yield unit.finding(
-        "LMI206",
-        f"{model.model_id} is a {model.model_type} model: the transformers-neuronx handler of LMI "
-        f"{unit.context.release.label()} loads {', '.join(sorted(known))} ('Unsupported model') — serve it with "
-        "option.rolling_batch=vllm (vLLM on Neuron) or on a GPU backend",
-        **_model_line(unit),  # type: ignore[arg-type]
-    )
+    """The transformers-neuronx handler's own tables, as the judge reads them (``shape/engines.py``)."""
+    for problem in unit.problems("model-type-unsupported"):
+        yield unit.report("LMI206", problem)
 
 
 @rule(

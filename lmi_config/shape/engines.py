@@ -4,8 +4,9 @@ vLLM on GPU (``shape/capability.py``): vLLM on Neuron and NxD Inference in the d
 The djl-neuronx handler chooses a loader from ``option.model_loader`` and refuses a ``model_type``
 its loader does not list ("VllmModelLoader does not support this config", NxD Inference has no model
 class for it). The facts are generated from djl-serving's handler and NxD Inference's ``MODEL_TYPES``
-at each release (``knowledge/engine_support.py``). The handler's own tnx / optimum tables are
-reported by model-type-unknown (LMI206) and are not judged twice here.
+at each release (``knowledge/engine_support.py``). The handler's own tnx / optimum tables
+(``image_pins.json``) are judged here too, as part of model-type-unsupported (LMI206), so that the
+planner never proposes a model the handler refuses.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from lmi_config.knowledge.engine_support import (
     loaders_knowing,
     neuron_registry,
 )
+from lmi_config.knowledge.image_support import neuron_model_types
 from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from lmi_config.shape.dimensions import Target
 
 CHECK = "model-type-unknown-to-neuron-engine"
+HANDLER_CHECK = "model-type-unsupported"  # LMI206: the handler's tnx / optimum tables
 JUDGED_LOADERS = ("vllm", "nxdi")  # the paths LMI206's handler tables do not cover
 
 
@@ -47,8 +50,35 @@ def model_type_of(target: Target) -> str | None:
     return str(target.arch.loading.get("model_type") or target.arch.model_type)
 
 
-def judge_engine_registries(config: CanonicalConfig, target: Target) -> list[Problem]:
-    """An error when the image's Neuron engine path does not load the model type."""
+def judge_engine_registries(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
+    """An error when the image's Neuron engine path does not load the model type (``rolling_batch``: the
+    effective option.rolling_batch of the shape)."""
+    return [*_handler_problems(config, target, rolling_batch), *_loader_problems(config, target)]
+
+
+def _handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
+    """The transformers-neuronx handler's own tables: optimum first, then its tnx loader."""
+    model_type = model_type_of(target)
+    if target.backend != "transformers-neuronx" or model_type is None or target.arch is None:
+        return []
+    loader = (config.get("option.model_loader") or "").strip().lower()
+    if loader in JUDGED_LOADERS or rolling_batch == "vllm":
+        return []  # vLLM (or NxD Inference) loads the model, not the handler's tables
+    loaders = ("tnx",) if loader == "tnx" else ("optimum",) if loader == "optimum" else ("optimum", "tnx")
+    tables = [neuron_model_types(name, target.release) for name in loaders]
+    known = {name for table in tables if table for name in table[0]}
+    if not any(tables) or model_type in known:
+        return []
+    message = (
+        f"{target.arch.model_id} is a {model_type} model: the transformers-neuronx handler of LMI "
+        f"{target.release.label()} loads {', '.join(sorted(known))} ('Unsupported model') — serve it with "
+        "option.rolling_batch=vllm (vLLM on Neuron) or on a GPU backend"
+    )
+    return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
+
+
+def _loader_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """The vLLM and NxD Inference loaders' model types."""
     loader = neuron_loader(config, target)
     model_type = model_type_of(target)
     if loader is None or model_type is None or target.arch is None:
