@@ -13,7 +13,6 @@ from lmi_config.knowledge.image_support import (
     image_of,
     known_to_transformers,
     pins_at,
-    releases_knowing,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
@@ -80,34 +79,7 @@ def _model_line(unit: LintUnit) -> dict[str, object]:
     source=IMAGES_SOURCE,
 )
 def model_type_unsupported(unit: LintUnit) -> Iterator[Finding]:
-    model = unit.context.model
-    if model is None or model.model_type == "unknown":
-        return
-    model_type = model_type_of(model)
-    pinned = _transformers(unit)
-    if pinned is not None and known_to_transformers(model_type, pinned[0]) is False:
-        if "auto_map" in model.loading:
-            return  # the model brings its own code: remote-code-not-trusted decides
-        version, pins = pinned
-        newer = releases_knowing(model_type, pins.image, unit.context.backend.id)
-        advice = (
-            f"LMI {newer[0]} or later"
-            if newer
-            else "a newer image (no LMI image of this family pins one yet)"
-        )
-        yield unit.finding(
-            "LMI206",
-            f"{model.model_id} is a {model_type} model: transformers {version} in the {pins.image} image of "
-            f"LMI {unit.context.release.label()} does not know that model type (first among the images' "
-            f"transformers: {first_knowing(model_type) or 'none'}), so AutoConfig fails — use {advice}",
-            **_model_line(unit),  # type: ignore[arg-type]
-        )
-        return
-    yield from _neuron_handler(unit)
-
-
-def _neuron_handler(unit: LintUnit) -> Iterator[Finding]:
-    """The transformers-neuronx handler's own tables, as the judge reads them (``shape/engines.py``)."""
+    """The judge's verdict (``shape/engines.py``): the image's transformers, then the Neuron handler's tables."""
     for problem in unit.problems("model-type-unsupported"):
         yield unit.report("LMI206", problem)
 

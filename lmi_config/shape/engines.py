@@ -19,7 +19,14 @@ from lmi_config.knowledge.engine_support import (
     loaders_knowing,
     neuron_registry,
 )
-from lmi_config.knowledge.image_support import neuron_model_types
+from lmi_config.knowledge.image_support import (
+    first_knowing,
+    image_of,
+    known_to_transformers,
+    neuron_model_types,
+    pins_at,
+    releases_knowing,
+)
 from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
@@ -27,7 +34,7 @@ if TYPE_CHECKING:
     from lmi_config.shape.dimensions import Target
 
 CHECK = "model-type-unknown-to-neuron-engine"
-HANDLER_CHECK = "model-type-unsupported"  # LMI206: the handler's tnx / optimum tables
+HANDLER_CHECK = "model-type-unsupported"  # LMI206: the image's transformers, the handler's tables
 JUDGED_LOADERS = ("vllm", "nxdi")  # the paths LMI206's handler tables do not cover
 
 
@@ -53,7 +60,34 @@ def model_type_of(target: Target) -> str | None:
 def judge_engine_registries(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
     """An error when the image's Neuron engine path does not load the model type (``rolling_batch``: the
     effective option.rolling_batch of the shape)."""
-    return [*_handler_problems(config, target, rolling_batch), *_loader_problems(config, target)]
+    unknown = _transformers_problems(target)
+    return unknown or [*_handler_problems(config, target, rolling_batch), *_loader_problems(config, target)]
+
+
+def _transformers_problems(target: Target) -> list[Problem]:
+    """The image's transformers does not know the model type: AutoConfig fails before any engine runs."""
+    from lmi_config.knowledge import backends
+
+    model_type, backend = model_type_of(target), backends().get(target.backend)
+    if model_type is None or target.arch is None or backend is None or target.arch.model_type == "unknown":
+        return []
+    if "auto_map" in target.arch.loading:
+        return []  # the model brings its own code: remote-code-not-trusted decides
+    image = image_of(backend, target.release, None)
+    pins = pins_at(image, target.release) if image else None
+    version = pins.pinned("transformers", target.backend) if pins else None
+    if pins is None or version is None or known_to_transformers(model_type, version) is not False:
+        return []
+    newer = releases_knowing(model_type, pins.image, target.backend)
+    advice = (
+        f"LMI {newer[0]} or later" if newer else "a newer image (no LMI image of this family pins one yet)"
+    )
+    message = (
+        f"{target.arch.model_id} is a {model_type} model: transformers {version} in the {pins.image} image of "
+        f"LMI {target.release.label()} does not know that model type (first among the images' "
+        f"transformers: {first_knowing(model_type) or 'none'}), so AutoConfig fails — use {advice}"
+    )
+    return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
 
 
 def _handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
