@@ -23,8 +23,18 @@ release the image installs. How a model maps to these names: every one of these 
 ``model_type`` of the model's ``config.json`` (transformers' ``AutoConfig``) with its keys, so the data
 holds model types, not architecture class names.
 
-Not covered, with the reason: TensorRT-LLM (its repository is larger than the mirror limit of this
-project's tooling and no per-release MODEL_MAP could be read offline) and lmi-dist (no public source).
+For every djl-tensorrtllm release whose engine is built by djl-serving's own
+``serving/docker/partition/trt_llm_partition.py`` through TensorRT-LLM's ``BuildConfig`` (LMI 0.33 on;
+earlier images build with the trtllm toolkit, whose code is not public), ``trtllm_releases`` records:
+
+- ``build_arguments``: the keys of the ``BuildConfig.from_dict({...})`` literal (what reaches the build);
+- ``replaced``: ``properties["X"] = properties["Y"]`` assignments (a setting silently replaced by another);
+- ``handler_defaults``: ``max_input_len`` and the other build limits' defaults in ``trt_properties.py``;
+- ``java_defaults``: ``setProperty("option.X", "N")`` in the trtllm branch of ``LmiConfigRecommender.java``.
+
+Not covered, with the reason: TensorRT-LLM's model registry (its repository is larger than the mirror
+limit of this project's tooling, and no per-release MODEL_MAP could be read offline) and lmi-dist (no
+public source).
 
 Run (stdlib only, deterministic; git mirrors of the three repositories):
     python scripts/gen_engine_registries.py \\
@@ -206,6 +216,103 @@ def optimum_releases(repository: Path, wanted: set[str]) -> dict[str, Any]:
     return releases
 
 
+PARTITION = "serving/docker/partition/trt_llm_partition.py"
+TRT_PROPERTIES = f"{HANDLER_ROOT}/properties_manager/trt_properties.py"
+RECOMMENDER = "wlm/src/main/java/ai/djl/serving/wlm/LmiConfigRecommender.java"
+BUILD_LIMITS = ("max_input_len", "max_seq_len", "max_num_tokens", "max_batch_size")
+_JAVA_DEFAULT = re.compile(r'setProperty\("option\.(\w+)",\s*"(\d+)"\)')
+
+
+def _subscript_name(node: ast.expr) -> str | None:
+    """``properties["name"]`` -> ``name``."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+def partition_facts(text: str) -> tuple[list[str], int, dict[str, tuple[str, int]]] | None:
+    """The BuildConfig.from_dict keys (and line), and ``properties[X] = properties[Y]`` replacements."""
+    build: tuple[list[str], int] | None = None
+    replaced: dict[str, tuple[str, int]] = {}
+    for node in ast.walk(ast.parse(text)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "from_dict"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "BuildConfig"
+            and node.args
+            and isinstance(node.args[0], ast.Dict)
+        ):
+            build = (keys_of(node.args[0]) or [], node.lineno)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, source = _subscript_name(node.targets[0]), _subscript_name(node.value)
+            if target and source and target != source:
+                replaced[target] = (source, node.lineno)
+    return (build[0], build[1], replaced) if build else None
+
+
+def handler_defaults(text: str) -> dict[str, tuple[int, int]]:
+    """``name: int = N`` class fields among the build limits: name -> (default, line)."""
+    found = {}
+    for node in ast.walk(ast.parse(text)):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id in BUILD_LIMITS
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, int)
+        ):
+            found[node.target.id] = (node.value.value, node.lineno)
+    return found
+
+
+def trtllm_release(repository: Path, commit: str) -> dict[str, Any] | None:
+    """The build facts of one djl-tensorrtllm release branch (None: the toolkit builds the engine)."""
+    try:
+        partition = partition_facts(git(repository, "show", f"{commit}:{PARTITION}"))
+    except subprocess.CalledProcessError:
+        return None
+    if partition is None:
+        return None
+    keys, line, replaced = partition
+
+    def url(path: str, number: int) -> str:
+        return f"{path}:{number} " + DJL_URL.format(commit=commit, path=path, line=number)
+
+    defaults = handler_defaults(git(repository, "show", f"{commit}:{TRT_PROPERTIES}"))
+    java = {}
+    for number, text in enumerate(git(repository, "show", f"{commit}:{RECOMMENDER}").splitlines(), start=1):
+        match = _JAVA_DEFAULT.search(text)
+        if match and match.group(1) in BUILD_LIMITS:
+            java[match.group(1)] = {"value": int(match.group(2)), "source": url(RECOMMENDER, number)}
+    return {
+        "build_arguments": {"names": keys, "source": url(PARTITION, line)},
+        "replaced": {name: {"by": by, "source": url(PARTITION, number)} for name, (by, number) in replaced.items()},
+        "handler_defaults": {
+            name: {"value": value, "source": url(TRT_PROPERTIES, number)} for name, (value, number) in defaults.items()
+        },
+        "java_defaults": java,
+    }
+
+
+def trtllm_releases(repository: Path) -> dict[str, Any]:
+    """Per djl-tensorrtllm release of images.json whose engine djl-serving builds itself."""
+    images = json.loads(IMAGES_FILE.read_text(encoding="utf-8"))["images"]
+    versions = sorted(
+        {row["djl_version"] for row in images if row["framework"] == "djl-tensorrtllm"},
+        key=lambda text: tuple(int(part) for part in text.split(".")),
+    )
+    releases = {}
+    for version in versions:
+        branch = f"{version}-dlc"
+        commit = git(repository, "rev-parse", branch).strip()
+        facts = trtllm_release(repository, commit)
+        if facts is not None:
+            releases[version] = {"branch": branch, **facts}
+    return releases
+
+
 def generate(djl_serving: Path, nxdi: Path, optimum: Path) -> dict[str, Any]:
     """The whole data file."""
     neuron = neuron_releases(djl_serving)
@@ -230,6 +337,7 @@ def generate(djl_serving: Path, nxdi: Path, optimum: Path) -> dict[str, Any]:
         "neuron_releases": neuron,
         "nxdi": nxdi_releases(nxdi, installed["nxdi"]),
         "optimum_neuron": optimum_releases(optimum, installed["optimum-neuron"]),
+        "trtllm_releases": trtllm_releases(djl_serving),
     }
 
 

@@ -83,3 +83,40 @@ def loaders_knowing(djl_version: str, model_type: str) -> tuple[str, ...]:
         if registry is not None and model_type in registry.model_types:
             found.append(loader)
     return tuple(found)
+
+
+class Fact(NamedTuple):
+    """One value read from djl-serving's code, with the line it is read from."""
+
+    value: int | str
+    source: str
+
+
+class TrtllmBuild(NamedTuple):
+    """What djl-serving's own TensorRT-LLM build of a release does with the build limits."""
+
+    release: str
+    build_arguments: frozenset[str]
+    build_arguments_source: str
+    replaced: dict[str, Fact]  # setting -> the setting that overwrites it
+    defaults: dict[str, Fact]  # build limit -> the default the handler or the Java recommender sets
+
+
+def trtllm_build(djl_version: str) -> TrtllmBuild | None:
+    """The build facts of the djl-tensorrtllm image of a release (None: the trtllm toolkit builds the
+    engine there, whose code is not public, or no image of that release)."""
+    row = _data()["trtllm_releases"].get(djl_version)
+    if row is None:
+        return None
+    defaults = {
+        name: Fact(fact["value"], fact["source"])
+        for table in ("handler_defaults", "java_defaults")
+        for name, fact in row[table].items()
+    }
+    return TrtllmBuild(
+        djl_version,
+        frozenset(row["build_arguments"]["names"]),
+        row["build_arguments"]["source"],
+        {name: Fact(fact["by"], fact["source"]) for name, fact in row["replaced"].items()},
+        defaults,
+    )
