@@ -225,7 +225,11 @@ _JAVA_DEFAULT = re.compile(r'setProperty\("option\.(\w+)",\s*"(\d+)"\)')
 
 def _subscript_name(node: ast.expr) -> str | None:
     """``properties["name"]`` -> ``name``."""
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+    ):
         return node.slice.value
     return None
 
@@ -288,9 +292,12 @@ def trtllm_release(repository: Path, commit: str) -> dict[str, Any] | None:
             java[match.group(1)] = {"value": int(match.group(2)), "source": url(RECOMMENDER, number)}
     return {
         "build_arguments": {"names": keys, "source": url(PARTITION, line)},
-        "replaced": {name: {"by": by, "source": url(PARTITION, number)} for name, (by, number) in replaced.items()},
+        "replaced": {
+            name: {"by": by, "source": url(PARTITION, number)} for name, (by, number) in replaced.items()
+        },
         "handler_defaults": {
-            name: {"value": value, "source": url(TRT_PROPERTIES, number)} for name, (value, number) in defaults.items()
+            name: {"value": value, "source": url(TRT_PROPERTIES, number)}
+            for name, (value, number) in defaults.items()
         },
         "java_defaults": java,
     }
