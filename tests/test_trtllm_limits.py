@@ -97,3 +97,14 @@ def test_a_max_input_len_the_engine_cannot_serve_is_an_error(tmp_path: Path) -> 
     # the same file for an image whose engine the trtllm toolkit builds: no fact, no finding
     _, found = lint(tmp_path, text, "0.30.0")
     assert "LMI610" not in found and "LMI609" not in found
+
+
+def test_a_file_that_names_no_release_gets_no_replaced_setting_warning(tmp_path: Path) -> None:
+    """Before LMI 0.33 the trtllm toolkit reads max_output_len; a file naming no image shows neither."""
+    path = tmp_path / "serving.properties"
+    path.write_text(
+        LLAMA_ON_TRTLLM + "option.max_input_len=1024\noption.max_output_len=512\n", encoding="utf-8"
+    )
+    result = run_cli("lint", str(path), "--format", "json", *ON_G5)
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "LMI609" not in {finding["code"] for finding in json.loads(result.stdout)["findings"]}
