@@ -217,7 +217,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
     problems.extend(judge_capabilities(config, target))
-    problems.extend(judge_engine_registries(config, target, shape.batching.rolling_batch.value))
+    problems.extend(judge_engine_registries(config, target))
     problems.extend(judge_trtllm_limits(config, target, shape.batch_size.value if shape.batch_size else None))
     problems.extend(judge_settings_without_effect(config, shape, target))
     return Assessment(target, shape, memory, loading, tuple(problems))

@@ -1,12 +1,15 @@
-"""The judge's verdict on whether the image's engine path can load the model's architecture, beyond
-vLLM on GPU (``shape/capability.py``): vLLM on Neuron and NxD Inference in the djl-neuronx images.
+"""Whether the image can load the model's type, beyond vLLM's registry on GPU (``shape/capability.py``).
 
-The djl-neuronx handler chooses a loader from ``option.model_loader`` and refuses a ``model_type``
-its loader does not list ("VllmModelLoader does not support this config", NxD Inference has no model
-class for it). The facts are generated from djl-serving's handler and NxD Inference's ``MODEL_TYPES``
-at each release (``knowledge/engine_support.py``). The handler's own tnx / optimum tables
-(``image_pins.json``) are judged here too, as part of model-type-unsupported (LMI206), so that the
-planner never proposes a model the handler refuses.
+The judge refuses, on the GPU images, a model type the image's transformers does not know
+(model-type-unsupported, LMI206): AutoConfig fails before any engine runs, so ``plan`` and
+``render auto`` never propose it. On Neuron the djl-neuronx handler chooses a loader from
+``option.model_loader`` and refuses a ``model_type`` its loader does not list ("VllmModelLoader does not
+support this config", NxD Inference has no model class for it); facts generated from djl-serving's
+handler and NxD Inference's ``MODEL_TYPES`` per release (``knowledge/engine_support.py``). Those Neuron
+checks are reported by the rules (LMI206's handler tables, LMI608) but do not block the planner:
+``search`` and ``plan --cache-config`` use the Neuron backends as the memory model of an optimum-neuron
+export, whose registry differs from the LMI image's (deciding which engine a plan is for is the
+planner's; see the report of issue 17).
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from lmi_config.knowledge.image_support import (
     first_knowing,
     image_of,
     known_to_transformers,
-    neuron_model_types,
     pins_at,
     releases_knowing,
 )
@@ -57,14 +59,12 @@ def model_type_of(target: Target) -> str | None:
     return str(target.arch.loading.get("model_type") or target.arch.model_type)
 
 
-def judge_engine_registries(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
-    """An error when the image's Neuron engine path does not load the model type (``rolling_batch``: the
-    effective option.rolling_batch of the shape)."""
-    unknown = _transformers_problems(target)
-    return unknown or [*_handler_problems(config, target, rolling_batch), *_loader_problems(config, target)]
+def judge_engine_registries(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """An error when a GPU image's transformers does not know the model type (Neuron: see the module)."""
+    return [] if target.accelerator == "neuron" else transformers_problems(target)
 
 
-def _transformers_problems(target: Target) -> list[Problem]:
+def transformers_problems(target: Target) -> list[Problem]:
     """The image's transformers does not know the model type: AutoConfig fails before any engine runs."""
     from lmi_config.knowledge import backends
 
@@ -90,29 +90,8 @@ def _transformers_problems(target: Target) -> list[Problem]:
     return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
 
 
-def _handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
-    """The transformers-neuronx handler's own tables: optimum first, then its tnx loader."""
-    model_type = model_type_of(target)
-    if target.backend != "transformers-neuronx" or model_type is None or target.arch is None:
-        return []
-    loader = (config.get("option.model_loader") or "").strip().lower()
-    if loader in JUDGED_LOADERS or rolling_batch == "vllm":
-        return []  # vLLM (or NxD Inference) loads the model, not the handler's tables
-    loaders = ("tnx",) if loader == "tnx" else ("optimum",) if loader == "optimum" else ("optimum", "tnx")
-    tables = [neuron_model_types(name, target.release) for name in loaders]
-    known = {name for table in tables if table for name in table[0]}
-    if not any(tables) or model_type in known:
-        return []
-    message = (
-        f"{target.arch.model_id} is a {model_type} model: the transformers-neuronx handler of LMI "
-        f"{target.release.label()} loads {', '.join(sorted(known))} ('Unsupported model') — serve it with "
-        "option.rolling_batch=vllm (vLLM on Neuron) or on a GPU backend"
-    )
-    return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
-
-
-def _loader_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
-    """The vLLM and NxD Inference loaders' model types."""
+def neuron_loader_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """The vLLM and NxD Inference loaders' model types on a djl-neuronx image (reported by LMI608)."""
     loader = neuron_loader(config, target)
     model_type = model_type_of(target)
     if loader is None or model_type is None or target.arch is None:

@@ -82,18 +82,15 @@ def _ignored_output_length(config: CanonicalConfig, target: Target, build: Trtll
 
 
 def _input_beyond_sequence(config: CanonicalConfig, target: Target, build: TrtllmBuild) -> list[Problem]:
-    written = _integer(config, "option.max_input_len")
-    default = build.defaults.get("max_input_len")
-    max_input_len = written if written is not None else (int(default.value) if default else None)
+    # only a written max_input_len is a promise: djl-serving's own CI builds gpt2 (1024 positions) with the
+    # default max_input_len 1024 and serves it
+    max_input_len = _integer(config, "option.max_input_len")
     length, origin = _max_seq_len(config, target)
-    if max_input_len is None or length is None or max_input_len < length:
+    if max_input_len is None or length is None or max_input_len <= length:
         return []
-    where = (
-        "option.max_input_len" if written is not None else f"the default max_input_len of LMI {build.release}"
-    )
     message = (
-        f"{where}={max_input_len} is not below the engine's max_seq_len={length} ({origin}): a prompt of that "
-        "length leaves no room for a single output token, and TensorRT-LLM refuses requests whose prompt plus "
+        f"option.max_input_len={max_input_len} is above the engine's max_seq_len={length} ({origin}): prompts "
+        f"longer than {length} tokens cannot be served, because TensorRT-LLM refuses a request whose prompt plus "
         f"output exceed max_seq_len — set option.max_seq_len above {max_input_len} (prompt plus output), or lower "
         "option.max_input_len"
     )
