@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
+from lmi_config.knowledge.engine_schemas import EngineRegistriesFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
 from lmi_config.knowledge.runtime_schemas import VllmCudaArchsFile, WorkerEnvironmentFile
 from lmi_config.knowledge.schema_base import Sourced, Strict
@@ -888,6 +889,7 @@ SCHEMAS: dict[str, Any] = {
     "vllm_capabilities.json": VllmCapabilitiesFile,
     "worker_environment.json": WorkerEnvironmentFile,
     "vllm_cuda_archs.json": VllmCudaArchsFile,
+    "engine_registries.json": EngineRegistriesFile,
 }
 
 

@@ -14,9 +14,9 @@ from lmi_config.knowledge.image_support import (
     known_to_transformers,
     neuron_model_types,
     pins_at,
-    releases_knowing,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.shape.engines import transformers_problems
 
 if TYPE_CHECKING:
     from lmi_config.modelarch import ModelArch
@@ -81,29 +81,20 @@ def _model_line(unit: LintUnit) -> dict[str, object]:
     source=IMAGES_SOURCE,
 )
 def model_type_unsupported(unit: LintUnit) -> Iterator[Finding]:
+    """The image's transformers as the judge reads it (``shape/engines.py``), then the Neuron handler's tables."""
     model = unit.context.model
     if model is None or model.model_type == "unknown":
         return
-    model_type = model_type_of(model)
+    judged = unit.problems("model-type-unsupported")
+    if not judged and unit.assessment is not None:
+        judged = transformers_problems(
+            unit.assessment.target
+        )  # Neuron: reported, not judged (shape/engines.py)
+    for problem in judged:
+        yield unit.report("LMI206", problem)
     pinned = _transformers(unit)
-    if pinned is not None and known_to_transformers(model_type, pinned[0]) is False:
-        if "auto_map" in model.loading:
-            return  # the model brings its own code: remote-code-not-trusted decides
-        version, pins = pinned
-        newer = releases_knowing(model_type, pins.image, unit.context.backend.id)
-        advice = (
-            f"LMI {newer[0]} or later"
-            if newer
-            else "a newer image (no LMI image of this family pins one yet)"
-        )
-        yield unit.finding(
-            "LMI206",
-            f"{model.model_id} is a {model_type} model: transformers {version} in the {pins.image} image of "
-            f"LMI {unit.context.release.label()} does not know that model type (first among the images' "
-            f"transformers: {first_knowing(model_type) or 'none'}), so AutoConfig fails — use {advice}",
-            **_model_line(unit),  # type: ignore[arg-type]
-        )
-        return
+    if judged or (pinned is not None and known_to_transformers(model_type_of(model), pinned[0]) is False):
+        return  # AutoConfig fails first (or the model's own code decides: remote-code-not-trusted)
     yield from _neuron_handler(unit)
 
 

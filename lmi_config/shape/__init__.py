@@ -36,6 +36,7 @@ from lmi_config.shape.dimensions import (
 )
 from lmi_config.shape.dma_rings import judge_dma_ring_growth
 from lmi_config.shape.effects import judge_settings_without_effect
+from lmi_config.shape.engines import judge_engine_registries
 from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
@@ -52,6 +53,7 @@ from lmi_config.shape.resources import (
 )
 from lmi_config.shape.sequence import judge_sequence_length
 from lmi_config.shape.smart_defaults import smart_defaults
+from lmi_config.shape.trtllm_limits import judge_trtllm_limits
 from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
 from lmi_config.shape.values import COUNT_KEYS, tensor_parallel_minimum, unusable_values
 from lmi_config.sizing import MemoryBreakdown, estimate_memory
@@ -217,6 +219,8 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
     problems.extend(judge_capabilities(config, target))
+    problems.extend(judge_engine_registries(config, target))
+    problems.extend(judge_trtllm_limits(config, target, shape.batch_size.value if shape.batch_size else None))
     problems.extend(judge_settings_without_effect(config, shape, target))
     return Assessment(target, shape, memory, loading, tuple(problems))
 

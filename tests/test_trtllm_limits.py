@@ -1,0 +1,110 @@
+"""TensorRT-LLM engine-build limits against what the configuration promises (LMI609, LMI610), each fact
+pinned to the djl-serving line it is generated from, through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from conftest import ROOT, run_cli
+
+from lmi_config.knowledge.engine_support import trtllm_build
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import gen_engine_registries as generator  # noqa: E402  (the generator under test)
+
+LLAMA_ON_TRTLLM = (
+    "engine=MPI\noption.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=trtllm\n"
+    "option.tensor_parallel_degree=4\n"
+)
+ON_G5 = ("--backend", "tensorrt-llm", "--instance", "ml.g5.12xlarge")
+
+
+def lint(tmp_path: Path, text: str, version: str) -> tuple[int, dict[str, list[dict]]]:
+    """Exit code and findings by code of ``lmi-config lint --format json`` on one serving.properties."""
+    path = tmp_path / "serving.properties"
+    path.write_text(text, encoding="utf-8")
+    result = run_cli("lint", str(path), "--format", "json", "--lmi-version", version, *ON_G5)
+    assert "Traceback" not in result.stderr, result.stderr
+    found: dict[str, list[dict]] = {}
+    for finding in json.loads(result.stdout)["findings"]:
+        found.setdefault(finding["code"], []).append(finding)
+    return result.returncode, found
+
+
+def test_the_build_facts_are_read_from_djl_servings_own_trtllm_build() -> None:
+    """djl-serving 0.33.0-dlc serving/docker/partition/trt_llm_partition.py parse_build_config:
+    properties["max_batch_size"] = properties["max_rolling_batch_size"]; BuildConfig.from_dict lists
+    max_input_len / max_seq_len / max_num_tokens but no max_output_len; trt_properties.py max_input_len: int =
+    1024; LmiConfigRecommender.java sets option.max_num_tokens=16384 for trtllm."""
+    build = trtllm_build("0.33.0")
+    assert build is not None
+    assert build.replaced["max_batch_size"].value == "max_rolling_batch_size"
+    assert "trt_llm_partition.py#L" in build.replaced["max_batch_size"].source
+    assert {"max_input_len", "max_seq_len", "max_num_tokens", "max_batch_size"} <= build.build_arguments
+    assert "max_output_len" not in build.build_arguments
+    assert build.defaults["max_input_len"].value == 1024 and build.defaults["max_num_tokens"].value == 16384
+    # before 0.33 the trtllm toolkit builds the engine: its code is not public, nothing is judged
+    assert trtllm_build("0.30.0") is None
+
+
+def test_the_generator_reads_the_build_config_literal_and_the_replacements() -> None:
+    text = (
+        "def parse(properties):\n"
+        '    if "a" in properties:\n'
+        '        properties["max_batch_size"] = properties["max_rolling_batch_size"]\n'
+        '    return BuildConfig.from_dict({"max_input_len": 1, "max_seq_len": x})\n'
+    )
+    assert generator.partition_facts(text) == (
+        ["max_input_len", "max_seq_len"],
+        4,
+        {"max_batch_size": ("max_rolling_batch_size", 3)},
+    )
+    assert generator.handler_defaults("class P:\n    max_input_len: int = 1024\n    other: int = 3\n") == {
+        "max_input_len": (1024, 2)
+    }
+
+
+def test_a_batch_size_the_build_overwrites_is_a_warning_naming_the_effective_value(tmp_path: Path) -> None:
+    text = LLAMA_ON_TRTLLM + "option.max_batch_size=64\noption.max_rolling_batch_size=16\n"
+    code, found = lint(tmp_path, text, "0.33.0")
+    [replaced] = found["LMI609"]
+    assert code == 0 and replaced["severity"] == "warning" and replaced["line"] == 5
+    assert "built for max_batch_size=16" in replaced["message"]
+    code, found = lint(tmp_path, LLAMA_ON_TRTLLM + "option.max_rolling_batch_size=64\n", "0.33.0")
+    assert "LMI609" not in found
+
+
+def test_max_output_len_is_reported_as_not_reaching_the_build_with_the_disagreement(tmp_path: Path) -> None:
+    code, found = lint(tmp_path, LLAMA_ON_TRTLLM + "option.max_output_len=2048\n", "0.33.0")
+    [ignored] = found["LMI609"]
+    assert code == 0 and "the code and the guide disagree" in ignored["message"]
+    assert "max_seq_len=131072 (the model's max_position_embeddings" in ignored["message"]
+
+
+def test_a_max_input_len_the_engine_cannot_serve_is_an_error(tmp_path: Path) -> None:
+    text = LLAMA_ON_TRTLLM + "option.max_input_len=8192\noption.max_seq_len=4096\n"
+    code, found = lint(tmp_path, text, "0.33.0")
+    [refused] = found["LMI610"]
+    assert code == 1 and refused["severity"] == "error" and refused["line"] == 5
+    assert "max_seq_len=4096 (option.max_seq_len)" in refused["message"]
+    code, found = lint(
+        tmp_path, LLAMA_ON_TRTLLM + "option.max_input_len=4096\noption.max_seq_len=8192\n", "0.33.0"
+    )
+    assert "LMI610" not in found
+    # the same file for an image whose engine the trtllm toolkit builds: no fact, no finding
+    _, found = lint(tmp_path, text, "0.30.0")
+    assert "LMI610" not in found and "LMI609" not in found
+
+
+def test_a_file_that_names_no_release_gets_no_replaced_setting_warning(tmp_path: Path) -> None:
+    """Before LMI 0.33 the trtllm toolkit reads max_output_len; a file naming no image shows neither."""
+    path = tmp_path / "serving.properties"
+    path.write_text(
+        LLAMA_ON_TRTLLM + "option.max_input_len=1024\noption.max_output_len=512\n", encoding="utf-8"
+    )
+    result = run_cli("lint", str(path), "--format", "json", *ON_G5)
+    assert result.returncode == 0 and "Traceback" not in result.stderr
+    assert "LMI609" not in {finding["code"] for finding in json.loads(result.stdout)["findings"]}
