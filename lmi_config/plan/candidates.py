@@ -16,6 +16,9 @@ from lmi_config.shape import Assessment
 OBJECTIVES = ("throughput", "latency", "cost")
 NEURON_BATCH_CAP = 128
 MEMORY_CHECKS = ("memory-exceeds-budget", "memory-headroom-low", "vllm-kv-capacity")
+# warnings of a feasible candidate that rank it after every clean one: a KV cache within the
+# estimate's margin, host RAM too small to compile on the instance (pre-compiled artifacts load)
+EDGE_CHECKS = ("memory-headroom-low", "vllm-kv-capacity", "host-memory-insufficient")
 
 
 @dataclass(frozen=True)
@@ -134,9 +137,8 @@ def blocked_by(assessment: Assessment) -> tuple[str, ...]:
 
     Feasible is what the judge does not refuse: no error, no warning the planner avoids (an
     untested TP degree), and memory that fits. A configuration at the edge of the estimate
-    (``memory-headroom-low``, a vLLM KV cache within the margin) is feasible with a warning
-    (:func:`edge_warnings`) and ranks after the clean ones: known-good configurations have run
-    there.
+    (``memory-headroom-low``, a vLLM KV cache within the margin) or whose compile may not fit the
+    host RAM is feasible with a warning (:func:`edge_warnings`) and ranks after every clean one.
     """
     memory = assessment.memory
     blocking = [problem.check for problem in assessment.problems if problem.blocking]
@@ -148,12 +150,12 @@ def blocked_by(assessment: Assessment) -> tuple[str, ...]:
 
 
 def edge_warnings(assessment: Assessment) -> tuple[str, ...]:
-    """The memory warnings of a feasible candidate: it fits, but within the estimate's error."""
+    """The warnings of a feasible candidate that rank it after the clean ones (``EDGE_CHECKS``)."""
     return tuple(
         dict.fromkeys(
             problem.check
             for problem in assessment.problems
-            if problem.check in MEMORY_CHECKS and not problem.blocking
+            if problem.check in EDGE_CHECKS and not problem.blocking
         )
     )
 

@@ -189,9 +189,7 @@ def judge_host_memory(arch: ModelArch, instance: Instance, shape: Shape) -> list
         f"but {instance.instance_type} has {instance.host_memory_gib:g} GiB: the compile may be killed; "
         f"load pre-compiled artifacts or use a larger instance ({suggestion})"
     )
-    # a warning (pre-compiled artifacts avoid the compile) that a planner still avoids: it would
-    # propose a configuration whose compile may be killed
-    return [Problem("host-memory-insufficient", "warning", message, key=None, blocks_planning=True)]
+    return [Problem("host-memory-insufficient", "warning", message, key=None)]
 
 
 class Loading(NamedTuple):
