@@ -112,13 +112,12 @@ def predicted(
 
 
 def describe_figures(figures: Figures) -> str:
-    """One line: TTFT, TPOT, tokens/s and $/M tokens."""
-    cost = (
-        f", ${figures.usd_per_million_tokens:.3f}/M output tokens"
-        if figures.usd_per_million_tokens is not None
-        else ""
-    )
+    """One line: TTFT, TPOT, tokens/s and $/M tokens (from the rounded figures JSON carries, so
+    that render's comment and explain print the same numbers)."""
+    shown = figures.as_dict()
+    cost = shown["usd_per_million_output_tokens"]
+    price = f", ${cost:.3f}/M output tokens" if isinstance(cost, float) else ""
     return (
-        f"TTFT {figures.ttft_ms:,.0f} ms, TPOT {figures.tpot_ms:.1f} ms, "
-        f"{figures.output_tokens_per_second:,.0f} output tokens/s per instance{cost}"
+        f"TTFT {shown['ttft_ms']:,.0f} ms, TPOT {shown['tpot_ms']:.1f} ms, "
+        f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}"
     )
