@@ -448,7 +448,14 @@ def plan(request: PlanRequest | None = None, **fields: Any) -> PlanResult:
     from lmi_config.plan import PlanRequest, PlanWorkload, plan_model
 
     if request is None:
-        names = ("input_tokens", "output_tokens", "concurrency", "max_ttft_ms", "max_tpot_ms", "max_model_len")
+        names = (
+            "input_tokens",
+            "output_tokens",
+            "concurrency",
+            "max_ttft_ms",
+            "max_tpot_ms",
+            "max_model_len",
+        )
         given = {name: fields.pop(name, None) for name in names}
         workload = {name: value for name, value in given.items() if value is not None}
         request = PlanRequest(**fields, workload=PlanWorkload(**workload))

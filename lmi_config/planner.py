@@ -38,7 +38,9 @@ def auto_sequence_lengths(target: Target, required: int) -> list[int]:
     maximum = target.arch.max_position_embeddings or 2048
     if target.accelerator != "gpu":
         return [max(min(maximum, container_default("smart_defaults_max_n_positions")), required)]
-    lengths = [maximum] + [length for length in (65536, 32768, 16384, 8192, 4096, 2048, 1024) if length < maximum]
+    lengths = [maximum] + [
+        length for length in (65536, 32768, 16384, 8192, 4096, 2048, 1024) if length < maximum
+    ]
     return [length for length in lengths if length >= required] or [required]
 
 
@@ -67,7 +69,9 @@ def plan_auto(
     workload = workload or PlanWorkload()
     writer = CandidateWriter(items, target, backend_accelerator)
     if request.sequence_length and writer.sequence_key is None:
-        raise PlanningError(f"`auto` sequence length is not supported for {target.backend}; set it explicitly")
+        raise PlanningError(
+            f"`auto` sequence length is not supported for {target.backend}; set it explicitly"
+        )
     judged: list[PlannedCandidate] = []
     for sequence in _sequences(writer, request, workload):
         groups = _groups(writer, request, sequence)
@@ -138,7 +142,9 @@ def describe_choice(candidate: PlannedCandidate, objective: str, workload: PlanW
     """One line for the rendered file's comment: the objective, the predicted figures, the shape."""
     workload = workload or PlanWorkload()
     instance = candidate.instance
-    memory = f"{candidate.peak_bytes / 2**30:.1f} of {candidate.budget_bytes / 2**30:.1f} GiB per {candidate.unit}"
+    memory = (
+        f"{candidate.peak_bytes / 2**30:.1f} of {candidate.budget_bytes / 2**30:.1f} GiB per {candidate.unit}"
+    )
     shape = (
         f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'} x batch {candidate.batch_size} at TP "
         f"{candidate.tensor_parallel_degree}, {candidate.sequence_length} tokens; {memory} on {instance}"

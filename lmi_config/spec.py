@@ -27,10 +27,16 @@ class SpecWorkload(BaseModel):
     input_tokens: int = Field(default=1024, ge=1, description="Input tokens per request.")
     output_tokens: int = Field(default=256, ge=1, description="Output tokens per request.")
     concurrency: int | None = Field(
-        default=None, ge=1, description="Requests in flight per model copy (default: every sequence slot busy)."
+        default=None,
+        ge=1,
+        description="Requests in flight per model copy (default: every sequence slot busy).",
     )
-    max_ttft_ms: float | None = Field(default=None, gt=0, description="Longest acceptable time to first token.")
-    max_tpot_ms: float | None = Field(default=None, gt=0, description="Longest acceptable time per output token.")
+    max_ttft_ms: float | None = Field(
+        default=None, gt=0, description="Longest acceptable time to first token."
+    )
+    max_tpot_ms: float | None = Field(
+        default=None, gt=0, description="Longest acceptable time per output token."
+    )
 
 
 class Spec(BaseModel):
@@ -75,7 +81,8 @@ class Spec(BaseModel):
         description="What `auto` optimizes for the workload: throughput (output tokens/s per instance), latency (time per output token) or cost (dollars per million output tokens).",
     )
     workload: SpecWorkload | None = Field(
-        default=None, description="The requests `auto` is ranked for (default: 1024 input + 256 output tokens)."
+        default=None,
+        description="The requests `auto` is ranked for (default: 1024 input + 256 output tokens).",
     )
 
     @field_validator("model", "instance", "backend", "lmi_version", "model_architecture")

@@ -45,7 +45,9 @@ VANTAGE = ("tsaol/aws-gpu", "77fcd9fe1d0652fd07b830e5ed030d61da87923e")
 VANTAGE_PATH = "data/all_gpu_instances.js"
 VANTAGE_DATE = "2026-01-21"
 # the last commit whose table still had a price for these (the newest lists none)
-VANTAGE_EARLIER = {"trn2.48xlarge": ("2f6d954c26d61aa7dc8de29f50e62d8a648d5332", "data/trn2_instances.js", "2025-11-30")}
+VANTAGE_EARLIER = {
+    "trn2.48xlarge": ("2f6d954c26d61aa7dc8de29f50e62d8a648d5332", "data/trn2_instances.js", "2025-11-30")
+}
 REGIONS = ("us-east-1", "us-east-2", "us-west-2")
 PRICE_LINE = re.compile(r"^\s+(ml\.)?([a-z0-9-]+\.[a-z0-9]+):\s*([0-9.]+)\s*$")
 
@@ -121,7 +123,9 @@ def generate(vantage_git: Path | None, fmbench_git: Path | None) -> dict[str, An
     not_found: dict[str, str] = {}
     for name in catalog:
         if name in sagemaker_table:
-            sagemaker[name] = entry(sagemaker_table[name], "not named (FMBench)", FMBENCH_DATE, fmbench_source)
+            sagemaker[name] = entry(
+                sagemaker_table[name], "not named (FMBench)", FMBENCH_DATE, fmbench_source
+            )
         regional = regional_price(vantage[name]) if name in vantage else None
         if regional is not None:
             earlier = vantage[name].get("_earlier")

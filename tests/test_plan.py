@@ -157,7 +157,9 @@ def test_objectives_rank_as_documented() -> None:
     cost = plan_model(
         PlanRequest(model="meta-llama/Llama-3.1-8B-Instruct", families=("inf2", "trn2"), objective="cost")
     )
-    prices = [c.figures.usd_per_million_tokens for c in cost.candidates if c.figures is not None and not c.warnings]
+    prices = [
+        c.figures.usd_per_million_tokens for c in cost.candidates if c.figures is not None and not c.warnings
+    ]
     assert None not in prices and prices == sorted(prices)  # type: ignore[type-var]
 
 

@@ -62,7 +62,11 @@ def test_no_ranked_row_is_refused_by_the_judge_and_every_row_serves_the_longest_
         assert candidate.sequence_length >= 3500
         assessment = candidate.assessment
         assert assessment is not None
-        judged = assess(configuration(dict(candidate.items)), assessment.target, backend_accelerator="gpu" if candidate.unit == "GPU" else "neuron")
+        judged = assess(
+            configuration(dict(candidate.items)),
+            assessment.target,
+            backend_accelerator="gpu" if candidate.unit == "GPU" else "neuron",
+        )
         assert not [problem.check for problem in judged.problems if problem.blocking]
         assert judged.memory is not None and judged.memory.fits
 
@@ -75,7 +79,11 @@ def test_inf2_xlarge_does_not_rank_first_for_cost_when_its_host_ram_cannot_compi
 
 @pytest.mark.parametrize(
     ("model", "instance"),
-    [(LLAMA_8B, "ml.g5.2xlarge"), ("Qwen/Qwen2.5-32B-Instruct", "ml.g6e.12xlarge"), ("Qwen/Qwen2.5-32B-Instruct", "ml.p4d.24xlarge")],
+    [
+        (LLAMA_8B, "ml.g5.2xlarge"),
+        ("Qwen/Qwen2.5-32B-Instruct", "ml.g6e.12xlarge"),
+        ("Qwen/Qwen2.5-32B-Instruct", "ml.p4d.24xlarge"),
+    ],
 )
 @pytest.mark.parametrize(("version", "default"), [("0.30.0", 256), (None, None)])
 def test_the_vllm_auto_batch_is_at_least_the_container_default(
@@ -103,7 +111,9 @@ def test_the_vllm_auto_batch_is_at_least_the_container_default(
         backend = resolve_backend("vllm")
         release = default_release(backend.id)[0]
         target = make_target(backend.id, "gpu", release, resolve_instance(instance), resolve_model(model))
-        default = CandidateWriter({**backend.render_options(release), "option.model_id": model}, target, "gpu").default_batch
+        default = CandidateWriter(
+            {**backend.render_options(release), "option.model_id": model}, target, "gpu"
+        ).default_batch
     assert default is not None and batch >= default
     assert "batch: " in text and "objective throughput" in text and "TPOT" in text
 
@@ -127,7 +137,9 @@ def test_objectives_order_rows_by_their_metric(
 ) -> None:
     workload = PlanWorkload(input_tokens=input_tokens, output_tokens=output_tokens, concurrency=concurrency)
     result = plan_model(
-        PlanRequest(model="Qwen/Qwen2.5-7B-Instruct", families=("inf2", "g5"), objective=objective, workload=workload)
+        PlanRequest(
+            model="Qwen/Qwen2.5-7B-Instruct", families=("inf2", "g5"), objective=objective, workload=workload
+        )
     )
     clean = [c for c in result.candidates if c.feasible and not c.warnings and c.figures is not None]
     values = [METRICS[objective](c.figures) for c in clean]
@@ -136,9 +148,15 @@ def test_objectives_order_rows_by_their_metric(
 
 def test_latency_limits_leave_out_every_row_that_breaks_them() -> None:
     loose = plan_model(PlanRequest(model=LLAMA_8B, families=("g5",), top=0))
-    limit = sorted(c.figures.tpot_ms for c in loose.candidates if c.figures is not None)[len(loose.candidates) // 2]
-    tight = plan_model(PlanRequest(model=LLAMA_8B, families=("g5",), top=0, workload=PlanWorkload(max_tpot_ms=limit)))
-    assert tight.candidates and all(c.figures is not None and c.figures.tpot_ms <= limit for c in tight.candidates)
+    limit = sorted(c.figures.tpot_ms for c in loose.candidates if c.figures is not None)[
+        len(loose.candidates) // 2
+    ]
+    tight = plan_model(
+        PlanRequest(model=LLAMA_8B, families=("g5",), top=0, workload=PlanWorkload(max_tpot_ms=limit))
+    )
+    assert tight.candidates and all(
+        c.figures is not None and c.figures.tpot_ms <= limit for c in tight.candidates
+    )
     assert len(tight.candidates) < len(loose.candidates)
 
 
@@ -161,4 +179,8 @@ def test_every_accelerated_catalog_instance_has_a_price_or_a_reason() -> None:
 
 def test_a_workload_longer_than_max_model_len_is_refused_with_exit_2() -> None:
     result = run_cli("plan", "--model", LLAMA_8B, "--max-model-len", "1000", "--input-tokens", "2000")
-    assert result.returncode == 2 and "--max-model-len 1000" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        result.returncode == 2
+        and "--max-model-len 1000" in result.stderr
+        and "Traceback" not in result.stderr
+    )

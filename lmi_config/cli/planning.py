@@ -76,10 +76,18 @@ from lmi_config.errors import PlanningError
     "time to first token); cost: fewest dollars per million output tokens — each predicted for the workload.",
 )
 @click.option(
-    "--input-tokens", type=count_range(), default=1024, show_default=True, help="Workload: input tokens per request."
+    "--input-tokens",
+    type=count_range(),
+    default=1024,
+    show_default=True,
+    help="Workload: input tokens per request.",
 )
 @click.option(
-    "--output-tokens", type=count_range(), default=256, show_default=True, help="Workload: output tokens per request."
+    "--output-tokens",
+    type=count_range(),
+    default=256,
+    show_default=True,
+    help="Workload: output tokens per request.",
 )
 @click.option(
     "--concurrency",

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from lmi_config.knowledge.price_schemas import OnDemandPrices
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
+from lmi_config.knowledge.price_schemas import OnDemandPrices
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
 Severity = Literal["error", "warning", "info"]

@@ -87,7 +87,15 @@ def plan_model(request: PlanRequest) -> PlanResult:
     auto_cast = request.dtype if request.dtype in ("bf16", "fp16") else model_dtype
     feasible = ranked if exhaustive else [candidate for candidate in judged if candidate.feasible]
     return PlanResult(
-        request.model, request.objective, ranked + infeasible, feasible, notes, evaluated, task, auto_cast, workload
+        request.model,
+        request.objective,
+        ranked + infeasible,
+        feasible,
+        notes,
+        evaluated,
+        task,
+        auto_cast,
+        workload,
     )
 
 
@@ -107,5 +115,7 @@ def _refused(
         else:
             smallest = group.batches[0] if group.batches else (group.writer.default_batch or 1)
             found = [judge(group, smallest, group.sequence, "")]
-        refused.extend(candidate for candidate in found if not candidate.feasible and id(candidate) not in seen)
+        refused.extend(
+            candidate for candidate in found if not candidate.feasible and id(candidate) not in seen
+        )
     return refused

@@ -36,7 +36,12 @@ def rank_groups(
     for group in groups:
         group.bound = bound(group, objective, workload)
     if complete or top <= 0:
-        judged = [candidate for group in groups if allowed(group) for candidate in group_candidates(group, judge, workload)]
+        judged = [
+            candidate
+            for group in groups
+            if allowed(group)
+            for candidate in group_candidates(group, judge, workload)
+        ]
         ranked = sorted(
             (candidate for candidate in judged if candidate.feasible),
             key=lambda candidate: rank_key(candidate, objective),

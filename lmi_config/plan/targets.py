@@ -79,7 +79,9 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
     notes: list[str] = []
     groups = []
     extra = _options(request)
-    sequence = planned_sequence_length(request.workload, arch.max_position_embeddings, request.min_sequence_length)
+    sequence = planned_sequence_length(
+        request.workload, arch.max_position_embeddings, request.min_sequence_length
+    )
     unpriced: list[str] = []
     stand_ins: list[str] = []
     for instance in _instances(request):
@@ -103,7 +105,11 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
             notes.append(chosen)
         # on a paged KV cache the batch comes from the workload; Neuron compiles it in
         paged = instance.accelerator == "gpu" and writer.sequence_key is not None
-        batches = None if paged else batch_grid(max(NEURON_BATCH_CAP, request.min_batch_size or 1), request.min_batch_size)
+        batches = (
+            None
+            if paged
+            else batch_grid(max(NEURON_BATCH_CAP, request.min_batch_size or 1), request.min_batch_size)
+        )
         for degree in degrees:
             groups.append(
                 Group(

@@ -71,9 +71,7 @@ def _figures_columns(candidate: PlannedCandidate) -> str:
         return f"{'-':>8} {'-':>7} {'-':>8} {'-':>8}"
     cost = figures.usd_per_million_tokens
     price = f"{cost:.3f}" if cost is not None else "-"
-    return (
-        f"{figures.ttft_ms:>8,.0f} {figures.tpot_ms:>7.1f} {figures.output_tokens_per_second:>8,.0f} {price:>8}"
-    )
+    return f"{figures.ttft_ms:>8,.0f} {figures.tpot_ms:>7.1f} {figures.output_tokens_per_second:>8,.0f} {price:>8}"
 
 
 def format_plan_text(result: PlanResult) -> str:
@@ -102,7 +100,9 @@ def format_plan_text(result: PlanResult) -> str:
 
 def _why(candidate: PlannedCandidate) -> str:
     if not candidate.feasible:
-        return f"{candidate.reason}: {'; '.join(candidate.problems)}" if candidate.problems else candidate.reason
+        return (
+            f"{candidate.reason}: {'; '.join(candidate.problems)}" if candidate.problems else candidate.reason
+        )
     copies = f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'}"
     parts = [f"{copies} x {candidate.batch_size} sequences"]
     if candidate.figures is None:
