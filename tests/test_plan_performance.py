@@ -184,3 +184,17 @@ def test_a_workload_longer_than_max_model_len_is_refused_with_exit_2() -> None:
         and "--max-model-len 1000" in result.stderr
         and "Traceback" not in result.stderr
     )
+
+
+def test_explain_prints_the_predicted_performance_of_a_file() -> None:
+    from conftest import ROOT
+
+    path = ROOT / "samples" / "rendered" / "llama-3.1-8b-inf2-24xlarge.serving.properties"
+    text = run_cli("explain", str(path))
+    assert text.returncode == 0, text.stderr
+    assert "predicted performance (workload: 1024 input + 256 output tokens" in text.stdout
+    said = path.read_text(encoding="utf-8").split("predicted TTFT", 1)[1].split(";", 1)[0]
+    assert f"predicted TTFT{said}" in text.stdout  # the figures render's comment names
+    document = json.loads(run_cli("explain", str(path), "--format", "json").stdout)
+    figures = document["performance"]["predicted"]
+    assert figures["output_tokens_per_second"] > 0 and figures["tpot_ms"] > 0
