@@ -296,19 +296,15 @@ def _resolve_auto(
 
 
 def _workload(spec: Spec, fixed: dict[str, str], judged: Any) -> Any:
-    """The spec's workload; without one, plan's default, shortened to fit a sequence length the
-    spec fixes (the user's explicit length wins over a default request)."""
-    from lmi_config.plan.workload import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS, PlanWorkload
+    """The spec's workload, else plan's default fitted to a sequence length the spec fixes."""
+    from lmi_config.plan.workload import PlanWorkload, default_workload
     from lmi_config.planner import configuration
     from lmi_config.shape import resolve_shape
 
     if spec.workload is not None:
         return PlanWorkload(**spec.workload.model_dump())
     length = resolve_shape(configuration(fixed), judged).sequence_length
-    if length is None or length.key is None or length.value >= DEFAULT_INPUT_TOKENS + DEFAULT_OUTPUT_TOKENS:
-        return PlanWorkload()
-    output = max(min(DEFAULT_OUTPUT_TOKENS, length.value // 4), 1)
-    return PlanWorkload(input_tokens=max(length.value - output, 1), output_tokens=output)
+    return default_workload(length.value if length is not None and length.key is not None else None)
 
 
 def _loading_timeout(items: dict[str, str], target: _Target) -> str | None:

@@ -83,3 +83,12 @@ class PlanWorkload:
             f"every configuration serves {self.longest_request}-token requests"
             + (f"; {', '.join(limits)}" if limits else "")
         )
+
+
+def default_workload(fixed_sequence_length: int | None = None) -> PlanWorkload:
+    """Plan's default workload; shortened to fit a sequence length the user fixed (an explicit
+    length wins over a default request), keeping a quarter of it for the output."""
+    if fixed_sequence_length is None or fixed_sequence_length >= DEFAULT_INPUT_TOKENS + DEFAULT_OUTPUT_TOKENS:
+        return PlanWorkload()
+    output = max(min(DEFAULT_OUTPUT_TOKENS, fixed_sequence_length // 4), 1)
+    return PlanWorkload(input_tokens=max(fixed_sequence_length - output, 1), output_tokens=output)
