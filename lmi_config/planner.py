@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from lmi_config.errors import PlanningError as PlanningError
 from lmi_config.knowledge.memory import container_default
 from lmi_config.knowledge.planning import on_demand_price
-from lmi_config.plan.candidates import Group, PlannedCandidate, planned
-from lmi_config.plan.performance import describe_figures
+from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlannedCandidate, batch_grid, planned
+from lmi_config.plan.performance import PAGED_BACKENDS, describe_figures
 from lmi_config.plan.ranking import rank_groups
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.plan.writer import TP_KEY as TP_KEY
@@ -26,7 +26,6 @@ from lmi_config.plan.writer import valid_degrees
 from lmi_config.shape import Assessment, Target, memory_acceptable, sizing_backend
 from lmi_config.sizing import MemoryBreakdown, Shape, estimate_memory
 
-NEURON_BATCHES = (1, 2, 4, 8, 16, 32, 64)
 DIMENSIONS = ("tensor_parallel_degree", "batch_size", "sequence_length")
 
 
@@ -109,12 +108,12 @@ def _groups(writer: CandidateWriter, request: AutoRequest, sequence: int | None)
         degrees = valid_degrees(target, writer.backend_accelerator)
     else:
         degrees = [base.tensor_parallel_degree.value if base.tensor_parallel_degree else 1]
-    paged = instance.accelerator == "gpu" and writer.sequence_key is not None
+    paged = instance.accelerator == "gpu" and target.backend in PAGED_BACKENDS
     batches: list[int] | None
     if not request.batch_size:
         batches = [base.batch_size.value if base.batch_size else 1]
     else:
-        batches = None if paged else list(NEURON_BATCHES)
+        batches = None if paged else batch_grid(NEURON_BATCH_CAP, None)  # plan's grid
     price = on_demand_price(instance.instance_type)
     release = target.release
     return [Group(instance, degree, writer, release, batches, sequence, price=price) for degree in degrees]
@@ -154,6 +153,8 @@ def describe_choice(candidate: PlannedCandidate, objective: str, workload: PlanW
         if candidate.figures is not None
         else f"no performance prediction ({candidate.not_predicted})"
     )
+    if candidate.figures is not None and candidate.price_kind == "ec2":
+        figures += " (EC2 price: no SageMaker price published for it)"
     batch = f"; batch: {candidate.batch_reason}" if candidate.batch_reason else ""
     return (
         f"objective {objective} ({OBJECTIVE_WORDS.get(objective, objective)}) for "

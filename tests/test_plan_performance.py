@@ -198,3 +198,41 @@ def test_explain_prints_the_predicted_performance_of_a_file() -> None:
     document = json.loads(run_cli("explain", str(path), "--format", "json").stdout)
     figures = document["performance"]["predicted"]
     assert figures["output_tokens_per_second"] > 0 and figures["tpot_ms"] > 0
+
+
+@pytest.mark.parametrize(
+    ("model", "instance", "backend", "version", "length_key"),
+    [
+        (LLAMA_8B, "ml.g5.12xlarge", "vllm", None, "max_model_len"),
+        (
+            "mistralai/Mistral-7B-Instruct-v0.2",
+            "ml.inf2.24xlarge",
+            "transformers-neuronx",
+            "0.30.0",
+            "n_positions",
+        ),
+    ],
+)
+@pytest.mark.parametrize("objective", ["throughput", "latency", "cost"])
+def test_render_auto_writes_the_top_of_plans_ranking(
+    model: str, instance: str, backend: str, version: str | None, length_key: str, objective: str
+) -> None:
+    fields = {"instances": (instance,), "backend": backend, "lmi_version": version, "objective": objective}
+    top = plan_model(PlanRequest(model=model, **fields)).candidates[0]  # type: ignore[arg-type]
+    spec = Spec(
+        model=model,
+        instance=instance,
+        backend=backend,
+        lmi_version=version,
+        objective=objective,  # type: ignore[arg-type]
+        options={
+            "tensor_parallel_degree": "auto",
+            "max_rolling_batch_size": "auto",
+            length_key: top.sequence_length,
+        },
+    )
+    rendered = render(spec)
+    assert rendered.auto == {
+        "tensor_parallel_degree": top.tensor_parallel_degree,
+        "batch_size": top.batch_size,
+    }

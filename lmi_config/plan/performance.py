@@ -21,6 +21,8 @@ from lmi_config.sizing import MemoryBreakdown
 # max_capture_size); beyond it decode steps run eagerly, so more sequences buy little
 GPU_SEQUENCES_CAP = 512
 CONTINUOUS_MODES = ("rolling", "async")
+# engines whose KV cache is paged: max sequences is a scheduler limit, not memory reserved up front
+PAGED_BACKENDS = ("vllm", "lmi-dist", "tensorrt-llm")
 
 
 class Figures(NamedTuple):

@@ -9,6 +9,7 @@ from lmi_config.knowledge import Release, default_release, parse_lmi_version, re
 from lmi_config.knowledge.instances import Instance, instances, resolve_instance
 from lmi_config.knowledge.planning import on_demand_price
 from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlanRequest, batch_grid
+from lmi_config.plan.performance import PAGED_BACKENDS
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.plan.writer import CandidateWriter, valid_degrees
 from lmi_config.shape import make_target
@@ -104,7 +105,7 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
         if chosen not in notes:
             notes.append(chosen)
         # on a paged KV cache the batch comes from the workload; Neuron compiles it in
-        paged = instance.accelerator == "gpu" and writer.sequence_key is not None
+        paged = instance.accelerator == "gpu" and target.backend in PAGED_BACKENDS
         batches = (
             None
             if paged
