@@ -236,3 +236,23 @@ def test_render_auto_writes_the_top_of_plans_ranking(
         "tensor_parallel_degree": top.tensor_parallel_degree,
         "batch_size": top.batch_size,
     }
+
+
+def test_the_price_table_is_exactly_what_gen_prices_writes() -> None:
+    """The checked-in table has the script's layout (hand edits show up here) and its parser reads
+    FMBench's two kinds of keys."""
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("gen_prices", ROOT / "scripts" / "gen_prices.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    path = ROOT / "lmi_config" / "data" / "instances.json"
+    text = path.read_text(encoding="utf-8")
+    assert script.replace_prices(text, json.loads(text)["on_demand_prices"]) == text
+    sagemaker, ec2 = script.fmbench_prices(
+        "pricing:\n  instance_based:\n    ml.g5.xlarge: 1.4084\n    g5.xlarge: 1.006\n  token_based:\n    x.y: 3\n"
+    )
+    assert sagemaker == {"g5.xlarge": 1.4084} and ec2 == {"g5.xlarge": 1.006}

@@ -64,7 +64,7 @@ from lmi_config.errors import PlanningError
     "--min-sequence-length",
     type=count_range(),
     default=None,
-    help="Only sequence lengths at least this long.",
+    help="Plan at least this sequence length (default: the workload's longest request).",
 )
 @click.option("--min-batch-size", type=count_range(), default=None, help="Only batches at least this large.")
 @click.option(
