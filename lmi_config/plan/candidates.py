@@ -15,7 +15,6 @@ from lmi_config.shape import Assessment
 
 OBJECTIVES = ("throughput", "latency", "cost")
 NEURON_BATCH_CAP = 128
-MEMORY_CHECKS = ("memory-exceeds-budget", "memory-headroom-low", "vllm-kv-capacity")
 # warnings of a feasible candidate that rank it after every clean one: a KV cache within the
 # estimate's margin, host RAM too small to compile on the instance (pre-compiled artifacts load)
 EDGE_CHECKS = ("memory-headroom-low", "vllm-kv-capacity", "host-memory-insufficient")
@@ -110,20 +109,6 @@ class Group:
     minimum_batch: int = 1  # --min-batch-size
 
 
-def sequence_grid(maximum: int | None, minimum: int | None) -> list[int]:
-    """Powers of two from 1024 up to the model's maximum, the maximum itself, and the minimum asked
-    for (even beyond the maximum: with RoPE scaling people run longer, and the judge sizes it)."""
-    top = max(maximum or 2048, minimum or 0)
-    values = {top}
-    length = 1024
-    while length < top:
-        values.add(length)
-        length *= 2
-    if minimum is not None:
-        values.add(minimum)
-    return sorted(value for value in values if minimum is None or value >= minimum)
-
-
 def batch_grid(cap: int, minimum: int | None) -> list[int]:
     """Powers of two up to ``cap`` and the minimum asked for."""
     values = {2**power for power in range(cap.bit_length()) if 2**power <= cap}
@@ -205,11 +190,6 @@ def planned(
         row.blocked_by = ("workload-limits",)
         row.problems = broken
     return row
-
-
-def memory_only(candidate: PlannedCandidate) -> bool:
-    """Whether only memory stands in the way (a smaller batch may fit)."""
-    return all(slug in MEMORY_CHECKS for slug in candidate.blocked_by)
 
 
 WORST = float("-inf")

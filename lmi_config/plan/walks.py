@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
 from lmi_config.perf.cost import usd_per_million_output_tokens
-from lmi_config.plan.candidates import Group, PlannedCandidate, memory_only
+from lmi_config.plan.candidates import Group, PlannedCandidate
 from lmi_config.plan.performance import CONTINUOUS_MODES, GPU_SEQUENCES_CAP, Figures, workload_batch
 from lmi_config.plan.workload import PlanWorkload
 
@@ -105,4 +105,4 @@ def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figur
     )
 
 
-__all__ = ["Judge", "bound", "group_candidates", "judged_out", "memory_only"]
+__all__ = ["Judge", "bound", "group_candidates", "judged_out"]
