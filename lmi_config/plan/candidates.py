@@ -15,8 +15,8 @@ from lmi_config.shape import Assessment
 
 OBJECTIVES = ("throughput", "latency", "cost")
 NEURON_BATCH_CAP = 128
-# warnings of a feasible candidate that rank it after every clean one: a KV cache within the
-# estimate's margin, host RAM too small to compile on the instance (pre-compiled artifacts load)
+# warnings of a feasible candidate that rank it after every clean one: memory or a KV cache within
+# the estimate's margin, host RAM too small to compile on the instance (pre-compiled artifacts load)
 EDGE_CHECKS = ("memory-headroom-low", "vllm-kv-capacity", "host-memory-insufficient")
 
 
