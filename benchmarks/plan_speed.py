@@ -1,13 +1,15 @@
-"""How fast ``plan`` is: one model over every instance cold, and every catalog model in one process.
+"""How fast ``plan`` is: one model over every instance cold (judge and performance model), and every
+catalog model in one process.
 
 Run: python benchmarks/plan_speed.py [--runs 7] [--model meta-llama/Llama-3.1-8B-Instruct]
 
 Cold: the median wall time of fresh ``lmi-config plan --model M --format json`` processes over
-every Neuron and GPU instance type (budget 300 ms), as a ratio to ``python -c pass`` measured in
-the same run; also ``--all`` (the whole grid judged, infeasible candidates listed) for one
-instance family, without a budget. Warm: ``plan`` (top 10) for every catalog model over every
-instance type in one process (budget 5 s in total), next to ``--top 0`` (every feasible staircase
-point) to show what the best-first merge saves.
+every Neuron and GPU instance type, each candidate judged and its TTFT / TPOT / tokens/s / $ per
+million tokens predicted (budget 300 ms, for throughput and for cost), as a ratio to
+``python -c pass`` measured in the same run; also ``--all`` (what the judge refuses listed too)
+for one instance family, without a budget. Warm: ``plan`` (top 10) for every catalog model over
+every instance type in one process (budget 5 s in total), next to ``--top 0`` (every feasible
+candidate) to show what the best-first merge saves.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ def main() -> None:
         (
             f"plan {arguments.model}, every instance (cold)",
             ["plan", "--model", arguments.model, "--format", "json"],
+            300,
+        ),
+        (
+            f"plan {arguments.model} --objective cost, every instance (cold)",
+            ["plan", "--model", arguments.model, "--objective", "cost", "--format", "json"],
             300,
         ),
         (

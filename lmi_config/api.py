@@ -442,10 +442,24 @@ def refresh_images(output: str | None = None) -> tuple[Path, dict[str, Any]]:
 def plan(request: PlanRequest | None = None, **fields: Any) -> PlanResult:
     """Rank the (instance, TP, batch, sequence length) configurations of a model, each judged by the
     one judge; ``fields`` are those of :class:`lmi_config.plan.PlanRequest` when no request is
-    given. Raises :class:`InputError` for a bad request, :class:`PlanningError` when nothing fits."""
-    from lmi_config.plan import PlanRequest, plan_model
+    given, and the workload's (``input_tokens``, ``output_tokens``, ``concurrency``, ``max_ttft_ms``,
+    ``max_tpot_ms``, ``max_model_len``; defaults printed with the plan). Raises :class:`InputError`
+    for a bad request, :class:`PlanningError` when nothing fits."""
+    from lmi_config.plan import PlanRequest, PlanWorkload, plan_model
 
-    return plan_model(request if request is not None else PlanRequest(**fields))
+    if request is None:
+        names = (
+            "input_tokens",
+            "output_tokens",
+            "concurrency",
+            "max_ttft_ms",
+            "max_tpot_ms",
+            "max_model_len",
+        )
+        given = {name: fields.pop(name, None) for name in names}
+        workload = {name: value for name, value in given.items() if value is not None}
+        request = PlanRequest(**fields, workload=PlanWorkload(**workload))
+    return plan_model(request)
 
 
 def plan_specs(result: PlanResult, limit: int) -> list[tuple[str, str]]:

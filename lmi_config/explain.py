@@ -68,6 +68,7 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
         "resolved": None,
         "memory": None,
         "alternatives": [],
+        "performance": None,
         "loading": None,
         "findings": [
             {**finding.as_dict(), "message": redact(finding.message, unit.secret_values)}
@@ -92,6 +93,8 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
             }
             for s, m in alternatives(assessment, context.backend.accelerator, limit=3)
         ]
+    if assessment is not None and assessment.memory is not None and assessment.memory.fits:
+        document["performance"] = performance_dict(assessment, context)
     if assessment is not None and assessment.loading is not None:
         loading = assessment.loading
         document["loading"] = {
@@ -102,6 +105,24 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
             "recommended_timeout_seconds": loading.recommended_seconds,
         }
     return document
+
+
+def performance_dict(assessment: Assessment, context: Any) -> dict[str, Any]:
+    """The performance model's figures for the file under plan's default workload (what render's
+    ``auto`` comment prints for the same configuration), or why there are none."""
+    from lmi_config.knowledge.planning import on_demand_price
+    from lmi_config.plan.performance import predicted
+    from lmi_config.plan.workload import PlanWorkload
+
+    workload = PlanWorkload()
+    copies = assessment.shape.copies.value if assessment.shape.copies else 1
+    instance = context.instance
+    price = on_demand_price(instance.instance_type) if instance is not None else None
+    figures = predicted(assessment, copies, workload, price.usd_per_hour if price else None)
+    document: dict[str, Any] = {"workload": workload.describe(), "price_kind": price.kind if price else None}
+    if isinstance(figures, str):
+        return {**document, "predicted": None, "not_predicted": figures}
+    return {**document, "predicted": figures.as_dict(), "not_predicted": None}
 
 
 def resolved_dict(assessment: Assessment) -> dict[str, Any]:

@@ -1,111 +1,46 @@
-"""Candidate enumeration and ranking over the one judge: resolves ``auto`` for TP, batch and
-sequence length, and finds the nearest configurations that fit.
+"""The one planner's entry points for ``render auto`` and for the alternatives findings name.
 
-A candidate is a configuration as it will be written (the spec's keys plus the TP, batch and
-sequence-length keys the container reads for this backend, from ``data/container_shape.json``);
-the judge resolves and judges exactly that configuration, so what render says ``auto`` became is
-what lint and explain read back. The default objective is the container's own (its Neuron smart
-defaults aim for it): the most concurrent sequences per instance, copies x batch. ``latency``
-prefers the largest TP that fits.
+``auto`` is resolved by the same search and ranking as ``plan`` (:mod:`lmi_config.plan.ranking`):
+candidates written as the configuration will be written (:class:`CandidateWriter`), judged by the
+one judge, every ranked one serving the workload's longest request, ordered by the objective's
+predicted metric (output tokens/s per instance, TPOT, or dollars per million output tokens).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting
 from lmi_config.errors import PlanningError as PlanningError
-from lmi_config.knowledge.container import batch_keys, sequence_keys
 from lmi_config.knowledge.memory import container_default
-from lmi_config.shape import (
-    Assessment,
-    ParallelTarget,
-    Target,
-    assess,
-    judge_tensor_parallel,
-    memory_acceptable,
-    resolve_shape,
-    sizing_backend,
-)
-from lmi_config.shape.capability import runnable_dtype
+from lmi_config.knowledge.planning import on_demand_price
+from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlannedCandidate, batch_grid, planned
+from lmi_config.plan.performance import PAGED_BACKENDS, describe_figures
+from lmi_config.plan.ranking import rank_groups
+from lmi_config.plan.workload import PlanWorkload
+from lmi_config.plan.writer import TP_KEY as TP_KEY
+from lmi_config.plan.writer import Candidate as Candidate
+from lmi_config.plan.writer import CandidateWriter as CandidateWriter
+from lmi_config.plan.writer import configuration as configuration
+from lmi_config.plan.writer import degree_allowed as degree_allowed
+from lmi_config.plan.writer import valid_degrees
+from lmi_config.shape import Assessment, Target, memory_acceptable, sizing_backend
 from lmi_config.sizing import MemoryBreakdown, Shape, estimate_memory
 
-NEURON_BATCHES = (1, 2, 4, 8, 16, 32, 64)
-GPU_BATCH_CAP = 256
-TP_KEY = "option.tensor_parallel_degree"
 DIMENSIONS = ("tensor_parallel_degree", "batch_size", "sequence_length")
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One configuration as written, and the judge's assessment of it."""
-
-    items: tuple[tuple[str, str], ...]
-    assessment: Assessment
-
-    @property
-    def shape(self) -> Shape:
-        shape = self.assessment.shape.sizing_shape()
-        assert shape is not None
-        return shape
-
-    @property
-    def memory(self) -> MemoryBreakdown:
-        assert self.assessment.memory is not None
-        return self.assessment.memory
-
-    @property
-    def copies(self) -> int:
-        copies = self.assessment.shape.copies
-        return copies.value if copies else 1
-
-    @property
-    def concurrency(self) -> int:
-        return self.copies * self.shape.batch_size
-
-
-def configuration(items: dict[str, str], name: str = "spec") -> CanonicalConfig:
-    """A canonical configuration holding ``items`` as if written in a file."""
-    config = CanonicalConfig()
-    for key, value in items.items():
-        config.offer(Setting(key, value, Origin(name, None, "spec"), "file"))
-    return config
-
-
-def parallel_target(target: Target, backend_accelerator: str) -> ParallelTarget:
-    return ParallelTarget(target.backend, backend_accelerator, target.instance, target.arch)
-
-
-def valid_degrees(target: Target, backend_accelerator: str) -> list[int]:
-    """TP degrees the judge does not block on this instance (runtime, documented, heads, KV heads)."""
-    instance = target.instance
-    if instance is None:
-        return []
-    judged = parallel_target(target, backend_accelerator)
-    return [
-        degree
-        for degree in range(1, instance.num_cores + 1)
-        if not any(problem.blocking for problem in judge_tensor_parallel(judged, degree))
-    ]
-
-
-def degree_allowed(target: Target, backend_accelerator: str, degree: int) -> bool:
-    """Whether the judge lets a planner choose this TP degree (what :func:`valid_degrees` keeps)."""
-    judged = parallel_target(target, backend_accelerator)
-    return not any(problem.blocking for problem in judge_tensor_parallel(judged, degree))
-
-
-def auto_sequence_lengths(target: Target) -> list[int]:
-    """Neuron: the container's min(max_position_embeddings, 4096); GPU: the longest that fits first."""
+def auto_sequence_lengths(target: Target, required: int) -> list[int]:
+    """The lengths ``auto`` tries, preferred first, each serving ``required`` tokens: Neuron the
+    container's min(max_position_embeddings, 4096) (or ``required`` when longer); GPU the longest
+    that fits first."""
     assert target.arch is not None
     maximum = target.arch.max_position_embeddings or 2048
     if target.accelerator != "gpu":
-        return [min(maximum, container_default("smart_defaults_max_n_positions"))]
-    return [maximum] + [
+        return [max(min(maximum, container_default("smart_defaults_max_n_positions")), required)]
+    lengths = [maximum] + [
         length for length in (65536, 32768, 16384, 8192, 4096, 2048, 1024) if length < maximum
     ]
+    return [length for length in lengths if length >= required] or [required]
 
 
 @dataclass(frozen=True)
@@ -117,131 +52,6 @@ class AutoRequest:
     sequence_length: bool
 
 
-def largest_gpu_batch(memory: MemoryBreakdown) -> int:
-    """The largest power of two (at most ``GPU_BATCH_CAP``) of max-length sequences the KV cache holds."""
-    if not memory.kv_cache_capacity_bytes or not memory.kv_bytes_per_sequence:
-        return 1
-    fitting = memory.kv_cache_capacity_bytes // memory.kv_bytes_per_sequence
-    return max(1, min(GPU_BATCH_CAP, 2 ** int(math.log2(max(fitting, 1)))))
-
-
-class CandidateWriter:
-    """Writes candidates as the configuration will be written and asks the judge about each.
-
-    ``items`` are the fixed keys (a spec's, or the backend's render options); a candidate adds
-    the TP key, every key that carries the batch in this backend's batching mode, and the key
-    that carries the sequence length (``data/container_shape.json``).
-    """
-
-    def __init__(self, items: dict[str, str], target: Target, backend_accelerator: str):
-        dtype = runnable_dtype(configuration(items), target)
-        if dtype is not None:  # a bfloat16 checkpoint on a GPU without bfloat16: write the dtype it can run
-            items = {**items, "option.dtype": dtype}
-        self.items = items
-        self.target = target
-        self.backend_accelerator = backend_accelerator
-        base = resolve_shape(configuration(items), target)
-        self.batch_render_keys = batch_keys(target.backend, base.batching.mode).render_keys
-        self.sequence_key = sequence_keys(target.backend).render_key
-        self.base = base
-
-    def written(self, degree: int | None, batch: int | None, sequence: int | None) -> dict[str, str]:
-        """The configuration of one candidate, key by key (None leaves a dimension to the container)."""
-        items = dict(self.items)
-        if degree is not None:
-            items[TP_KEY] = str(degree)
-        if batch is not None:
-            for key in self.batch_render_keys:
-                items[key] = str(batch)
-        if sequence is not None and self.sequence_key:
-            items[self.sequence_key] = str(sequence)
-        return items
-
-    def judge(self, degree: int | None, batch: int | None, sequence: int | None) -> Candidate:
-        """The judge's assessment of the candidate as written."""
-        items = self.written(degree, batch, sequence)
-        assessment = assess(configuration(items), self.target, backend_accelerator=self.backend_accelerator)
-        return Candidate(tuple(sorted(items.items())), assessment)
-
-
-class _Search(CandidateWriter):
-    """Searches the ``auto`` dimensions over the judge for render."""
-
-    def __init__(self, items: dict[str, str], request: AutoRequest, target: Target, backend_accelerator: str):
-        super().__init__(items, target, backend_accelerator)
-        self.request = request
-
-    def fits(self, candidate: Candidate, lenient: bool) -> bool:
-        assessment = candidate.assessment
-        if assessment.memory is None or not assessment.shape.complete:
-            return False
-        if any(
-            problem.blocking
-            for problem in assessment.problems
-            if not problem.check.startswith(("memory", "vllm"))
-        ):
-            return False
-        return memory_acceptable(assessment.memory, candidate.shape.sequence_length, lenient)
-
-    def degrees(self) -> list[int]:
-        if not self.request.tensor_parallel_degree:
-            return [None]  # type: ignore[list-item]
-        return valid_degrees(self.target, self.backend_accelerator)
-
-    def sequences(self) -> list[int | None]:
-        if not self.request.sequence_length:
-            return [None]
-        return list(auto_sequence_lengths(self.target))
-
-    def gpu_batch(self, candidate: Candidate) -> int:
-        return largest_gpu_batch(candidate.memory)
-
-    def candidates_at(self, degree: int | None, sequence: int | None, lenient: bool) -> Iterable[Candidate]:
-        if not self.request.batch_size:
-            candidate = self.judge(degree, None, sequence)
-            if self.fits(candidate, lenient):
-                yield candidate
-            return
-        if self.target.accelerator == "gpu":
-            probe = self.judge(degree, 1, sequence)
-            if not self.fits(probe, lenient):
-                return
-            batch = self.gpu_batch(probe)
-            while batch >= 1:
-                candidate = self.judge(degree, batch, sequence)
-                if self.fits(candidate, lenient):
-                    yield candidate
-                    return
-                batch //= 2
-            return
-        for batch in NEURON_BATCHES:
-            candidate = self.judge(degree, batch, sequence)
-            if not self.fits(candidate, lenient):
-                break  # memory grows with the batch
-            yield candidate
-
-    def search(self, lenient: bool) -> list[Candidate]:
-        found: list[Candidate] = []
-        for sequence in self.sequences():
-            for degree in self.degrees():
-                found.extend(self.candidates_at(degree, sequence, lenient))
-            if found:
-                break  # the longest sequence length that fits wins
-        return found
-
-
-def choose(candidates: list[Candidate], objective: str) -> Candidate:
-    """Rank: throughput = most sequences per instance; latency = largest TP, then batch."""
-    if objective == "latency":
-        return max(
-            candidates,
-            key=lambda c: (c.shape.tensor_parallel_degree, c.shape.batch_size, c.memory.headroom_fraction),
-        )
-    return max(
-        candidates, key=lambda c: (c.concurrency, -c.shape.tensor_parallel_degree, c.memory.headroom_fraction)
-    )
-
-
 def plan_auto(
     items: dict[str, str],
     request: AutoRequest,
@@ -249,55 +59,106 @@ def plan_auto(
     *,
     backend_accelerator: str,
     objective: str = "throughput",
-) -> Candidate:
-    """The best configuration for the ``auto`` dimensions; raises :class:`PlanningError`."""
+    workload: PlanWorkload | None = None,
+) -> PlannedCandidate:
+    """The best configuration for the ``auto`` dimensions (the top of ``plan``'s ranking on this
+    instance); raises :class:`PlanningError`."""
     if target.arch is None or target.instance is None:
         raise PlanningError("auto needs the instance and the model's architecture")
-    search = _Search(items, request, target, backend_accelerator)
-    if request.sequence_length and search.sequence_key is None:
+    workload = workload or PlanWorkload()
+    writer = CandidateWriter(items, target, backend_accelerator)
+    if request.sequence_length and writer.sequence_key is None:
         raise PlanningError(
             f"`auto` sequence length is not supported for {target.backend}; set it explicitly"
         )
-    candidates = search.search(lenient=False)
-    if not candidates:
-        # only rank 0's whole embeddings (measured once) stand in the way: accept, and say so
-        candidates = search.search(lenient=True)
-    if not candidates:
-        raise PlanningError(_nothing_fits(search))
-    return choose(candidates, objective)
+    judged: list[PlannedCandidate] = []
+    for sequence in _sequences(writer, request, workload):
+        groups = _groups(writer, request, sequence)
+
+        def judge(group: Group, batch: int, length: int | None, reason: str) -> PlannedCandidate:
+            candidate = group.writer.judge(group.degree, batch, length)
+            return planned(group, candidate, length, workload, reason)
+
+        ranked, found = rank_groups(groups, judge, objective, workload, top=1, complete=False)
+        judged.extend(found)
+        if ranked:
+            return ranked[0]
+    raise PlanningError(_nothing_fits(target, judged, workload))
 
 
-def _nothing_fits(search: _Search) -> str:
-    target = search.target
-    assert target.arch is not None and target.instance is not None
-    reasons: set[str] = set()
-    for degree in search.degrees():
-        probe = search.judge(
-            degree, 1, None if not search.request.sequence_length else search.sequences()[-1]
+def _sequences(writer: CandidateWriter, request: AutoRequest, workload: PlanWorkload) -> list[int | None]:
+    required = workload.longest_request
+    if request.sequence_length:
+        return list(auto_sequence_lengths(writer.target, required))
+    fixed = writer.base.sequence_length
+    if fixed is not None and fixed.value < required:
+        raise PlanningError(
+            f"the sequence length {fixed.value} is shorter than the workload's longest request ({required} tokens); "
+            "raise it, set it to auto, or give a smaller `workload:` in the spec"
         )
-        reasons.update(problem.check for problem in probe.assessment.problems if problem.blocking)
-    because = f" ({', '.join(sorted(reasons))})" if reasons else ""
+    return [None]
+
+
+def _groups(writer: CandidateWriter, request: AutoRequest, sequence: int | None) -> list[Group]:
+    target = writer.target
+    instance = target.instance
+    assert instance is not None
+    base = writer.base
+    if request.tensor_parallel_degree:
+        degrees = valid_degrees(target, writer.backend_accelerator)
+    else:
+        degrees = [base.tensor_parallel_degree.value if base.tensor_parallel_degree else 1]
+    paged = instance.accelerator == "gpu" and target.backend in PAGED_BACKENDS
+    batches: list[int] | None
+    if not request.batch_size:
+        batches = [base.batch_size.value if base.batch_size else 1]
+    else:
+        batches = None if paged else batch_grid(NEURON_BATCH_CAP, None)  # plan's grid
+    price = on_demand_price(instance.instance_type)
+    release = target.release
+    return [Group(instance, degree, writer, release, batches, sequence, price=price) for degree in degrees]
+
+
+def _nothing_fits(target: Target, judged: list[PlannedCandidate], workload: PlanWorkload) -> str:
+    assert target.arch is not None and target.instance is not None
+    reasons = sorted({slug for candidate in judged for slug in candidate.blocked_by})
+    because = f" ({', '.join(reasons)})" if reasons else ""
     return (
-        f"no tensor-parallel degree, batch and sequence length of {target.arch.model_id} fits "
-        f"{target.instance.instance_type} with {target.backend}{because}; choose a larger instance "
-        "(see `lmi-config explain`)"
+        f"no tensor-parallel degree, batch and sequence length of {target.arch.model_id} serving "
+        f"{workload.longest_request}-token requests fits {target.instance.instance_type} with {target.backend}"
+        f"{because}; choose a larger instance (see `lmi-config explain`)"
     )
 
 
-def describe_choice(candidate: Candidate, objective: str) -> str:
-    """One line for the rendered file's comment."""
-    shape = candidate.shape
-    instance = candidate.assessment.target.instance
-    goal = (
-        "largest TP that fits (objective latency)"
-        if objective == "latency"
-        else "most concurrent sequences per instance"
+OBJECTIVE_WORDS = {
+    "throughput": "most output tokens/s per instance",
+    "latency": "lowest time per output token",
+    "cost": "fewest dollars per million output tokens",
+}
+
+
+def describe_choice(candidate: PlannedCandidate, objective: str, workload: PlanWorkload | None = None) -> str:
+    """One line for the rendered file's comment: the objective, the predicted figures, the shape."""
+    workload = workload or PlanWorkload()
+    instance = candidate.instance
+    memory = (
+        f"{candidate.peak_bytes / 2**30:.1f} of {candidate.budget_bytes / 2**30:.1f} GiB per {candidate.unit}"
     )
-    where = f" on {instance.instance_type}" if instance is not None else ""
+    shape = (
+        f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'} x batch {candidate.batch_size} at TP "
+        f"{candidate.tensor_parallel_degree}, {candidate.sequence_length} tokens; {memory} on {instance}"
+    )
+    figures = (
+        f"predicted {describe_figures(candidate.figures)}"
+        if candidate.figures is not None
+        else f"no performance prediction ({candidate.not_predicted})"
+    )
+    if candidate.figures is not None and candidate.price_kind == "ec2":
+        figures += " (EC2 price: no SageMaker price published for it)"
+    batch = f"; batch: {candidate.batch_reason}" if candidate.batch_reason else ""
     return (
-        f"{goal}: {candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'} x batch {shape.batch_size} at TP "
-        f"{shape.tensor_parallel_degree}, {shape.sequence_length} tokens; {candidate.memory.peak_bytes / 2**30:.1f} of "
-        f"{candidate.memory.budget_bytes / 2**30:.1f} GiB per {candidate.memory.unit}{where}"
+        f"objective {objective} ({OBJECTIVE_WORDS.get(objective, objective)}) for "
+        f"{workload.input_tokens} input + {workload.output_tokens} output tokens: {figures}; {shape}{batch}"
     )
 
 

@@ -272,22 +272,39 @@ def _resolve_auto(
             for dimension in ("tensor_parallel_degree", "batch_size", "sequence_length")
         )
     )
+    workload = _workload(spec, fixed, judged)
     best = plan_auto(
-        fixed, request, judged, backend_accelerator=target.backend.accelerator, objective=spec.objective
+        fixed,
+        request,
+        judged,
+        backend_accelerator=target.backend.accelerator,
+        objective=spec.objective,
+        workload=workload,
     )
-    shape = best.shape
     values = {
-        "tensor_parallel_degree": shape.tensor_parallel_degree,
-        "batch_size": shape.batch_size,
-        "sequence_length": shape.sequence_length,
+        "tensor_parallel_degree": best.tensor_parallel_degree,
+        "batch_size": best.batch_size,
+        "sequence_length": best.sequence_length,
     }
     chosen = [dimension for dimension in values if dimension in dimensions]  # TP, batch, sequence length
     became = {dimension: values[dimension] for dimension in chosen}
     resolved = [f"{key}={values[dimension]}" for dimension in chosen for key in written[dimension]]
     moved = sorted(key for key, dimension in autos.items() if key not in written[dimension])
     moved_text = f" ({', '.join(moved)} is written as the key the container reads)" if moved else ""
-    note = f"auto: {', '.join(resolved)} — {describe_choice(best, spec.objective)}{moved_text}"
+    note = f"auto: {', '.join(resolved)} — {describe_choice(best, spec.objective, workload)}{moved_text}"
     return dict(best.items), became, note
+
+
+def _workload(spec: Spec, fixed: dict[str, str], judged: Any) -> Any:
+    """The spec's workload, else plan's default fitted to a sequence length the spec fixes."""
+    from lmi_config.plan.workload import PlanWorkload, default_workload
+    from lmi_config.planner import configuration
+    from lmi_config.shape import resolve_shape
+
+    if spec.workload is not None:
+        return PlanWorkload(**spec.workload.model_dump())
+    length = resolve_shape(configuration(fixed), judged).sequence_length
+    return default_workload(length.value if length is not None and length.key is not None else None)
 
 
 def _loading_timeout(items: dict[str, str], target: _Target) -> str | None:

@@ -19,6 +19,26 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 OptionValue = str | int | float | bool | dict[str, Any] | list[Any] | None
 
 
+class SpecWorkload(BaseModel):
+    """The requests `auto` is ranked for (the defaults are `plan`'s)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = Field(default=1024, ge=1, description="Input tokens per request.")
+    output_tokens: int = Field(default=256, ge=1, description="Output tokens per request.")
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        description="Requests in flight per model copy (default: every sequence slot busy).",
+    )
+    max_ttft_ms: float | None = Field(
+        default=None, gt=0, description="Longest acceptable time to first token."
+    )
+    max_tpot_ms: float | None = Field(
+        default=None, gt=0, description="Longest acceptable time per output token."
+    )
+
+
 class Spec(BaseModel):
     """What to serve, where, and with which backend."""
 
@@ -56,8 +76,13 @@ class Spec(BaseModel):
     format: Literal["properties", "env", "json"] | None = Field(
         default=None, description="Output format (default: properties)."
     )
-    objective: Literal["throughput", "latency"] = Field(
-        default="throughput", description="What `auto` optimizes."
+    objective: Literal["throughput", "latency", "cost"] = Field(
+        default="throughput",
+        description="What `auto` optimizes for the workload: throughput (output tokens/s per instance), latency (time per output token) or cost (dollars per million output tokens).",
+    )
+    workload: SpecWorkload | None = Field(
+        default=None,
+        description="The requests `auto` is ranked for (default: 1024 input + 256 output tokens).",
     )
 
     @field_validator("model", "instance", "backend", "lmi_version", "model_architecture")

@@ -31,6 +31,11 @@ def explained(rendered: Rendered) -> dict:
     properties and env files carry render's ``# lmi-config:`` pragma; Environment JSON has no
     comments, so the target is given as explain's flags.
     """
+    return explained_document(rendered)["resolved"]
+
+
+def explained_document(rendered: Rendered) -> dict:
+    """explain's whole document for the rendered text (see :func:`explained`)."""
     if rendered.format == "json":
         target = rendered.target
         options = LintOptions(
@@ -42,8 +47,32 @@ def explained(rendered: Rendered) -> dict:
     else:
         options = LintOptions()
     result = lint_text(rendered.text, rendered.format, options, name="rendered")
-    document = explain_unit(result.units[0], result.findings)
-    return document["resolved"]
+    return explain_unit(result.units[0], result.findings)
+
+
+def predicted_line(figures: dict) -> str:
+    """explain's predicted figures in the words of render's auto comment."""
+    cost = figures["usd_per_million_output_tokens"]
+    price = f", ${cost:.3f}/M output tokens" if cost is not None else ""
+    return (
+        f"predicted TTFT {figures['ttft_ms']:,.0f} ms, TPOT {figures['tpot_ms']:.1f} ms, "
+        f"{figures['output_tokens_per_second']:,.0f} output tokens/s per instance{price}"
+    )
+
+
+def agree_on_performance(rendered: Rendered) -> None:
+    """The figures render's auto comment predicts are the ones explain predicts for the file (both
+    under plan's default workload)."""
+    note = next((note for note in rendered.notes if note.startswith("auto:")), None)
+    if note is None or "for 1024 input + 256 output tokens" not in note:
+        return  # no auto, or a workload the spec set (explain predicts for the default one)
+    performance = explained_document(rendered)["performance"]
+    assert performance is not None, rendered.text
+    if "no performance prediction" in note:
+        assert performance["predicted"] is None and performance["not_predicted"] in note, (note, performance)
+        return
+    assert performance["predicted"] is not None, rendered.text
+    assert predicted_line(performance["predicted"]) in note, (note, performance)
 
 
 def agree(rendered: Rendered) -> None:
@@ -62,6 +91,17 @@ def agree(rendered: Rendered) -> None:
 def test_every_sample_reads_back_as_render_resolved_it(path: Path, output_format: str) -> None:
     rendered = render_spec(load_spec(path), name=f"samples/specs/{path.name}", output_format=output_format)
     agree(rendered)
+    agree_on_performance(rendered)
+
+
+def test_every_sample_with_auto_predicts_what_explain_predicts() -> None:
+    checked = 0
+    for path in SPECS:
+        rendered = render_spec(load_spec(path), name=f"samples/specs/{path.name}")
+        if any(note.startswith("auto:") and "predicted TTFT" in note for note in rendered.notes):
+            agree_on_performance(rendered)
+            checked += 1
+    assert checked >= 5
 
 
 def test_the_issue_cases_explain_the_batch_render_chose_through_the_cli(tmp_path: Path) -> None:
@@ -171,6 +211,7 @@ def test_generated_specs_read_back_as_render_resolved_them(case: tuple[dict, str
     asked = {_dimension(option) for option, value in spec["options"].items() if value == "auto"}
     assert set(rendered.auto) == asked
     agree(rendered)
+    agree_on_performance(rendered)
 
 
 def _dimension(option: str) -> str | None:

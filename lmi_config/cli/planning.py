@@ -64,7 +64,7 @@ from lmi_config.errors import PlanningError
     "--min-sequence-length",
     type=count_range(),
     default=None,
-    help="Only sequence lengths at least this long.",
+    help="Plan at least this sequence length (default: the workload's longest request).",
 )
 @click.option("--min-batch-size", type=count_range(), default=None, help="Only batches at least this large.")
 @click.option(
@@ -72,14 +72,53 @@ from lmi_config.errors import PlanningError
     type=click.Choice(["throughput", "latency", "cost"]),
     default="throughput",
     show_default=True,
-    help="throughput: most sequences at once (copies x batch); latency: largest TP; cost: cheapest per sequence-hour.",
+    help="throughput: most output tokens/s per instance; latency: lowest time per output token (then "
+    "time to first token); cost: fewest dollars per million output tokens — each predicted for the workload.",
+)
+@click.option(
+    "--input-tokens",
+    type=count_range(),
+    default=1024,
+    show_default=True,
+    help="Workload: input tokens per request.",
+)
+@click.option(
+    "--output-tokens",
+    type=count_range(),
+    default=256,
+    show_default=True,
+    help="Workload: output tokens per request.",
+)
+@click.option(
+    "--concurrency",
+    type=count_range(),
+    default=None,
+    help="Workload: requests in flight per model copy (default: every sequence slot busy).",
+)
+@click.option(
+    "--max-ttft-ms",
+    type=FiniteFloat(min=0, min_open=True),
+    default=None,
+    help="Only configurations predicted to give the first token within this many ms.",
+)
+@click.option(
+    "--max-tpot-ms",
+    type=FiniteFloat(min=0, min_open=True),
+    default=None,
+    help="Only configurations predicted to take at most this many ms per output token.",
+)
+@click.option(
+    "--max-model-len",
+    type=count_range(),
+    default=None,
+    help="The longest request every configuration must serve (default: input + output tokens).",
 )
 @click.option(
     "--prices",
     type=click.Choice(["sagemaker", "ec2"]),
     default="sagemaker",
     show_default=True,
-    help="Price list for --objective cost.",
+    help="Price list for $/M tokens (a missing SageMaker price falls back to EC2's, and says so).",
 )
 @click.option(
     "--top",
@@ -128,14 +167,17 @@ def plan(
 
     Every candidate is a configuration as render would write it, judged by the same
     rules as lint (memory per NeuronCore or GPU with headroom, TP against devices,
-    topology and heads, host RAM). Exit status: 0 something fits, 1 nothing fits,
-    2 unusable input.
+    topology and heads, host RAM), serving the workload's longest request, and ranked
+    by the performance model's prediction for the workload (TTFT, TPOT, output
+    tokens/s per instance, $ per million output tokens). Exit status: 0 something
+    fits, 1 nothing fits, 2 unusable input.
 
     \b
     Examples:
       lmi-config plan --model mistralai/Mistral-7B-Instruct-v0.2 --instance ml.inf2.8xlarge --all
       lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --family inf2 --family trn1 --top 5
-      lmi-config plan --model Qwen/Qwen2.5-7B-Instruct --objective cost --min-sequence-length 8192
+      lmi-config plan --model Qwen/Qwen2.5-7B-Instruct --objective cost --max-model-len 8192
+      lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --objective latency --max-ttft-ms 500
       lmi-config plan --model meta-llama/Llama-3.1-70B-Instruct --family trn1 --emit-spec specs/
       lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --family trn1 --cache-config llama3.json
     """

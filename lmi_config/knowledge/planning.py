@@ -19,9 +19,10 @@ class Price:
 
     instance_type: str
     usd_per_hour: float
-    kind: str  # sagemaker | ec2
+    kind: str  # sagemaker | ec2: the list it comes from (ec2 may stand in for a missing sagemaker price)
     date: str
     source: str
+    region: str = ""
 
 
 @cache
@@ -29,13 +30,18 @@ def _prices() -> dict[str, Any]:
     return dict(load_data("instances.json")["on_demand_prices"])
 
 
-def on_demand_price(instance_type: str, kind: str = "sagemaker") -> Price | None:
-    """The on-demand price per instance-hour, or None where no price was found."""
+def on_demand_price(instance_type: str, kind: str = "sagemaker", fallback: bool = True) -> Price | None:
+    """The on-demand price per instance-hour from the ``kind`` list; with ``fallback``, a missing
+    SageMaker price is stood in for by the EC2 price (its ``kind`` says so). None where no source
+    has a price (``not_found`` in the data says why)."""
     table = _prices()
-    value = table[kind].get(instance_type)
-    if value is None:
+    name = instance_type.removeprefix("ml.")
+    found = table[kind].get(name)
+    if found is None and fallback and kind != "ec2":
+        kind, found = "ec2", table["ec2"].get(name)
+    if found is None:
         return None
-    return Price(instance_type, float(value), kind, table["date"], table["source"])
+    return Price(name, float(found["usd_per_hour"]), kind, found["date"], found["source"], found["region"])
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
+from lmi_config.knowledge.price_schemas import OnDemandPrices
 from lmi_config.knowledge.runtime_schemas import VllmCudaArchsFile, WorkerEnvironmentFile
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
@@ -355,18 +356,6 @@ class InstanceRow(Sourced):
     default_lnc: int | None
     device_memory_gib: float = Field(ge=0)
     host_memory_gib: float | None
-
-
-class OnDemandPrices(Sourced):
-    """List prices per instance-hour (plan --objective cost), with their date."""
-
-    unit: str
-    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
-    region: str
-    note: str
-    sagemaker: dict[str, float]
-    ec2: dict[str, float]
-    not_found: dict[Literal["sagemaker", "ec2"], list[str]]
 
 
 class InstancesFile(Sourced):

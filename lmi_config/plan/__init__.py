@@ -1,22 +1,18 @@
-"""``plan``: the best (instance, TP, batch, sequence length) configurations of a model, ranked.
+"""``plan``: the configurations of a model (instance, TP, batch) that serve a workload, ranked by
+predicted performance.
 
-Every candidate is a configuration as it would be written (the planner's
-:class:`~lmi_config.planner.CandidateWriter`) judged by the one judge
-(:func:`lmi_config.shape.assess`): feasible means :attr:`Assessment.acceptable`, and an
-infeasible candidate carries the rule slugs of what blocks it.
+Every candidate is a configuration as it would be written (the candidate writer of
+:mod:`lmi_config.plan.writer`) judged by the one judge (:func:`lmi_config.shape.assess`); a
+candidate the judge refuses, or whose predicted TTFT / TPOT breaks the workload's limits, is never
+ranked. Every candidate serves the workload's longest request (one sequence length per plan), and
+ranks by the objective's metric from the performance model (:mod:`lmi_config.perf`).
 
-Candidates are grouped by (instance, TP). Memory grows with the batch and the sequence length,
-so a group is walked as a staircase: for each batch (Neuron) the longest sequence length of the
-grid that fits, for each sequence length (GPU) the largest batch the KV cache holds — every
-other point of the grid is dominated by one of those. Groups are evaluated best bound first and
-the walk stops once no remaining group can reach the top N; ``--all`` judges the whole grid.
+Groups (instance, TP) are expanded best bound first (the performance model's figure at the
+group's best batch) and the walk stops once no remaining group can reach the top N; ``--all``
+ranks exactly the same way and adds what the judge refuses, so the two never disagree.
 """
 
 from __future__ import annotations
-
-import heapq
-from collections.abc import Iterator
-from typing import Any
 
 from lmi_config.errors import InputError, PlanningError
 from lmi_config.plan.candidates import (
@@ -26,43 +22,25 @@ from lmi_config.plan.candidates import (
     PlanRequest,
     PlanResult,
     blocked_by,
-    bound,
     planned,
     rank_key,
 )
+from lmi_config.plan.ranking import allowed, describe, rank_groups
 from lmi_config.plan.targets import plan_groups
-from lmi_config.plan.walks import Judge, walk, whole_grid
-from lmi_config.planner import degree_allowed
+from lmi_config.plan.walks import Judge, group_candidates
+from lmi_config.plan.workload import PlanWorkload
 
 __all__ = [
     "OBJECTIVES",
     "PlanRequest",
     "PlanResult",
+    "PlanWorkload",
     "PlannedCandidate",
     "blocked_by",
     "plan_model",
     "rank_key",
+    "rank_groups",
 ]
-
-
-def _reason(candidate: PlannedCandidate, objective: str) -> str:
-    if not candidate.feasible:
-        return f"blocked by {', '.join(candidate.blocked_by)}"
-    if candidate.warnings:
-        return f"at the edge of the estimate ({', '.join(candidate.warnings)}); " + _served(
-            candidate, objective
-        )
-    return _served(candidate, objective)
-
-
-def _served(candidate: PlannedCandidate, objective: str) -> str:
-    copies = f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'}"
-    served = f"{copies} x batch {candidate.batch_size} = {candidate.concurrency} sequences at once"
-    if objective == "latency":
-        return f"TP {candidate.tensor_parallel_degree} per request; {served}"
-    if objective == "cost" and candidate.usd_per_sequence_hour is not None:
-        return f"${candidate.usd_per_sequence_hour:.3f} per sequence-hour (${candidate.usd_per_hour:g}/h, {served})"
-    return served
 
 
 def plan_model(request: PlanRequest) -> PlanResult:
@@ -76,77 +54,68 @@ def plan_model(request: PlanRequest) -> PlanResult:
         arch = resolve_model(request.model, allow_hub=request.hub)
     except ModelResolutionError as error:
         raise InputError(str(error)) from None
+    workload = request.workload
     groups, notes = plan_groups(request, arch)
-    if request.objective == "cost":
-        unpriced = sorted({group.instance.instance_type for group in groups if group.price is None})
-        groups = [group for group in groups if group.price is not None]
-        if unpriced:
-            notes.append(
-                f"cost: no {request.price_kind} on-demand price for {', '.join(unpriced)}; skipped (prices in data/instances.json)"
-            )
     evaluated = 0
 
-    def judge(group: Group, batch: int, sequence: int | None) -> PlannedCandidate:
+    def judge(group: Group, batch: int, sequence: int | None, reason: str) -> PlannedCandidate:
         nonlocal evaluated
         evaluated += 1
-        return planned(group, group.writer.judge(group.degree, batch, sequence), sequence)
+        candidate = group.writer.judge(group.degree, batch, sequence)
+        return planned(group, candidate, sequence, workload, reason)
 
-    for group in groups:
-        group.bound = bound(group, request.objective)
-    if request.include_infeasible:
-        found = [candidate for group in groups for candidate in whole_grid(group, judge)]
-    elif request.complete or request.top <= 0:
-        found = [candidate for group in groups for candidate in walk(group, judge, request.objective)]
-    else:
-        found = _best_first(groups, judge, request)
-    feasible = sorted(
-        (candidate for candidate in found if candidate.feasible),
-        key=lambda candidate: rank_key(candidate, request.objective),
-        reverse=True,
-    )
-    if not feasible and not request.include_infeasible:
+    exhaustive = request.complete or request.top <= 0
+    ranked, judged = rank_groups(groups, judge, request.objective, workload, request.top, exhaustive)
+    if not ranked and not request.include_infeasible:
         raise PlanningError(
-            f"no configuration of {request.model} fits any of the {len({g.instance.instance_type for g in groups})} "
-            "instance types planned; try --all to see what blocks each, or larger instances"
+            f"no configuration of {request.model} serves {workload.longest_request}-token requests on any of the "
+            f"{len({g.instance.instance_type for g in groups})} instance types planned"
+            + (" within the latency limits" if workload.max_ttft_ms or workload.max_tpot_ms else "")
+            + "; try --all to see what blocks each, larger instances, or a shorter --max-model-len"
         )
-    ranked = feasible[: request.top] if request.top > 0 else list(feasible)
+    infeasible = _refused(groups, judge, workload, judged) if request.include_infeasible else []
     for position, candidate in enumerate(ranked, start=1):
         candidate.rank = position
-    infeasible = [candidate for candidate in found if not candidate.feasible]
     for candidate in ranked + infeasible:
-        candidate.reason = _reason(candidate, request.objective)
+        candidate.reason = describe(candidate)
+    notes.insert(0, workload.describe())
+    planned_instances = len({group.instance.instance_type for group in groups})
+    rest = "" if exhaustive else "; the others cannot rank higher"
+    notes.append(f"judged {evaluated} candidates on {planned_instances} instance types{rest}")
     task = "text-generation" if arch.is_text_generation else "feature-extraction"
     model_dtype = "fp16" if (arch.torch_dtype or "").lower() in ("float16", "fp16") else "bf16"
     auto_cast = request.dtype if request.dtype in ("bf16", "fp16") else model_dtype
-    exhaustive = request.include_infeasible or request.complete or request.top <= 0
-    rest = "" if exhaustive else "; the others cannot rank higher"
-    planned_instances = len({group.instance.instance_type for group in groups})
-    notes.append(f"judged {evaluated} candidates on {planned_instances} instance types{rest}")
+    feasible = ranked if exhaustive else [candidate for candidate in judged if candidate.feasible]
     return PlanResult(
-        request.model, request.objective, ranked + infeasible, feasible, notes, evaluated, task, auto_cast
+        request.model,
+        request.objective,
+        ranked + infeasible,
+        feasible,
+        notes,
+        evaluated,
+        task,
+        auto_cast,
+        workload,
     )
 
 
-def _best_first(groups: list[Group], judge: Judge, request: PlanRequest) -> list[PlannedCandidate]:
-    """The top N by merging the groups' rank-ordered walks lazily: a group is only walked while
-    its next candidate (or, before its first, the best it could offer) can still reach the top N."""
-    heap: list[tuple[tuple[float, ...], int, Iterator[PlannedCandidate] | None, Group, Any]] = []
-    for order, group in enumerate(groups):
-        heap.append((tuple(-value for value in group.bound), order, None, group, None))
-    heapq.heapify(heap)
-    chosen: list[PlannedCandidate] = []
-    while heap and len(chosen) < request.top:
-        _, order, steps, group, candidate = heapq.heappop(heap)
-        if steps is None:
-            if not group.checked and not degree_allowed(
-                group.writer.target, group.writer.backend_accelerator, group.degree
-            ):
-                continue
-            steps = walk(group, judge, request.objective)
-        elif candidate is not None:
-            chosen.append(candidate)
-        following = next(steps, None)
-        if following is not None:
-            key = tuple(-value for value in rank_key(following, request.objective))
-            heapq.heappush(heap, (key, order, steps, group, following))
-    return chosen
+def _refused(
+    groups: list[Group], judge: Judge, workload: PlanWorkload, judged: list[PlannedCandidate]
+) -> list[PlannedCandidate]:
+    """``--all``: what the judge or the limits refuse in every group — the first batch that does not
+    fit, a TP degree the judge blocks (judged at the smallest batch)."""
+    seen = {id(candidate) for candidate in judged}
+    walked = {(candidate.instance, candidate.tensor_parallel_degree) for candidate in judged}
+    refused = [candidate for candidate in judged if not candidate.feasible]
+    for group in groups:
+        if (group.instance.instance_type, group.degree) in walked:
+            continue
+        if allowed(group):
+            found = group_candidates(group, judge, workload)
+        else:
+            smallest = group.batches[0] if group.batches else (group.writer.default_batch or 1)
+            found = [judge(group, smallest, group.sequence, "")]
+        refused.extend(
+            candidate for candidate in found if not candidate.feasible and id(candidate) not in seen
+        )
+    return refused

@@ -7,17 +7,22 @@ from dataclasses import dataclass, field
 
 from lmi_config.knowledge import Release
 from lmi_config.knowledge.instances import Instance
-from lmi_config.planner import Candidate, CandidateWriter
+from lmi_config.knowledge.planning import Price
+from lmi_config.plan.performance import Figures, predicted
+from lmi_config.plan.workload import PlanWorkload
+from lmi_config.plan.writer import Candidate, CandidateWriter
 from lmi_config.shape import Assessment
 
 OBJECTIVES = ("throughput", "latency", "cost")
 NEURON_BATCH_CAP = 128
-MEMORY_CHECKS = ("memory-exceeds-budget", "memory-headroom-low", "vllm-kv-capacity")
+# warnings of a feasible candidate that rank it after every clean one: memory or a KV cache within
+# the estimate's margin, host RAM too small to compile on the instance (pre-compiled artifacts load)
+EDGE_CHECKS = ("memory-headroom-low", "vllm-kv-capacity", "host-memory-insufficient")
 
 
 @dataclass(frozen=True)
 class PlanRequest:
-    """What to plan: the model, where, with what, and how to rank."""
+    """What to plan: the model, where, with what, for which workload, and how to rank."""
 
     model: str
     instances: tuple[str, ...] = ()
@@ -30,15 +35,16 @@ class PlanRequest:
     min_batch_size: int | None = None
     objective: str = "throughput"
     top: int = 10  # 0: every feasible candidate
-    include_infeasible: bool = False  # --all: judge the whole grid
-    complete: bool = False  # every feasible staircase point (for a cache config)
+    include_infeasible: bool = False  # --all: also list what the judge or the limits refuse
+    complete: bool = False  # every feasible candidate (for a cache config)
     hub: bool = False
     price_kind: str = "sagemaker"
+    workload: PlanWorkload = field(default_factory=PlanWorkload)
 
 
 @dataclass
 class PlannedCandidate:
-    """One judged configuration and where it ranks."""
+    """One judged configuration, its predicted performance and where it ranks."""
 
     instance: str
     backend: str
@@ -47,7 +53,7 @@ class PlannedCandidate:
     batch_size: int
     sequence_length: int
     copies: int
-    feasible: bool
+    feasible: bool  # the judge's verdict and the workload's limits
     unit: str
     peak_bytes: int
     budget_bytes: int
@@ -57,18 +63,18 @@ class PlannedCandidate:
     warnings: tuple[str, ...]  # a feasible candidate at the edge of the estimate (memory-headroom-low …)
     items: tuple[tuple[str, str], ...]
     usd_per_hour: float | None = None
+    price_kind: str | None = None  # sagemaker | ec2: which list the price comes from
+    figures: Figures | None = None
+    not_predicted: str = ""  # why the performance model has no figures
+    batch_reason: str = ""  # how the batch was chosen from the workload (vLLM, TensorRT-LLM)
     reason: str = ""
     rank: int | None = None
     assessment: Assessment | None = field(default=None, repr=False)
 
     @property
     def concurrency(self) -> int:
-        """Sequences served at once per instance: copies x batch."""
+        """Sequence slots per instance: copies x batch."""
         return self.copies * self.batch_size
-
-    @property
-    def usd_per_sequence_hour(self) -> float | None:
-        return self.usd_per_hour / self.concurrency if self.usd_per_hour is not None else None
 
 
 @dataclass
@@ -83,35 +89,24 @@ class PlanResult:
     evaluated: int
     task: str  # text-generation | feature-extraction (optimum-neuron's)
     auto_cast_type: str  # bf16 | fp16: --dtype, else the model's torch_dtype (the legacy cache format)
+    workload: PlanWorkload = field(default_factory=PlanWorkload)
 
 
 @dataclass
 class Group:
-    """The candidates of one instance at one TP degree."""
+    """The candidates of one instance at one TP degree, all at one sequence length."""
 
     instance: Instance
     degree: int
     writer: CandidateWriter
     release: Release
-    batches: list[int]
-    sequences: list[int | None]
+    batches: list[int] | None  # None: the batch the workload asks for (paged KV cache)
+    sequence: int | None
     bound: tuple[float, ...] = ()
-    price: float | None = None
+    price: Price | None = None
     checked: bool = True  # False: the judge has not yet said whether this TP degree may be chosen
-
-
-def sequence_grid(maximum: int | None, minimum: int | None) -> list[int]:
-    """Powers of two from 1024 up to the model's maximum, the maximum itself, and the minimum asked
-    for (even beyond the maximum: with RoPE scaling people run longer, and the judge sizes it)."""
-    top = max(maximum or 2048, minimum or 0)
-    values = {top}
-    length = 1024
-    while length < top:
-        values.add(length)
-        length *= 2
-    if minimum is not None:
-        values.add(minimum)
-    return sorted(value for value in values if minimum is None or value >= minimum)
+    allowed: bool = True  # the judge lets a planner choose this TP degree
+    minimum_batch: int = 1  # --min-batch-size
 
 
 def batch_grid(cap: int, minimum: int | None) -> list[int]:
@@ -127,9 +122,8 @@ def blocked_by(assessment: Assessment) -> tuple[str, ...]:
 
     Feasible is what the judge does not refuse: no error, no warning the planner avoids (an
     untested TP degree), and memory that fits. A configuration at the edge of the estimate
-    (``memory-headroom-low``, a vLLM KV cache within the margin) is feasible with a warning
-    (:func:`edge_warnings`) and ranks after the clean ones: known-good configurations have run
-    there.
+    (``memory-headroom-low``, a vLLM KV cache within the margin) or whose compile may not fit the
+    host RAM is feasible with a warning (:func:`edge_warnings`) and ranks after every clean one.
     """
     memory = assessment.memory
     blocking = [problem.check for problem in assessment.problems if problem.blocking]
@@ -141,24 +135,27 @@ def blocked_by(assessment: Assessment) -> tuple[str, ...]:
 
 
 def edge_warnings(assessment: Assessment) -> tuple[str, ...]:
-    """The memory warnings of a feasible candidate: it fits, but within the estimate's error."""
+    """The warnings of a feasible candidate that rank it after the clean ones (``EDGE_CHECKS``)."""
     return tuple(
         dict.fromkeys(
             problem.check
             for problem in assessment.problems
-            if problem.check in MEMORY_CHECKS and not problem.blocking
+            if problem.check in EDGE_CHECKS and not problem.blocking
         )
     )
 
 
-def planned(group: Group, candidate: Candidate, sequence: int | None) -> PlannedCandidate:
-    """The judge's assessment of one candidate of a group, as plan reports it."""
+def planned(
+    group: Group, candidate: Candidate, sequence: int | None, workload: PlanWorkload, batch_reason: str = ""
+) -> PlannedCandidate:
+    """The judge's assessment of one candidate of a group, with its predicted figures."""
     assessment = candidate.assessment
     shape = assessment.shape.sizing_shape()
     memory = assessment.memory
     slugs = blocked_by(assessment)
     release = group.release
-    return PlannedCandidate(
+    price = group.price
+    row = PlannedCandidate(
         instance=group.instance.instance_type,
         backend=assessment.target.backend,
         lmi_version=f"lmi{release.lmi}" if release.lmi else release.djl,
@@ -175,58 +172,45 @@ def planned(group: Group, candidate: Candidate, sequence: int | None) -> Planned
         problems=tuple(problem.message for problem in assessment.problems if problem.check in slugs),
         warnings=() if slugs else edge_warnings(assessment),
         items=candidate.items,
-        usd_per_hour=group.price,
+        usd_per_hour=price.usd_per_hour if price else None,
+        price_kind=price.kind if price else None,
+        batch_reason=batch_reason,
         assessment=assessment,
     )
+    if slugs:
+        return row
+    figures = predicted(assessment, row.copies, workload, row.usd_per_hour)
+    if isinstance(figures, str):
+        row.not_predicted = figures
+        return row
+    row.figures = figures
+    broken = workload.constraint_violations(figures.ttft_ms, figures.tpot_ms)
+    if broken:
+        row.feasible = False
+        row.blocked_by = ("workload-limits",)
+        row.problems = broken
+    return row
 
 
-def memory_only(candidate: PlannedCandidate) -> bool:
-    """Whether only memory stands in the way (a shorter length or a smaller batch may fit)."""
-    return all(slug in MEMORY_CHECKS for slug in candidate.blocked_by)
+WORST = float("-inf")
 
 
 def rank_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
-    """Larger is better: clean before the edge of the estimate, then throughput = sequences at once;
-    latency = largest TP; cost = cheapest per sequence."""
+    """Larger is better: clean before the edge of the estimate, predicted before not predicted,
+    then the objective's metric — throughput: output tokens/s per instance; latency: TPOT, then
+    TTFT; cost: dollars per million output tokens — and the smaller TP on a tie."""
     clean = 0.0 if candidate.warnings else 1.0
-    return (clean, *_objective_key(candidate, objective))
+    figures = candidate.figures
+    if figures is None:
+        return (clean, 0.0, WORST, WORST, -candidate.tensor_parallel_degree)
+    return (clean, 1.0, *metric_key(figures, objective), -candidate.tensor_parallel_degree)
 
 
-def _objective_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
+def metric_key(figures: Figures, objective: str) -> tuple[float, float]:
+    """The objective's metric, larger is better, and the figure that breaks its ties."""
     if objective == "latency":
-        return (
-            candidate.tensor_parallel_degree,
-            candidate.sequence_length,
-            candidate.batch_size,
-            candidate.headroom_fraction,
-        )
+        return (-figures.tpot_ms, -figures.ttft_ms)
     if objective == "cost":
-        cost = candidate.usd_per_sequence_hour
-        return (
-            -(cost if cost is not None else float("inf")),
-            candidate.sequence_length,
-            candidate.headroom_fraction,
-        )
-    return (
-        candidate.concurrency,
-        candidate.sequence_length,
-        -candidate.tensor_parallel_degree,
-        candidate.headroom_fraction,
-    )
-
-
-def bound(group: Group, objective: str) -> tuple[float, ...]:
-    """The best key any candidate of the group could have (compared with a key's first items)."""
-    return (1.0, *_objective_bound(group, objective))
-
-
-def _objective_bound(group: Group, objective: str) -> tuple[float, ...]:
-    copies = max(group.instance.num_cores // group.degree, 1)
-    best_batch = group.batches[-1]
-    longest = group.sequences[-1] or 0
-    if objective == "latency":
-        return (group.degree, longest, best_batch, 1.0)
-    if objective == "cost":
-        assert group.price is not None
-        return (-(group.price / (copies * best_batch)), longest, 1.0)
-    return (copies * best_batch, longest, 0.0, 1.0)
+        cost = figures.usd_per_million_tokens
+        return (-cost if cost is not None else WORST, figures.output_tokens_per_second)
+    return (figures.output_tokens_per_second, -figures.tpot_ms)

@@ -8,8 +8,10 @@ from lmi_config.errors import InputError
 from lmi_config.knowledge import Release, default_release, parse_lmi_version, resolve_backend
 from lmi_config.knowledge.instances import Instance, instances, resolve_instance
 from lmi_config.knowledge.planning import on_demand_price
-from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlanRequest, batch_grid, sequence_grid
-from lmi_config.planner import GPU_BATCH_CAP, CandidateWriter, valid_degrees
+from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlanRequest, batch_grid
+from lmi_config.plan.performance import PAGED_BACKENDS
+from lmi_config.plan.workload import PlanWorkload
+from lmi_config.plan.writer import CandidateWriter, valid_degrees
 from lmi_config.shape import make_target
 
 
@@ -57,13 +59,32 @@ def _release(request: PlanRequest, backend_id: str) -> Release:
         raise InputError(str(error)) from None
 
 
+def planned_sequence_length(workload: PlanWorkload, maximum: int | None, minimum: int | None) -> int:
+    """The one sequence length of a plan: --max-model-len as given; else the workload's longest
+    request (and --min-sequence-length) rounded up to a power of two from 1024 — the lengths
+    Neuron caches compile — or to the model's maximum where that is shorter."""
+    required = max(workload.longest_request, minimum or 0)
+    if workload.max_model_len:
+        return required
+    length = 1024
+    while length < required:
+        length *= 2
+    if maximum and required <= maximum < length:
+        return maximum
+    return length
+
+
 def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]]:
-    """One group per (instance, TP degree) to plan, each with its candidate writer and grid, and notes
-    saying which backend and release were assumed."""
+    """One group per (instance, TP degree) to plan, each with its candidate writer, batches and
+    sequence length, and notes saying which backend, release and prices were assumed."""
     notes: list[str] = []
     groups = []
-    minimum_batch = request.min_batch_size
     extra = _options(request)
+    sequence = planned_sequence_length(
+        request.workload, arch.max_position_embeddings, request.min_sequence_length
+    )
+    unpriced: list[str] = []
+    stand_ins: list[str] = []
     for instance in _instances(request):
         backend = _backend(request, instance)
         release = _release(request, backend.id)
@@ -74,26 +95,22 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
         items.update(extra)
         target = make_target(backend.id, backend.accelerator, release, instance, arch)
         writer = CandidateWriter(items, target, backend.accelerator)
-        sequences: list[int | None] = (
-            list(sequence_grid(arch.max_position_embeddings, request.min_sequence_length))
-            if writer.sequence_key
-            else [None]
-        )
-        cap = GPU_BATCH_CAP if instance.accelerator == "gpu" else NEURON_BATCH_CAP
-        lazy = not (request.include_infeasible or request.complete or request.top <= 0)
-        # best-first: a degree is judged when its group could still reach the top, not before
-        degrees = (
-            list(range(1, instance.num_cores + 1)) if lazy else valid_degrees(target, backend.accelerator)
-        )
-        if request.include_infeasible:
-            powers = {2**power for power in range(instance.num_cores.bit_length())}
-            degrees = sorted(
-                set(degrees) | {1, instance.num_cores} | {d for d in powers if d <= instance.num_cores}
-            )
+        degrees = _degrees(request, instance, target, backend.accelerator)
         price = on_demand_price(instance.instance_type, request.price_kind)
+        if price is None:
+            unpriced.append(instance.instance_type)
+        elif price.kind != request.price_kind:
+            stand_ins.append(instance.instance_type)
         chosen = f"backend {backend.id} (LMI {release.label()}) on {instance.accelerator}"
         if chosen not in notes:
             notes.append(chosen)
+        # on a paged KV cache the batch comes from the workload; Neuron compiles it in
+        paged = instance.accelerator == "gpu" and target.backend in PAGED_BACKENDS
+        batches = (
+            None
+            if paged
+            else batch_grid(max(NEURON_BATCH_CAP, request.min_batch_size or 1), request.min_batch_size)
+        )
         for degree in degrees:
             groups.append(
                 Group(
@@ -101,13 +118,40 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
                     degree,
                     writer,
                     release,
-                    batch_grid(max(cap, minimum_batch or 1), minimum_batch),
-                    sequences,
-                    price=price.usd_per_hour if price else None,
-                    checked=not lazy,
+                    batches,
+                    sequence if writer.sequence_key else None,
+                    price=price,
+                    checked=False,
+                    minimum_batch=request.min_batch_size or 1,
                 )
             )
+    notes.extend(_price_notes(request.price_kind, unpriced, stand_ins))
     return groups, notes
+
+
+def _degrees(request: PlanRequest, instance: Instance, target: Any, accelerator: str) -> list[int]:
+    """Every TP degree up to the instance's cores (the judge says which may be chosen, lazily);
+    ``--all`` keeps the allowed ones and the usual powers of two, to show what blocks them."""
+    if not request.include_infeasible:
+        return list(range(1, instance.num_cores + 1))
+    powers = {2**power for power in range(instance.num_cores.bit_length())}
+    return sorted(
+        set(valid_degrees(target, accelerator))
+        | {1, instance.num_cores}
+        | {degree for degree in powers if degree <= instance.num_cores}
+    )
+
+
+def _price_notes(kind: str, unpriced: list[str], stand_ins: list[str]) -> list[str]:
+    notes = []
+    if stand_ins:
+        notes.append(
+            f"prices: no {kind} price published for {', '.join(sorted(stand_ins))}; their EC2 on-demand price "
+            "stands in (data/instances.json)"
+        )
+    if unpriced:
+        notes.append(f"prices: none found for {', '.join(sorted(unpriced))}; no $/M tokens for them")
+    return notes
 
 
 def _options(request: PlanRequest) -> dict[str, str]:
@@ -133,7 +177,7 @@ def _options(request: PlanRequest) -> dict[str, str]:
 
 def _refuse_unusable(options: dict[str, str]) -> None:
     """A --set value the judge cannot use would block every candidate ("nothing fits"): say which."""
-    from lmi_config.planner import configuration
+    from lmi_config.plan.writer import configuration
     from lmi_config.shape.values import COUNT_KEYS, unusable_values
 
     for problem in unusable_values(configuration(options, "--set"), COUNT_KEYS):

@@ -1,104 +1,108 @@
-"""Walks of one (instance, TP) group: the staircase of the grid in rank order, or the whole grid.
+"""The candidates of one (instance, TP) group, and the best any of them could do.
 
-Memory grows with the batch and the sequence length, so every point of the grid off the
-staircase is dominated by a point on it.
+Every candidate of a group is at the group's sequence length (the workload's longest request):
+rows that serve different request lengths are never ranked against each other. On Neuron the
+batch is compiled in and memory grows with it, so a group is judged batch by batch, ascending,
+until memory runs out; on a paged KV cache (vLLM, TensorRT-LLM) the batch is what the workload
+asks for (:func:`lmi_config.plan.performance.workload_batch`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from lmi_config.plan.candidates import Group, PlannedCandidate, memory_only, rank_key
-from lmi_config.planner import GPU_BATCH_CAP, largest_gpu_batch
+from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
+from lmi_config.perf.cost import usd_per_million_output_tokens
+from lmi_config.plan.candidates import Group, PlannedCandidate
+from lmi_config.plan.performance import CONTINUOUS_MODES, GPU_SEQUENCES_CAP, Figures, workload_batch
+from lmi_config.plan.workload import PlanWorkload
 
-Judge = Callable[[Group, int, "int | None"], PlannedCandidate]
-
-
-def _neuron_walk(group: Group, judge: Judge, by_batch: bool) -> Iterator[PlannedCandidate]:
-    """The staircase of a Neuron group: for each batch, the longest sequence length that fits.
-
-    Memory grows with the batch and the sequence length, so the staircase costs at most
-    batches + lengths judgements. ``by_batch`` walks the batches from the largest (best
-    throughput first), else from the smallest (longest sequence first).
-    """
-    batches, sequences = group.batches, group.sequences
-    if by_batch:
-        index = 0
-        for batch in reversed(batches):
-            candidate = judge(group, batch, sequences[index])
-            if not candidate.feasible:
-                if not memory_only(candidate):
-                    return
-                continue
-            while index + 1 < len(sequences):
-                longer = judge(group, batch, sequences[index + 1])
-                if not longer.feasible:
-                    break
-                candidate, index = longer, index + 1
-            yield candidate
-        return
-    index = len(sequences) - 1
-    for batch in batches:
-        while index >= 0:
-            candidate = judge(group, batch, sequences[index])
-            if candidate.feasible:
-                yield candidate
-                break
-            if not memory_only(candidate):
-                return
-            index -= 1
-        if index < 0:
-            return
+Judge = Callable[[Group, int, "int | None", str], PlannedCandidate]
+LIMITS = ("workload-limits",)
+BEST = float("inf")
 
 
-def _gpu_walk(group: Group, judge: Judge, shortest_first: bool) -> Iterator[PlannedCandidate]:
-    """For each sequence length, the largest batch the KV cache holds (the judge's own figures)."""
-    minimum = group.batches[0]
-    guess = minimum
-    ordered = group.sequences if shortest_first else list(reversed(group.sequences))
-    for sequence in ordered:
-        candidate = judge(group, guess, sequence)
-        if not candidate.feasible:
-            if not memory_only(candidate) or shortest_first:
-                return  # a shorter length did not fit either, or something else blocks the group
-            continue
-        assert candidate.assessment is not None and candidate.assessment.memory is not None
-        batch = max(minimum, largest_gpu_batch(candidate.assessment.memory))
-        while batch != candidate.batch_size and batch > minimum:
-            other = judge(group, batch, sequence)
-            if other.feasible:
-                candidate = other
-                break
-            batch //= 2
-        yield candidate
-        if not shortest_first and candidate.batch_size >= GPU_BATCH_CAP:
-            return  # shorter sequences would be served at the same batch: dominated
-        guess = candidate.batch_size if shortest_first else min(GPU_BATCH_CAP, candidate.batch_size * 2)
+def judged_out(candidate: PlannedCandidate) -> bool:
+    """Whether the judge refuses the candidate (not only the workload's latency limits)."""
+    return not candidate.feasible and candidate.blocked_by != LIMITS
 
 
-def walk(group: Group, judge: Judge, objective: str) -> Iterator[PlannedCandidate]:
-    """The group's staircase in rank order (best first), so that groups can be merged lazily."""
-    latency = objective == "latency"
-    if group.instance.accelerator == "gpu":
-        steps = _gpu_walk(group, judge, shortest_first=not latency)
-    else:
-        steps = _neuron_walk(group, judge, by_batch=not latency)
-    # steps share a batch (GPU) or a length (Neuron, latency) in runs; best first inside a run
-    run: list[PlannedCandidate] = []
-    for candidate in steps:
-        if run and _run_of(run[-1], latency) != _run_of(candidate, latency):
-            yield from sorted(run, key=lambda item: rank_key(item, objective), reverse=True)
-            run = []
-        run.append(candidate)
-    yield from sorted(run, key=lambda item: rank_key(item, objective), reverse=True)
-
-
-def _run_of(candidate: PlannedCandidate, latency: bool) -> int:
-    return candidate.sequence_length if latency else candidate.batch_size
-
-
-def whole_grid(group: Group, judge: Judge) -> Iterator[PlannedCandidate]:
-    """Every point of the group's grid (``--all``), infeasible ones included."""
+def group_candidates(group: Group, judge: Judge, workload: PlanWorkload) -> list[PlannedCandidate]:
+    """The group's candidates the walk reaches, and the first the judge refuses (what ``--all`` shows)."""
+    if group.batches is None:
+        return _paged(group, judge, workload)
+    found = []
     for batch in group.batches:
-        for sequence in group.sequences:
-            yield judge(group, batch, sequence)
+        candidate = judge(group, batch, group.sequence, "")
+        found.append(candidate)
+        if judged_out(candidate):
+            break  # memory grows with the batch, and anything else blocks every batch
+    return found
+
+
+def _paged(group: Group, judge: Judge, workload: PlanWorkload) -> list[PlannedCandidate]:
+    default = max(group.writer.default_batch or 1, group.minimum_batch)
+    probe = judge(group, default, group.sequence, "")
+    if judged_out(probe) or probe.assessment is None or probe.assessment.memory is None:
+        return [probe]
+    batch, reason = workload_batch(probe.assessment.memory, workload, default)
+    if batch == default:
+        probe.batch_reason = reason
+        return [probe]
+    return [judge(group, batch, group.sequence, reason)]
+
+
+def bound(group: Group, objective: str, workload: PlanWorkload) -> tuple[float, ...]:
+    """The best rank key any candidate of the group could have, from the performance model alone
+    (no judgement): throughput and cost at the largest batch, latency at the smallest."""
+    figures = _best_figures(group, objective, workload)
+    if figures is None:
+        return (1.0, 0.0, BEST, BEST, 0.0)  # no prediction: its rows rank after every predicted one
+    if objective == "latency":
+        first = -figures.tpot_ms
+    elif objective == "cost":
+        cost = figures.usd_per_million_tokens
+        first = -cost if cost is not None else float("-inf")
+    else:
+        first = figures.output_tokens_per_second
+    return (1.0, 1.0, first, BEST, 0.0)
+
+
+def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figures | None:
+    writer = group.writer
+    shape = writer.base.sizing_shape()
+    if shape is None:
+        return None
+    batches = group.batches or [1, GPU_SEQUENCES_CAP]
+    batch = min(batches) if objective == "latency" else max(batches)
+    shape = shape._replace(
+        tensor_parallel_degree=group.degree,
+        batch_size=batch,
+        sequence_length=group.sequence or shape.sequence_length,
+    )
+    target = writer.target
+    assert target.arch is not None
+    copies = max(group.instance.num_cores // group.degree, 1)
+    configuration = configuration_from_shape(target.arch, group.instance, target.backend, shape, copies)
+    continuous = writer.base.batching.mode in CONTINUOUS_MODES
+    configuration = configuration._replace(batching="continuous" if continuous else "static")
+    try:
+        prediction = predict(configuration, workload.performance())
+    except UnsupportedConfiguration:
+        return None
+    tokens = prediction.output_tokens_per_second
+    price = group.price
+    return Figures(
+        prediction.ttft_ms,
+        prediction.tpot_ms,
+        prediction.end_to_end_ms,
+        tokens,
+        prediction.requests_per_second,
+        usd_per_million_output_tokens(price.usd_per_hour, tokens) if price else None,
+        prediction.running_sequences,
+        prediction.tpot.bound,
+        prediction.ttft.bound,
+    )
+
+
+__all__ = ["Judge", "bound", "group_candidates", "judged_out"]

@@ -73,6 +73,24 @@ def format_explain_text(document: dict[str, Any]) -> str:
             )
         for note in memory["notes"]:
             lines.append(f"  note: {note}")
+    performance = document.get("performance")
+    if performance:
+        lines.append("")
+        lines.append(f"predicted performance ({performance['workload']}):")
+        figures = performance["predicted"]
+        if figures is None:
+            lines.append(f"  none: {performance['not_predicted']}")
+        else:
+            cost = figures["usd_per_million_output_tokens"]
+            price = f", ${cost:.3f}/M output tokens" if cost is not None else ""
+            lines.append(
+                f"  predicted TTFT {figures['ttft_ms']:,.0f} ms, TPOT {figures['tpot_ms']:.1f} ms, "
+                f"{figures['output_tokens_per_second']:,.0f} output tokens/s per instance{price}"
+            )
+            lines.append(
+                f"  dominated by: {figures['ttft_bound']} (TTFT), {figures['tpot_bound']} (TPOT); "
+                f"{figures['running_sequences']} sequences decoded together per copy; price: {performance['price_kind']}"
+            )
     loading = document.get("loading")
     if loading:
         what = "download and compile" if loading["compiles"] else "download and load"

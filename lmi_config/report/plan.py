@@ -15,7 +15,7 @@ GIB = 2**30
 
 def candidate_document(candidate: PlannedCandidate) -> dict[str, Any]:
     """One candidate as ``--format json`` prints it."""
-    cost = candidate.usd_per_sequence_hour
+    figures = candidate.figures
     return {
         "rank": candidate.rank,
         "instance": candidate.instance,
@@ -33,8 +33,11 @@ def candidate_document(candidate: PlannedCandidate) -> dict[str, Any]:
             "budget_gib": round(candidate.budget_bytes / GIB, 2),
             "headroom_fraction": round(candidate.headroom_fraction, 4),
         },
+        "predicted": figures.as_dict() if figures is not None else None,
+        "not_predicted": candidate.not_predicted or None,
         "usd_per_hour": candidate.usd_per_hour,
-        "usd_per_sequence_hour": round(cost, 4) if cost is not None else None,
+        "price_kind": candidate.price_kind,
+        "batch_reason": candidate.batch_reason or None,
         "reason": candidate.reason,
         "blocked_by": list(candidate.blocked_by),
         "warnings": list(candidate.warnings),
@@ -43,27 +46,39 @@ def candidate_document(candidate: PlannedCandidate) -> dict[str, Any]:
 
 
 def format_plan_json(result: PlanResult) -> str:
-    """``{"model", "objective", "candidates": [...] best first, "notes"}``."""
+    """``{"model", "objective", "workload", "candidates": [...] best first, "notes"}``."""
+    workload = result.workload
     document = {
         "model": redact(result.model),
         "objective": result.objective,
+        "workload": {
+            "input_tokens": workload.input_tokens,
+            "output_tokens": workload.output_tokens,
+            "concurrency": workload.concurrency,
+            "longest_request_tokens": workload.longest_request,
+            "max_ttft_ms": workload.max_ttft_ms,
+            "max_tpot_ms": workload.max_tpot_ms,
+        },
         "candidates": [candidate_document(candidate) for candidate in result.candidates],
         "notes": result.notes,
     }
     return json.dumps(document, indent=2) + "\n"
 
 
-def _headroom(candidate: PlannedCandidate) -> str:
-    if candidate.unit == "GPU":
-        return "(vLLM)"  # vLLM reserves its whole budget; what is left becomes KV cache
-    return f"{candidate.headroom_fraction:.0%}"
+def _figures_columns(candidate: PlannedCandidate) -> str:
+    figures = candidate.figures
+    if figures is None:
+        return f"{'-':>8} {'-':>7} {'-':>8} {'-':>8}"
+    cost = figures.usd_per_million_tokens
+    price = f"{cost:.3f}" if cost is not None else "-"
+    return f"{figures.ttft_ms:>8,.0f} {figures.tpot_ms:>7.1f} {figures.output_tokens_per_second:>8,.0f} {price:>8}"
 
 
 def format_plan_text(result: PlanResult) -> str:
-    """The ranked table, infeasible candidates (``--all``) after it, then the notes."""
+    """The ranked table, refused candidates (``--all``) after it, then the notes."""
     header = (
         f"{'#':>3}  {'instance':<15} {'TP':>3} {'copies':>6} {'batch':>5} {'seq len':>7}  "
-        f"{'use / budget':>17} {'headroom':>8}  why"
+        f"{'TTFT ms':>8} {'TPOT ms':>7} {'tok/s':>8} {'$/M tok':>8}  {'use / budget':>17}  why"
     )
     lines = [f"plan for {redact(result.model)} (objective {result.objective})", header]
     for candidate in result.candidates:
@@ -72,11 +87,31 @@ def format_plan_text(result: PlanResult) -> str:
         rank = str(candidate.rank) if candidate.rank is not None else "-"
         lines.append(
             f"{rank:>3}  {candidate.instance:<15} {candidate.tensor_parallel_degree:>3} {candidate.copies:>6} "
-            f"{candidate.batch_size:>5} {candidate.sequence_length:>7}  {use + '/' + unit:>17} "
-            f"{_headroom(candidate) if candidate.feasible else '-':>8}  {candidate.reason}"
+            f"{candidate.batch_size:>5} {candidate.sequence_length:>7}  {_figures_columns(candidate)}  "
+            f"{use + '/' + unit:>17}  {_why(candidate)}"
         )
     lines.extend(f"note: {note}" for note in result.notes)
+    lines.append(
+        "note: TTFT, TPOT and tok/s (output tokens/s per instance) are the performance model's predictions for "
+        "the workload above, $/M tok the on-demand price per million output tokens; see README, Performance model"
+    )
     return "\n".join(lines) + "\n"
+
+
+def _why(candidate: PlannedCandidate) -> str:
+    if not candidate.feasible:
+        return (
+            f"{candidate.reason}: {'; '.join(candidate.problems)}" if candidate.problems else candidate.reason
+        )
+    copies = f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'}"
+    parts = [f"{copies} x {candidate.batch_size} sequences"]
+    if candidate.figures is None:
+        parts.append(f"no performance prediction ({candidate.not_predicted})")
+    if candidate.warnings:
+        parts.insert(0, f"edge of the estimate ({', '.join(candidate.warnings)})")
+    if candidate.price_kind == "ec2":
+        parts.append("EC2 price")
+    return "; ".join(parts)
 
 
 def spec_documents(result: PlanResult, *, limit: int) -> list[tuple[str, str]]:
@@ -110,8 +145,19 @@ def spec_documents(result: PlanResult, *, limit: int) -> list[tuple[str, str]]:
             "lmi_version": candidate.lmi_version,
             "options": options,
         }
-        if result.objective in ("throughput", "latency"):
-            spec["objective"] = result.objective
+        spec["objective"] = result.objective
+        workload = result.workload
+        spec["workload"] = {
+            key: value
+            for key, value in (
+                ("input_tokens", workload.input_tokens),
+                ("output_tokens", workload.output_tokens),
+                ("concurrency", workload.concurrency),
+                ("max_ttft_ms", workload.max_ttft_ms),
+                ("max_tpot_ms", workload.max_tpot_ms),
+            )
+            if value is not None
+        }
         comment = (
             f"# planned by lmi-config {__version__}: rank {candidate.rank} for {result.model} "
             f"(objective {result.objective})\n# {candidate.reason}\n"

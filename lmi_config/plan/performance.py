@@ -1,0 +1,125 @@
+"""The predicted performance of a judged configuration under a workload, and the vLLM /
+TensorRT-LLM batch a workload asks for.
+
+Both come from the same numbers: the judge's shape and memory (``sizing``) and the performance
+model (``perf.predict``). On a paged KV cache (vLLM, TensorRT-LLM) the sequences that run at once
+are the fewer of max sequences and what the KV cache holds of the workload's requests; the rest
+wait in the engine's queue.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
+from lmi_config.perf.cost import usd_per_million_output_tokens
+from lmi_config.plan.workload import PlanWorkload
+from lmi_config.shape import Assessment
+from lmi_config.sizing import MemoryBreakdown
+
+# vLLM captures CUDA graphs for batches up to 512 sequences by default (CompilationConfig's
+# max_capture_size); beyond it decode steps run eagerly, so more sequences buy little
+GPU_SEQUENCES_CAP = 512
+CONTINUOUS_MODES = ("rolling", "async")
+# engines whose KV cache is paged: max sequences is a scheduler limit, not memory reserved up front
+PAGED_BACKENDS = ("vllm", "lmi-dist", "tensorrt-llm")
+
+
+class Figures(NamedTuple):
+    """What a configuration is predicted to do under the workload (per instance, all copies)."""
+
+    ttft_ms: float
+    tpot_ms: float
+    end_to_end_ms: float
+    output_tokens_per_second: float
+    requests_per_second: float
+    usd_per_million_tokens: float | None
+    running_sequences: int  # sequences decoded together per copy
+    tpot_bound: str  # what dominates a decode step
+    ttft_bound: str
+
+    def as_dict(self) -> dict[str, object]:
+        """The figures as JSON carries them (rounded to what the model can tell)."""
+        cost = self.usd_per_million_tokens
+        return {
+            "ttft_ms": round(self.ttft_ms, 1),
+            "tpot_ms": round(self.tpot_ms, 2),
+            "end_to_end_ms": round(self.end_to_end_ms, 1),
+            "output_tokens_per_second": round(self.output_tokens_per_second, 1),
+            "requests_per_second": round(self.requests_per_second, 3),
+            "usd_per_million_output_tokens": round(cost, 4) if cost is not None else None,
+            "running_sequences": self.running_sequences,
+            "tpot_bound": self.tpot_bound,
+            "ttft_bound": self.ttft_bound,
+        }
+
+
+def kv_sequences(memory: MemoryBreakdown | None, workload: PlanWorkload) -> int | None:
+    """How many of the workload's requests a paged KV cache holds at once (None: not paged)."""
+    if memory is None or memory.kv_cache_tokens is None:
+        return None
+    return max(memory.kv_cache_tokens // workload.request_tokens, 1)
+
+
+def workload_batch(memory: MemoryBreakdown, workload: PlanWorkload, default: int) -> tuple[int, str]:
+    """Max sequences for a paged KV cache: what it holds of the workload's requests (a power of two,
+    at most ``GPU_SEQUENCES_CAP``), never below the container's default — the engine queues what
+    does not fit, so only a KV cache too small for one request would need less — and the reason."""
+    held = kv_sequences(memory, workload) or 1
+    tokens = workload.request_tokens
+    if held <= default:
+        return default, (
+            f"the container's default {default}; the KV cache holds about {held} requests of {tokens} tokens "
+            "at once and the engine queues the rest"
+        )
+    power = 1 << (held.bit_length() - 1)
+    batch = max(default, min(power, GPU_SEQUENCES_CAP))
+    capped = " (vLLM's largest CUDA-graph batch)" if power > GPU_SEQUENCES_CAP else ""
+    return batch, f"the KV cache holds about {held} requests of {tokens} tokens at once{capped}"
+
+
+def predicted(
+    assessment: Assessment, copies: int, workload: PlanWorkload, usd_per_hour: float | None
+) -> Figures | str:
+    """The predicted figures of a judged configuration, or why the model cannot predict them."""
+    target = assessment.target
+    shape = assessment.shape.sizing_shape()
+    if shape is None or target.arch is None or target.instance is None:
+        return "the shape is not complete"
+    configuration = configuration_from_shape(target.arch, target.instance, target.backend, shape, copies)
+    held = kv_sequences(assessment.memory, workload)
+    running = min(shape.batch_size, held) if held is not None else shape.batch_size
+    continuous = assessment.shape.batching.mode in CONTINUOUS_MODES
+    configuration = configuration._replace(
+        max_concurrent_sequences=max(running, 1), batching="continuous" if continuous else "static"
+    )
+    try:
+        prediction = predict(configuration, workload.performance())
+    except UnsupportedConfiguration as error:
+        return str(error)
+    tokens = prediction.output_tokens_per_second
+    return Figures(
+        ttft_ms=prediction.ttft_ms,
+        tpot_ms=prediction.tpot_ms,
+        end_to_end_ms=prediction.end_to_end_ms,
+        output_tokens_per_second=tokens,
+        requests_per_second=prediction.requests_per_second,
+        usd_per_million_tokens=(
+            usd_per_million_output_tokens(usd_per_hour, tokens) if usd_per_hour is not None else None
+        ),
+        running_sequences=prediction.running_sequences,
+        tpot_bound=prediction.tpot.bound,
+        ttft_bound=prediction.ttft.bound,
+    )
+
+
+def describe_figures(figures: Figures) -> str:
+    """One line: TTFT, TPOT, tokens/s and $/M tokens (from the rounded figures JSON carries, so
+    that render's comment and explain print the same numbers)."""
+    shown = figures.as_dict()
+    cost = shown["usd_per_million_output_tokens"]
+    price = f", ${cost:.3f}/M output tokens" if isinstance(cost, float) else ""
+    return (
+        f"TTFT {shown['ttft_ms']:,.0f} ms, TPOT {shown['tpot_ms']:.1f} ms, "
+        f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}"
+    )

@@ -1,0 +1,258 @@
+"""One planner ranked by predicted performance: ``plan`` with and without ``--all`` agree, nothing
+the judge refuses is ranked, every row serves the workload's longest request, the objectives order
+rows by their metric, the vLLM batch comes from the workload, and every instance has a price."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lmi_config.api import render
+from lmi_config.knowledge.instances import instances
+from lmi_config.knowledge.planning import on_demand_price
+from lmi_config.plan import PlanRequest, PlanWorkload, plan_model
+from lmi_config.plan.writer import configuration
+from lmi_config.shape import assess
+from lmi_config.spec import Spec
+
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _plan(*args: str) -> dict:
+    result = run_cli("plan", *args, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _row(candidate: dict) -> tuple:
+    return (
+        candidate["rank"],
+        candidate["instance"],
+        candidate["tensor_parallel_degree"],
+        candidate["batch_size"],
+        candidate["sequence_length"],
+        json.dumps(candidate["predicted"], sort_keys=True),
+    )
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("--model", LLAMA_8B, "--instance", "ml.g5.2xlarge"),
+        ("--model", "mistralai/Mistral-7B-Instruct-v0.2", "--family", "inf2"),
+        ("--model", "Qwen/Qwen2.5-32B-Instruct", "--family", "g6e", "--objective", "cost"),
+    ],
+)
+def test_plan_with_and_without_all_agree_on_every_feasible_row(arguments: tuple[str, ...]) -> None:
+    without = [_row(c) for c in _plan(*arguments)["candidates"] if c["feasible"]]
+    with_all = [_row(c) for c in _plan(*arguments, "--all")["candidates"] if c["feasible"]]
+    assert without and without == with_all
+
+
+def test_no_ranked_row_is_refused_by_the_judge_and_every_row_serves_the_longest_request() -> None:
+    workload = PlanWorkload(input_tokens=3000, output_tokens=500)
+    result = plan_model(PlanRequest(model=LLAMA_8B, families=("inf2", "g5", "g6e"), top=0, workload=workload))
+    assert result.candidates
+    for candidate in result.candidates:
+        assert candidate.sequence_length >= 3500
+        assessment = candidate.assessment
+        assert assessment is not None
+        judged = assess(
+            configuration(dict(candidate.items)),
+            assessment.target,
+            backend_accelerator="gpu" if candidate.unit == "GPU" else "neuron",
+        )
+        assert not [problem.check for problem in judged.problems if problem.blocking]
+        assert judged.memory is not None and judged.memory.fits
+
+
+def test_inf2_xlarge_does_not_rank_first_for_cost_when_its_host_ram_cannot_compile() -> None:
+    result = plan_model(PlanRequest(model=LLAMA_8B, families=("inf2",), objective="cost"))
+    first = result.candidates[0]
+    assert first.instance != "inf2.xlarge" and not first.warnings
+
+
+@pytest.mark.parametrize(
+    ("model", "instance"),
+    [
+        (LLAMA_8B, "ml.g5.2xlarge"),
+        ("Qwen/Qwen2.5-32B-Instruct", "ml.g6e.12xlarge"),
+        ("Qwen/Qwen2.5-32B-Instruct", "ml.p4d.24xlarge"),
+    ],
+)
+@pytest.mark.parametrize(("version", "default"), [("0.30.0", 256), (None, None)])
+def test_the_vllm_auto_batch_is_at_least_the_container_default(
+    model: str, instance: str, version: str | None, default: int | None
+) -> None:
+    spec = Spec(
+        model=model,
+        instance=instance,
+        backend="vllm",
+        lmi_version=version,
+        options={"tensor_parallel_degree": "auto", "max_rolling_batch_size": "auto", "max_model_len": "auto"},
+    )
+    rendered = render(spec)
+    text = rendered.text if hasattr(rendered, "text") else str(rendered)
+    written = re.search(r"^option\.max_rolling_batch_size=(\d+)$", text, re.MULTILINE)
+    assert written is not None, text
+    batch = int(written.group(1))
+    if default is None:
+        from lmi_config.knowledge import default_release, resolve_backend
+        from lmi_config.knowledge.instances import resolve_instance
+        from lmi_config.modelarch import resolve_model
+        from lmi_config.plan.writer import CandidateWriter
+        from lmi_config.shape import make_target
+
+        backend = resolve_backend("vllm")
+        release = default_release(backend.id)[0]
+        target = make_target(backend.id, "gpu", release, resolve_instance(instance), resolve_model(model))
+        default = CandidateWriter(
+            {**backend.render_options(release), "option.model_id": model}, target, "gpu"
+        ).default_batch
+    assert default is not None and batch >= default
+    assert "batch: " in text and "objective throughput" in text and "TPOT" in text
+
+
+METRICS = {
+    "throughput": lambda figures: -figures.output_tokens_per_second,
+    "latency": lambda figures: figures.tpot_ms,
+    "cost": lambda figures: figures.usd_per_million_tokens,
+}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    objective=st.sampled_from(sorted(METRICS)),
+    input_tokens=st.integers(64, 6000),
+    output_tokens=st.integers(16, 2000),
+    concurrency=st.one_of(st.none(), st.integers(1, 64)),
+)
+def test_objectives_order_rows_by_their_metric(
+    objective: str, input_tokens: int, output_tokens: int, concurrency: int | None
+) -> None:
+    workload = PlanWorkload(input_tokens=input_tokens, output_tokens=output_tokens, concurrency=concurrency)
+    result = plan_model(
+        PlanRequest(
+            model="Qwen/Qwen2.5-7B-Instruct", families=("inf2", "g5"), objective=objective, workload=workload
+        )
+    )
+    clean = [c for c in result.candidates if c.feasible and not c.warnings and c.figures is not None]
+    values = [METRICS[objective](c.figures) for c in clean]
+    assert values == sorted(values)
+
+
+def test_latency_limits_leave_out_every_row_that_breaks_them() -> None:
+    loose = plan_model(PlanRequest(model=LLAMA_8B, families=("g5",), top=0))
+    limit = sorted(c.figures.tpot_ms for c in loose.candidates if c.figures is not None)[
+        len(loose.candidates) // 2
+    ]
+    tight = plan_model(
+        PlanRequest(model=LLAMA_8B, families=("g5",), top=0, workload=PlanWorkload(max_tpot_ms=limit))
+    )
+    assert tight.candidates and all(
+        c.figures is not None and c.figures.tpot_ms <= limit for c in tight.candidates
+    )
+    assert len(tight.candidates) < len(loose.candidates)
+
+
+def test_every_accelerated_catalog_instance_has_a_price_or_a_reason() -> None:
+    from lmi_config.knowledge import load_data
+
+    table = load_data("instances.json")["on_demand_prices"]
+    for instance in instances().values():
+        price = on_demand_price(instance.instance_type)
+        if price is None:
+            assert instance.instance_type in table["not_found"], instance.instance_type
+            continue
+        assert price.usd_per_hour > 0 and price.source.startswith("https://github.com/") and price.date
+    accelerated = [i.instance_type for i in instances().values() if i.accelerator in ("neuron", "gpu")]
+    unpriced = [name for name in accelerated if on_demand_price(name) is None]
+    assert set(unpriced) <= {"trn2.3xlarge", "trn2u.48xlarge"}
+    for name in ("g6e.xlarge", "p4de.24xlarge", "p5e.48xlarge", "trn2.48xlarge"):
+        assert on_demand_price(name) is not None, name
+
+
+def test_a_workload_longer_than_max_model_len_is_refused_with_exit_2() -> None:
+    result = run_cli("plan", "--model", LLAMA_8B, "--max-model-len", "1000", "--input-tokens", "2000")
+    assert (
+        result.returncode == 2
+        and "--max-model-len 1000" in result.stderr
+        and "Traceback" not in result.stderr
+    )
+
+
+def test_explain_prints_the_predicted_performance_of_a_file() -> None:
+    from conftest import ROOT
+
+    path = ROOT / "samples" / "rendered" / "llama-3.1-8b-inf2-24xlarge.serving.properties"
+    text = run_cli("explain", str(path))
+    assert text.returncode == 0, text.stderr
+    assert "predicted performance (workload: 1024 input + 256 output tokens" in text.stdout
+    said = path.read_text(encoding="utf-8").split("predicted TTFT", 1)[1].split(";", 1)[0]
+    assert f"predicted TTFT{said}" in text.stdout  # the figures render's comment names
+    document = json.loads(run_cli("explain", str(path), "--format", "json").stdout)
+    figures = document["performance"]["predicted"]
+    assert figures["output_tokens_per_second"] > 0 and figures["tpot_ms"] > 0
+
+
+@pytest.mark.parametrize(
+    ("model", "instance", "backend", "version", "length_key"),
+    [
+        (LLAMA_8B, "ml.g5.12xlarge", "vllm", None, "max_model_len"),
+        (
+            "mistralai/Mistral-7B-Instruct-v0.2",
+            "ml.inf2.24xlarge",
+            "transformers-neuronx",
+            "0.30.0",
+            "n_positions",
+        ),
+    ],
+)
+@pytest.mark.parametrize("objective", ["throughput", "latency", "cost"])
+def test_render_auto_writes_the_top_of_plans_ranking(
+    model: str, instance: str, backend: str, version: str | None, length_key: str, objective: str
+) -> None:
+    fields = {"instances": (instance,), "backend": backend, "lmi_version": version, "objective": objective}
+    top = plan_model(PlanRequest(model=model, **fields)).candidates[0]  # type: ignore[arg-type]
+    spec = Spec(
+        model=model,
+        instance=instance,
+        backend=backend,
+        lmi_version=version,
+        objective=objective,  # type: ignore[arg-type]
+        options={
+            "tensor_parallel_degree": "auto",
+            "max_rolling_batch_size": "auto",
+            length_key: top.sequence_length,
+        },
+    )
+    rendered = render(spec)
+    assert rendered.auto == {
+        "tensor_parallel_degree": top.tensor_parallel_degree,
+        "batch_size": top.batch_size,
+    }
+
+
+def test_the_price_table_is_exactly_what_gen_prices_writes() -> None:
+    """The checked-in table has the script's layout (hand edits show up here) and its parser reads
+    FMBench's two kinds of keys."""
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("gen_prices", ROOT / "scripts" / "gen_prices.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    path = ROOT / "lmi_config" / "data" / "instances.json"
+    text = path.read_text(encoding="utf-8")
+    assert script.replace_prices(text, json.loads(text)["on_demand_prices"]) == text
+    sagemaker, ec2 = script.fmbench_prices(
+        "pricing:\n  instance_based:\n    ml.g5.xlarge: 1.4084\n    g5.xlarge: 1.006\n  token_based:\n    x.y: 3\n"
+    )
+    assert sagemaker == {"g5.xlarge": 1.4084} and ec2 == {"g5.xlarge": 1.006}
