@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
     from lmi_config.search import SearchOptions, SearchResult
+    from lmi_config.search.shard_merge import MergeReport
     from lmi_config.spec import Spec
 
 __all__ = [
@@ -57,7 +58,9 @@ __all__ = [
     "plan_specs",
     "refresh_images",
     "render",
+    "merge_search_results",
     "search",
+    "search_shard",
 ]
 
 
@@ -515,3 +518,41 @@ def search(
     from lmi_config.search import SearchOptions, run_search
 
     return run_search(options if options is not None else SearchOptions(**fields), report)
+
+
+def search_shard(
+    options: SearchOptions,
+    shard: str,
+    results: str,
+    *,
+    region: str | None = None,
+    endpoint_url: str | None = None,
+    report: Callable[[str], None] | None = None,
+) -> SearchResult:
+    """Run shard ``shard`` (``K/N``) of a search whose shards share the results location ``results``
+    (``s3://bucket/prefix`` or a directory): the local search on the shard's TP sizes, its results
+    and journal published as the shard's own object after every trial. Raises :class:`InputError`
+    for a bad shard, a location holding another search, or another run of the same shard."""
+    from lmi_config.search.shard_run import run_shard
+    from lmi_config.search.shards import parse_shard
+
+    return run_shard(
+        options, parse_shard(shard), results, region=region, endpoint_url=endpoint_url, report=report
+    )
+
+
+def merge_search_results(
+    results: str,
+    output: str | None = None,
+    model: str | None = None,
+    *,
+    region: str | None = None,
+    endpoint_url: str | None = None,
+) -> MergeReport:
+    """Merge every shard of the search in ``results`` into the cache-config file ``output`` and the
+    journal beside it (locked, atomic, idempotent: merging again adds nothing). Damaged shard
+    objects and shards of another search are listed in the report's ``refused``, not merged."""
+    from lmi_config.search.results_store import open_store
+    from lmi_config.search.shard_merge import merge_results
+
+    return merge_results(open_store(results, region=region, endpoint_url=endpoint_url), output, model)
