@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
     from lmi_config.search import SearchOptions, SearchResult
+    from lmi_config.search.coordinator import CoordinatorResult
+    from lmi_config.search.sagemaker_jobs import JobPlan, RemoteRequest
     from lmi_config.search.shard_merge import MergeReport
     from lmi_config.spec import Spec
 
@@ -59,8 +61,11 @@ __all__ = [
     "refresh_images",
     "render",
     "merge_search_results",
+    "plan_search_jobs",
+    "run_search_jobs",
     "search",
     "search_shard",
+    "stop_search_jobs",
 ]
 
 
@@ -556,3 +561,43 @@ def merge_search_results(
     from lmi_config.search.shard_merge import merge_results
 
     return merge_results(open_store(results, region=region, endpoint_url=endpoint_url), output, model)
+
+
+def plan_search_jobs(request: RemoteRequest) -> JobPlan:
+    """The SageMaker training jobs of ``search --on sagemaker`` (one per shard), with their
+    instance-hours, cost bound and exact CreateTrainingJob requests; calls no AWS API. Raises
+    :class:`InputError` for a missing option or an instance type training jobs do not offer."""
+    from lmi_config.search.sagemaker_jobs import plan_jobs
+
+    return plan_jobs(request)
+
+
+def run_search_jobs(
+    plan: JobPlan,
+    *,
+    output: str | None = None,
+    retry_failed: bool = False,
+    wait: bool = True,
+    poll_seconds: float = 60.0,
+    confirm: Callable[[list[str]], bool],
+    report: Callable[[str], None] | None = None,
+) -> CoordinatorResult:
+    """Start the jobs of ``plan`` not started yet (only when ``confirm`` agrees), watch them and merge
+    their shards into ``output`` and its journal; a coordinator stopped and run again resumes.
+    Raises :class:`InputError` when another coordinator watches the search, :class:`DeployError`
+    when AWS refuses a call."""
+    from lmi_config.deploy.aws import Clients
+    from lmi_config.search.coordinator import Coordinator
+
+    coordinator = Coordinator(
+        plan, Clients(plan.region, plan.request.endpoint_url), output, report or (lambda _: None)
+    )
+    return coordinator.run(retry_failed=retry_failed, wait=wait, poll_seconds=poll_seconds, confirm=confirm)
+
+
+def stop_search_jobs(plan: JobPlan) -> list[str]:
+    """Stop every running job of the search ``plan`` names; returns the jobs stopped."""
+    from lmi_config.deploy.aws import Clients
+    from lmi_config.search.coordinator import Coordinator
+
+    return Coordinator(plan, Clients(plan.region, plan.request.endpoint_url), None, lambda _: None).stop()
