@@ -45,7 +45,7 @@ def parse_shard(text: str) -> Shard:
     """``K/N`` with 1 <= K <= N; :class:`InputError` saying what to give instead."""
     found = _SHARD.match(text)
     if found is None:
-        raise InputError(f"--shard {text!r}: expected K/N, e.g. --shard 1/3 (the first of three shards)")
+        raise InputError(f"--shard {text}: expected K/N, e.g. --shard 1/3 (the first of three shards)")
     index, count = int(found.group(1)), int(found.group(2))
     if count < 1 or not 1 <= index <= count:
         raise InputError(
