@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from lmi_config.cli.common import _emit, _fail_input
+from lmi_config.cli.common import _emit
 
 DEPLOY_FAILED = 3  # as deploy: AWS refused a call, or a job failed
 
@@ -18,17 +18,11 @@ DEPLOY_FAILED = 3  # as deploy: AWS refused a call, or a job failed
 def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callable[[str], None]) -> None:
     """Parse into a request, call the API, print; exits 0, 2 (input), 3 (a job failed or AWS refused)."""
     from lmi_config import api
-    from lmi_config.errors import DeployError
+    from lmi_config.errors import DeployError, InputError
     from lmi_config.search.sagemaker_jobs import RemoteRequest, format_plan
     from lmi_config.search.session import SearchOptions
 
     dry_run = bool(options.get("dry_run"))
-    if not (flags["yes"] or dry_run or sys.stdin.isatty()):
-        # as deploy: nobody can answer, so nothing that costs money starts unasked
-        _fail_input(
-            "search --on sagemaker starts paid jobs and standard input is not a terminal, so nothing was "
-            "asked and nothing was started: pass --yes to start them (--dry-run shows the plan and the calls)"
-        )
     search = {
         name: value for name, value in options.items() if name not in ("instances", "dry_run", "instance")
     }
@@ -53,7 +47,17 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
         return
 
     def confirm(pending: list[str]) -> bool:
-        return bool(flags["yes"]) or click.confirm(
+        # asked only when a job is to be started: watching and merging cost nothing
+        if flags["yes"]:
+            return True
+        if not sys.stdin.isatty():
+            # as deploy --delete: nobody can answer, so nothing that costs money starts unasked
+            raise InputError(
+                f"search --on sagemaker would start {len(pending)} paid job(s) and standard input is not a "
+                "terminal, so nothing was asked and nothing was started: pass --yes to start them "
+                "(--dry-run shows the plan and the calls)"
+            )
+        return click.confirm(
             f"Start {len(pending)} training job(s) ({', '.join(pending)})?", default=False, err=True
         )
 
