@@ -114,6 +114,11 @@ def run_remote(flags: dict[str, Any], options: dict[str, Any], report: Callable[
     from lmi_config import api
 
     try:
+        if (flags["on"] or flags["stop"]) and (flags["shard"] or flags["merge"] or flags["results_location"]):
+            _fail_input(
+                "--on sagemaker plans the shards itself and merges into --output: give --s3-prefix, "
+                "not --shard, --results or --merge"
+            )
         if flags["on"] or flags["stop"]:
             from lmi_config.cli.search_sagemaker import run_sagemaker
 
