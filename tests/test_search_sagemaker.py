@@ -302,3 +302,18 @@ def test_stop_stops_every_job_and_a_second_coordinator_is_refused_while_one_watc
     assert stopped.returncode == 0 and "stopped 3 job(s)" in stopped.stdout
     assert sorted(jobs(aws).values()) == ["Stopped"] * 3
     assert os.environ.get("AWS_SECRET_ACCESS_KEY") != SECRET_KEY  # the fake keys stay in the subprocesses
+
+
+def test_a_corrupt_shard_object_in_s3_is_refused_by_key_and_the_others_merged(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    search = Search(server, tmp_path)
+    assert search.coordinate("--yes", "--no-wait").returncode == 0
+    search.play(aws, named(aws, "trn1-2xlarge-1of1"))
+    aws["s3"].put_object(
+        Bucket=BUCKET, Key="mistral/shards/trn1.32xlarge-1of2.json", Body=b'{"format": 1, "kind": "lmi-con'
+    )
+    result = search.coordinate("--no-wait")
+    assert result.returncode == 2, result.stderr
+    assert f"{PREFIX}/shards/trn1.32xlarge-1of2.json" in result.stderr and "Traceback" not in result.stderr
+    assert {key[0] for key in proven(search.results)} == {2}  # the small job's shard, merged

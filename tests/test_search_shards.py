@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -175,3 +177,22 @@ def test_shards_split_tp_sizes_round_robin_and_jobs_across_instance_types() -> N
     assert len(plan_shards({"trn1.2xlarge": (2,)}, 5)) == 1  # never more shards than TP sizes
     with pytest.raises(InputError, match="--max-jobs 1"):
         plan_shards({"a": (2,), "b": (2,)}, 1)
+
+
+def test_the_same_shard_running_twice_at_once_stops_the_stale_writer_and_keeps_the_other(
+    tmp_path: Path,
+) -> None:
+    shared = tmp_path / "shared"
+    hanging = Machines(tmp_path / "a", truth(MISTRAL, INSTANCE, 0.9, {"2,128,16384": {"export": "hang"}}))
+    first = hanging.start(_shard(1, 3, shared), tmp_path / "machine-a")
+    deadline = time.monotonic() + 60
+    while not hanging.exports():  # the first copy published its object and hangs in its first export
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.05)
+    second = _machines(tmp_path / "b").run(_shard(1, 3, shared), tmp_path / "machine-b")
+    assert second.returncode == 0, second.stderr
+    published = (shared / "shards" / f"{INSTANCE}-1of3.json").read_bytes()
+    first.send_signal(signal.SIGTERM)
+    _, stderr = first.communicate(timeout=60)
+    assert first.returncode == 2 and "changed by another run of shard" in stderr, stderr
+    assert (shared / "shards" / f"{INSTANCE}-1of3.json").read_bytes() == published  # not overwritten
