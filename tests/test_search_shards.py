@@ -196,3 +196,12 @@ def test_the_same_shard_running_twice_at_once_stops_the_stale_writer_and_keeps_t
     _, stderr = first.communicate(timeout=60)
     assert first.returncode == 2 and "changed by another run of shard" in stderr, stderr
     assert (shared / "shards" / f"{INSTANCE}-1of3.json").read_bytes() == published  # not overwritten
+
+
+def test_a_shard_dry_run_lists_only_its_tp_sizes_and_creates_nothing(tmp_path: Path) -> None:
+    machines = _machines(tmp_path)
+    result = machines.run(_shard(2, 3, tmp_path / "shared", "--dry-run"), tmp_path / "machine")
+    assert result.returncode == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()[1:-1]]
+    assert rows and {row[0] for row in rows} == {"4"}  # shard 2 of 3 of TP 2, 4, 8
+    assert not (tmp_path / "shared").exists() and machines.exports() == []

@@ -296,7 +296,7 @@ def plan(
 @click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
 @remote_options
 def search(python_command: str, require_free_gib: float | None, **options: Any) -> None:
-    """Find the valid export configurations of a model on this Neuron machine.
+    """Find the valid export configurations of a model on this Neuron machine, or in shards.
 
     Runs the optimal-export-configuration workflow: each candidate TP, batch and
     sequence length is exported (optimum-cli export neuron) and loaded, each in its own
@@ -304,6 +304,11 @@ def search(python_command: str, require_free_gib: float | None, **options: Any) 
     format); failures (with their class and last lines) and skips go to a journal
     beside the results. Run the same command again to resume: no trial is repeated.
     Ctrl-C ends the running trial's processes and stops (exit 130).
+
+    Beyond one machine: --shard K/N runs every N-th TP size and publishes to a
+    shared --results location (s3:// or a directory); --merge merges the shards;
+    --on sagemaker runs one training job per shard, shows the cost bound, asks,
+    then watches and merges (exit 3 while a failed job is not retried).
 
     \b
     Examples:

@@ -121,7 +121,7 @@ class S3Store:
         """PutObject, conditionally (see the module); returns the new ETag."""
         headers = {"If-None-Match": "*"} if if_absent else {"If-Match": if_match} if if_match else {}
         try:
-            with _extra_headers(self.client, "PutObject", headers):
+            with ExtraHeaders(self.client, "PutObject", headers):
                 response = self.client.put_object(
                     Bucket=self.bucket, Key=self._key(key), Body=data, ContentType="application/json"
                 )
@@ -155,7 +155,7 @@ class S3Store:
             raise OutputError(f"cannot delete {self.describe(key)}: {_describe(error)}") from None
 
 
-class _extra_headers:
+class ExtraHeaders:
     """Add HTTP headers to one operation of a client while the block runs."""
 
     def __init__(self, client: Any, operation: str, headers: dict[str, str]) -> None:

@@ -92,12 +92,12 @@ def run_shard(
     check_work_dir(Path(options.work_dir))
     found = machine(options.instance, options.cores, options.cores_per_device, options.python)
     name = shard_name(found.instance_type, shard)
+    if options.dry_run:  # the shard's candidates; nothing is created, not even the location
+        return run_search(replace(options, instance=found.instance_type, shard=shard))
     store = open_store(location, region=region, endpoint_url=endpoint_url)
     definition = SearchDefinition(
         options.model, options.strategy, options.task, options.backend, options.dtype
     )
-    if options.dry_run:
-        return run_search(replace(options, instance=found.instance_type, shard=shard))
     search_id = join_search(store, definition)
     where = {
         "shard": name,
