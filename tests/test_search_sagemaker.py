@@ -28,6 +28,8 @@ from moto.sagemaker.models import FakeTrainingJob, sagemaker_backends
 from moto.sagemaker.responses import SageMakerResponse
 from shard_machines import MISTRAL, Machines, failed, proven, truth
 
+from lmi_config.knowledge.planning import on_demand_price
+
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/SageMakerExecution"
@@ -151,6 +153,10 @@ class Search:
         end(name, status)
 
 
+def _usd(price: Any) -> float:
+    return price.usd_per_hour if price is not None else 0.0
+
+
 def end(name: str, status: str, reason: str | None = None) -> None:
     job = sagemaker_backends[ACCOUNT][REGION].training_jobs[name]
     job.training_job_status = status
@@ -174,7 +180,13 @@ def test_three_shards_over_two_instance_types_one_failing_and_a_coordinator_rest
     search = Search(server, tmp_path)
     started = search.coordinate("--yes", "--no-wait")
     assert started.returncode == 0, started.stderr
-    assert "at most $455.95 plus the hours of trn1.2xlarge" in started.stderr  # 2 jobs x 8 h x $28.497
+    prices = {name: on_demand_price(name) for name in ("trn1.32xlarge", "trn1.2xlarge")}
+    bound = 8 * (2 * _usd(prices["trn1.32xlarge"]) + _usd(prices["trn1.2xlarge"]))  # 3 jobs x 8 h at most
+    assert f"at most ${bound:,.2f}" in started.stderr and "24 instance-hours at most" in started.stderr
+    for name, price in prices.items():
+        assert (f"the hours of {name}" in started.stderr or f", {name} (no list" in started.stderr) == (
+            price is None
+        )
     assert sorted(jobs(aws).values()) == ["InProgress"] * 3
     small, first, second = (
         named(aws, "trn1-2xlarge-1of1"),

@@ -28,7 +28,7 @@ from typing import Any
 from lmi_config.errors import DeployError, InputError
 from lmi_config.search.results_store import ConflictError, S3Store
 from lmi_config.search.sagemaker_jobs import JobPlan, PlannedJob, split_s3
-from lmi_config.search.shard_merge import MergeReport, merge_journal_entries, merge_state, read_shards
+from lmi_config.search.shard_merge import MergeReport, merge_journal_entries, merge_results
 from lmi_config.search.shard_objects import SearchDefinition, join_search, now
 from lmi_config.strict_json import dump_json, parse_json
 
@@ -190,19 +190,9 @@ class Coordinator:
                 stopped.append(state.name)
         return stopped
 
-    def merge(self, search_id: str) -> MergeReport:
+    def merge(self) -> MergeReport:
         """Merge every shard object published so far into the results file and the journal."""
-        from lmi_config.search.records import SearchPaths, results_path
-
-        model = self.plan.request.search.model
-        paths = SearchPaths.beside(results_path(self.output, model))
-        report = MergeReport(paths.results, paths.journal)
-        report.shards, report.refused = read_shards(self.store, search_id)
-        for state in report.shards:
-            added = merge_state(state, paths.results, paths.journal, model)
-            report.added_results += added[0]
-            report.added_journal += added[1]
-        return report
+        return merge_results(self.store, self.output, self.plan.request.search.model)
 
     def journal_failures(self, states: list[JobState], merged: MergeReport) -> list[dict[str, Any]]:
         """A journal entry (once per job) for every failed or stopped job, with its last log lines."""
@@ -274,7 +264,6 @@ class Coordinator:
         lease.acquire()
         result = CoordinatorResult()
         try:
-            search_id = join_search(self.store, definition)
             states = self.states()
             pending = [
                 state.job.name
@@ -284,10 +273,11 @@ class Coordinator:
             if pending and not confirm(pending):
                 result.declined, result.states = True, states
                 return result
+            join_search(self.store, definition)  # before any job: the jobs join this search
             result.created = self.start(states, retry_failed)
             while True:
                 result.states = self.states()
-                result.merge = self.merge(search_id)
+                result.merge = self.merge()
                 result.failures = self.journal_failures(result.states, result.merge)
                 self.report(self.progress(result.states, result.merge))
                 if result.finished or not wait:
