@@ -115,6 +115,10 @@ def test_a_corrupt_object_and_a_shard_of_another_search_are_refused_by_key_and_t
     good = (shared / "shards" / f"{INSTANCE}-1of3.json").read_bytes()
     truncated = shared / "shards" / f"{INSTANCE}-2of3.json"
     truncated.write_bytes(good[: len(good) // 2])
+    junk = json.loads(good)
+    junk["shard"], junk["results"][MISTRAL][0]["tensor_parallel_size"] = f"{INSTANCE}-9of9", "8"
+    wrong_types = shared / "shards" / f"{INSTANCE}-9of9.json"
+    wrong_types.write_text(json.dumps(junk))
     result = run(
         "search",
         "--model",
@@ -127,6 +131,7 @@ def test_a_corrupt_object_and_a_shard_of_another_search_are_refused_by_key_and_t
         cwd=tmp_path,
     )
     assert_refused(result, 2, str(foreign), "a shard of another search", str(truncated))
+    assert f"{wrong_types}: entry 1 of {MISTRAL} is not a configuration" in result.stderr
     assert {key[0] for key in proven(tmp_path / "merged.json")} == {2}  # the good shard only
 
 

@@ -154,6 +154,9 @@ def parse_shard(data: bytes, shown: str, key: str, search_id: str) -> ShardState
     if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
         raise InputError(f"{shown}: its journal has no list of entries; not merged")
     results = cache_config.parse(dump_json(document.get("results", {}), indent=None), shown)
+    problem = _entry_problem(results, entries)
+    if problem is not None:
+        raise InputError(f"{shown}: {problem}; not merged")
     return ShardState(
         key,
         name,
@@ -162,6 +165,33 @@ def parse_shard(data: bytes, shown: str, key: str, search_id: str) -> ShardState
         document.get("complete") is True,
         results,
         entries,
+    )
+
+
+TRIAL_FIELDS = ("tensor_parallel_size", "batch_size", "sequence_length")
+
+
+def _entry_problem(results: cache_config.CacheConfig, journal: list[dict[str, Any]]) -> str | None:
+    """Why the entries of a shard object cannot be merged (a trial's numbers that are not positive
+    integers, a result without its task or instance type), or None."""
+    for model, entries in results.items():
+        for index, entry in enumerate(entries):
+            if not _positive_integers(entry) or not all(
+                isinstance(entry.get(name), str) for name in ("task", "instance_type")
+            ):
+                return f"entry {index + 1} of {model} is not a configuration (task, instance_type, {', '.join(TRIAL_FIELDS)})"
+    for index, entry in enumerate(journal):
+        if entry.get("outcome") in ("failed", "skipped") and not _positive_integers(entry):
+            return (
+                f"journal entry {index + 1} names no trial ({', '.join(TRIAL_FIELDS)} as positive integers)"
+            )
+    return None
+
+
+def _positive_integers(entry: dict[str, Any]) -> bool:
+    return all(
+        isinstance(entry.get(name), int) and not isinstance(entry.get(name), bool) and entry[name] > 0
+        for name in TRIAL_FIELDS
     )
 
 
