@@ -256,6 +256,12 @@ def test_a_dry_run_prints_the_plan_and_the_calls_and_starts_nothing(
     assert all(request["StoppingCondition"]["MaxRuntimeInSeconds"] == 8 * 3600 for request in requests)
     assert "24 instance-hours at most" in result.stdout and SECRET_KEY not in result.stdout + result.stderr
     assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)
+    # five shards of trn1.32xlarge: the one holding only TP 4, which the judge rules out on trn1, gets no job
+    wide = search.coordinate("--dry-run", "--max-jobs", "6")
+    assert wide.returncode == 0, wide.stderr
+    assert wide.stdout.count("sagemaker.create_training_job ") == 5
+    assert "trn1.32xlarge-2of5: no job — the judge rules out every candidate of TP 4" in wide.stdout
+    assert jobs(aws) == {}
 
 
 def test_nothing_starts_without_a_terminal_and_without_yes(

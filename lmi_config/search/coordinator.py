@@ -121,7 +121,9 @@ class Lease:
     def release(self) -> None:
         """Give the lease up if it is still ours."""
         found = self.store.read(LEASE_KEY)
-        if found is not None and found[1] == self.version:
+        # by owner, not by version: a Ctrl-C can land after a renewal was written and before its
+        # new version was kept
+        if found is not None and _owner(found[0]) == self.owner:
             self.store.delete(LEASE_KEY)
 
 
@@ -286,6 +288,14 @@ class Coordinator:
                 lease.renew()
         finally:
             lease.release()
+
+
+def _owner(data: bytes) -> str | None:
+    try:
+        document = parse_json(data, LEASE_KEY)
+    except InputError:
+        return None
+    return str(document.get("owner")) if isinstance(document, dict) else None
 
 
 def attempt_names(base: str, count: int) -> list[str]:

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from lmi_config import __version__
 from lmi_config.errors import InputError
 from lmi_config.search.session import SearchOptions
 from lmi_config.search.shard_run import JOB_NAME_VARIABLE
 from lmi_config.search.shards import PlannedShard, plan_shards
+
+if TYPE_CHECKING:
+    from lmi_config.search.grid import Predictor, TrialGrid
 
 JOB_PREFIX = "lmic"
 WORK_DIRECTORY = "/opt/ml/lmi-config-search"  # on the job's own volume
@@ -70,6 +73,7 @@ class JobPlan:
     region: str
     image: str
     jobs: list[PlannedJob] = field(default_factory=list)
+    idle: list[PlannedShard] = field(default_factory=list)  # nothing to try: no job is started
 
     @property
     def instance_hours(self) -> float:
@@ -137,7 +141,11 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
     tag = search_tag(request.search, request.s3_prefix)
     image = request.image or default_image(region)
     plan = JobPlan(request, tag, region, image)
-    for shard in plan_shards(grids, request.max_jobs):
+    sizes = {name: grid.tensor_parallel_sizes for name, (grid, _) in grids.items()}
+    for shard in plan_shards(sizes, request.max_jobs):
+        if request.search.strategy == "guided" and _nothing_to_try(shard, *grids[shard.instance_type]):
+            plan.idle.append(shard)
+            continue
         name = job_base_name(tag, shard)
         plan.jobs.append(
             PlannedJob(shard, name, create_request(plan, shard, name), _price(shard.instance_type))
@@ -145,10 +153,11 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
     return plan
 
 
-def _grids(request: RemoteRequest) -> dict[str, tuple[int, ...]]:
+def _grids(request: RemoteRequest) -> dict[str, tuple[TrialGrid, Predictor]]:
+    """Per instance type: the seed's grid for the model and the judge's predictor."""
     from lmi_config.knowledge.instances import resolve_instance
     from lmi_config.modelarch import ModelResolutionError, resolve_model
-    from lmi_config.search.grid import seed_grid
+    from lmi_config.search.grid import Predictor, seed_grid
 
     try:
         arch = resolve_model(request.search.model, allow_hub=request.search.hub)
@@ -182,8 +191,20 @@ def _grids(request: RemoteRequest) -> dict[str, tuple[int, ...]]:
             raise InputError(
                 f"--instance {name}: no candidate for {request.search.model} (no TP size divides its heads)"
             )
-        grids[instance.instance_type] = grid.tensor_parallel_sizes
+        options = request.search
+        grids[instance.instance_type] = (grid, Predictor(arch, instance, options.backend, options.dtype))
     return grids
+
+
+def _nothing_to_try(shard: PlannedShard, grid: TrialGrid, predict: Predictor) -> bool:
+    """Whether the guided strategy rules out every candidate of the shard before any trial: its job
+    would pay for an instance that exports nothing."""
+    from lmi_config.knowledge.planning import search_constants
+    from lmi_config.search.strategy import GuidedStrategy
+
+    own = replace(grid, tensor_parallel_sizes=shard.tensor_parallel_sizes)
+    guided = GuidedStrategy(own, predict, search_constants().memory_error_margin)
+    return all(guided.skip_reason(trial) is not None for trial in own.seed_order())
 
 
 def _price(instance_type: str) -> float | None:
@@ -273,6 +294,11 @@ def format_plan(plan: JobPlan) -> str:
         cost = f"${job.usd_per_hour * hours:,.2f}" if job.usd_per_hour is not None else "no price"
         sizes = ",".join(map(str, job.shard.tensor_parallel_sizes))
         lines.append(f"{job.name:<40} ml.{job.shard.instance_type:<17} {sizes:<14} {hours:>6g} {cost:>10}")
+    for shard in plan.idle:
+        sizes = ",".join(map(str, shard.tensor_parallel_sizes))
+        lines.append(
+            f"{shard.name}: no job — the judge rules out every candidate of TP {sizes} on {shard.instance_type}"
+        )
     bound = f"at most ${plan.cost_bound_usd:,.2f}"
     if plan.unpriced:
         bound += f" plus the hours of {', '.join(plan.unpriced)} (no list price known)"
