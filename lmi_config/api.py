@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from lmi_config.plan import PlanRequest, PlanResult
     from lmi_config.render import Rendered
     from lmi_config.search import SearchOptions, SearchResult
+    from lmi_config.search.coordinator import CoordinatorResult
+    from lmi_config.search.sagemaker_jobs import JobPlan, RemoteRequest
+    from lmi_config.search.shard_merge import MergeReport
     from lmi_config.spec import Spec
 
 __all__ = [
@@ -57,7 +60,12 @@ __all__ = [
     "plan_specs",
     "refresh_images",
     "render",
+    "merge_search_results",
+    "plan_search_jobs",
+    "run_search_jobs",
     "search",
+    "search_shard",
+    "stop_search_jobs",
 ]
 
 
@@ -529,3 +537,81 @@ def search(
     from lmi_config.search import SearchOptions, run_search
 
     return run_search(options if options is not None else SearchOptions(**fields), report)
+
+
+def search_shard(
+    options: SearchOptions,
+    shard: str,
+    results: str,
+    *,
+    region: str | None = None,
+    endpoint_url: str | None = None,
+    report: Callable[[str], None] | None = None,
+) -> SearchResult:
+    """Run shard ``shard`` (``K/N``) of a search whose shards share the results location ``results``
+    (``s3://bucket/prefix`` or a directory): the local search on the shard's TP sizes, its results
+    and journal published as the shard's own object after every trial. Raises :class:`InputError`
+    for a bad shard, a location holding another search, or another run of the same shard."""
+    from lmi_config.search.shard_run import run_shard
+    from lmi_config.search.shards import parse_shard
+
+    return run_shard(
+        options, parse_shard(shard), results, region=region, endpoint_url=endpoint_url, report=report
+    )
+
+
+def merge_search_results(
+    results: str,
+    output: str | None = None,
+    model: str | None = None,
+    *,
+    region: str | None = None,
+    endpoint_url: str | None = None,
+) -> MergeReport:
+    """Merge every shard of the search in ``results`` into the cache-config file ``output`` and the
+    journal beside it (locked, atomic, idempotent: merging again adds nothing). Damaged shard
+    objects and shards of another search are listed in the report's ``refused``, not merged."""
+    from lmi_config.search.results_store import open_store
+    from lmi_config.search.shard_merge import merge_results
+
+    return merge_results(open_store(results, region=region, endpoint_url=endpoint_url), output, model)
+
+
+def plan_search_jobs(request: RemoteRequest) -> JobPlan:
+    """The SageMaker training jobs of ``search --on sagemaker`` (one per shard), with their
+    instance-hours, cost bound and exact CreateTrainingJob requests; calls no AWS API. Raises
+    :class:`InputError` for a missing option or an instance type training jobs do not offer."""
+    from lmi_config.search.sagemaker_jobs import plan_jobs
+
+    return plan_jobs(request)
+
+
+def run_search_jobs(
+    plan: JobPlan,
+    *,
+    output: str | None = None,
+    retry_failed: bool = False,
+    wait: bool = True,
+    poll_seconds: float = 60.0,
+    confirm: Callable[[list[str]], bool],
+    report: Callable[[str], None] | None = None,
+) -> CoordinatorResult:
+    """Start the jobs of ``plan`` not started yet (only when ``confirm`` agrees), watch them and merge
+    their shards into ``output`` and its journal; a coordinator stopped and run again resumes.
+    Raises :class:`InputError` when another coordinator watches the search, :class:`DeployError`
+    when AWS refuses a call."""
+    from lmi_config.deploy.aws import Clients
+    from lmi_config.search.coordinator import Coordinator
+
+    coordinator = Coordinator(
+        plan, Clients(plan.region, plan.request.endpoint_url), output, report or (lambda _: None)
+    )
+    return coordinator.run(retry_failed=retry_failed, wait=wait, poll_seconds=poll_seconds, confirm=confirm)
+
+
+def stop_search_jobs(plan: JobPlan) -> list[str]:
+    """Stop every running job of the search ``plan`` names; returns the jobs stopped."""
+    from lmi_config.deploy.aws import Clients
+    from lmi_config.search.coordinator import Coordinator
+
+    return Coordinator(plan, Clients(plan.region, plan.request.endpoint_url), None, lambda _: None).stop()

@@ -19,6 +19,7 @@ from lmi_config.cli.common import (
     format_option,
     main,
 )
+from lmi_config.cli.search_remote import REMOTE_FLAGS, remote_options, run_remote, wants_remote
 from lmi_config.errors import PlanningError
 
 
@@ -258,7 +259,10 @@ def plan(
     help="seed: the seed's exact order; guided: skip what cannot fit, probe each boundary.",
 )
 @click.option(
-    "--instance", metavar="TYPE", default=None, help="Instance type (default: detected by optimum-neuron)."
+    "--instance",
+    multiple=True,
+    metavar="TYPE",
+    help="Instance type (default: detected by optimum-neuron); with --on sagemaker, one or more.",
 )
 @click.option(
     "--cores",
@@ -332,8 +336,9 @@ def plan(
     help="List the candidates in order with the memory model's prediction; run nothing.",
 )
 @click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
+@remote_options
 def search(python_command: str, require_free_gib: float | None, **options: Any) -> None:
-    """Find the valid export configurations of a model on this Neuron machine.
+    """Find the valid export configurations of a model on this Neuron machine, or in shards.
 
     Runs the optimal-export-configuration workflow: each candidate TP, batch and
     sequence length is exported (optimum-cli export neuron) and loaded, each in its own
@@ -342,22 +347,37 @@ def search(python_command: str, require_free_gib: float | None, **options: Any) 
     beside the results. Run the same command again to resume: no trial is repeated.
     Ctrl-C ends the running trial's processes and stops (exit 130).
 
+    Beyond one machine: --shard K/N runs every N-th TP size and publishes to a
+    shared --results location (s3:// or a directory); --merge merges the shards;
+    --on sagemaker runs one training job per shard, shows the cost bound, asks,
+    then watches and merges (exit 3 while a failed job is not retried).
+
     \b
     Examples:
       lmi-config search --model meta-llama/Llama-3.1-8B-Instruct
       lmi-config search --model Qwen/Qwen2.5-7B-Instruct --dry-run --instance trn1.32xlarge
       lmi-config search --model ./my-model --strategy seed --output my-model.json
       LMI_CONFIG_EXPORTER="python fake_exporter.py" lmi-config search --model Qwen/Qwen2.5-0.5B --instance inf2.8xlarge
+      lmi-config search --model M --instance trn1.32xlarge --shard 2/3 --results s3://bucket/searches/m
+      lmi-config search --model M --results s3://bucket/searches/m --merge --output m.json
+      lmi-config search --model M --on sagemaker --instance trn1.32xlarge --instance trn1.2xlarge \\
+          --max-jobs 3 --max-hours 8 --role ARN --s3-prefix s3://bucket/searches/m --dry-run
     """
     from lmi_config import api
 
+    flags = {name: options.pop(name) for name in REMOTE_FLAGS}
+    instances = _split(options.pop("instance"))
+    if len(instances) > 1 and not flags["on"]:
+        _fail_input("--instance: one instance type on this machine (several only with --on sagemaker)")
+    options["instance"] = instances[0] if instances and not flags["on"] else None
+    options["python"] = python_command
+    options["required_free_bytes"] = int(require_free_gib * 2**30) if require_free_gib is not None else None
+    report = lambda line: click.echo(line, err=True)  # noqa: E731
+    if wants_remote(flags):
+        run_remote(flags, {**options, "instances": tuple(instances)}, report)
+        return
     try:
-        result = api.search(
-            python=python_command,
-            required_free_bytes=int(require_free_gib * 2**30) if require_free_gib is not None else None,
-            report=lambda line: click.echo(line, err=True),
-            **options,
-        )
+        result = api.search(report=report, **options)
     except USAGE_ERRORS as error:
         _fail_input(str(error))
         return

@@ -35,6 +35,9 @@ from lmi_config.strict_json import dump_json, parse_json
 
 TOKEN_VARIABLE = "LMI_CONFIG_SEARCH_TOKEN"
 JOURNAL_LIMIT_BYTES = 64 * 1024 * 1024  # 20 last lines per failure add up over many models
+# where and when a shard proved an entry (fields optimum-neuron's readers ignore, as ``provenance``)
+PROVEN_ON = "proven_on"
+PROVEN_AT = "proven_at"
 JOURNAL_IDENTITY = ("model", "instance_type", "task", "tensor_parallel_size", "batch_size", "sequence_length")
 
 
@@ -78,9 +81,10 @@ class Subject:
 class Record:
     """The results file and the journal of one subject."""
 
-    def __init__(self, paths: SearchPaths, subject: Subject):
+    def __init__(self, paths: SearchPaths, subject: Subject, where: dict[str, Any] | None = None):
         self.paths = paths
         self.subject = subject
+        self.where = where  # a shard's name, instance type, machine and job: recorded with each outcome
         self.results: cache_config.CacheConfig = {}
         self.journal: dict[str, Any] = {"format": 1, "entries": []}
 
@@ -122,6 +126,8 @@ class Record:
     def add_success(self, trial: Trial) -> None:
         """Merge the configuration, marked exported-and-loaded, into the results file (under its lock)."""
         entry = cache_config.current_entry(self.subject.task, self.subject.instance_type, *trial.key)
+        if self.where is not None:
+            entry = {**entry, PROVEN_ON: self.where, PROVEN_AT: time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         proven = cache_config.with_provenance([entry], cache_config.PROVEN)
         cache_config.merge_into_file(str(self.paths.results), self.subject.model, proven)
 
@@ -142,6 +148,7 @@ class Record:
                 "sequence_length": trial.sequence_length,
                 "outcome": outcome,
                 **details,
+                **({"where": self.where} if self.where is not None else {}),
                 "at": stamp,
             }
             for trial, outcome, details in rows
@@ -149,11 +156,11 @@ class Record:
 
         def update(current: bytes | None) -> tuple[str, None]:
             journal = _parse_journal(current, self.paths.journal) if current is not None else _empty_journal()
-            seen = {_journal_identity(entry) for entry in journal["entries"] if isinstance(entry, dict)}
+            seen = {journal_identity(entry) for entry in journal["entries"] if isinstance(entry, dict)}
             for entry in entries:
-                if _journal_identity(entry) not in seen:
+                if journal_identity(entry) not in seen:
                     journal["entries"].append(entry)
-                    seen.add(_journal_identity(entry))
+                    seen.add(journal_identity(entry))
             self.journal = journal
             return dump_json(journal, indent=1), None
 
@@ -164,7 +171,7 @@ def _empty_journal() -> dict[str, Any]:
     return {"format": 1, "entries": []}
 
 
-def _journal_identity(entry: dict[str, Any]) -> tuple[Any, ...]:
+def journal_identity(entry: dict[str, Any]) -> tuple[Any, ...]:
     """One trial's outcome: a journal holds it once however many writers merged it."""
     return (*(cache_config.hashable(entry.get(name)) for name in JOURNAL_IDENTITY), str(entry.get("outcome")))
 

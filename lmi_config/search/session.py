@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from lmi_config.search.records import (
     results_path,
 )
 from lmi_config.search.runner import ChildRunner, StepResult, classify, remove_artifacts
+from lmi_config.search.shards import Shard
 from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
 from lmi_config.search.system import Machine, machine
 
@@ -61,6 +62,9 @@ class SearchOptions:
     required_free_bytes: int | None = None
     dry_run: bool = False
     hub: bool = False
+    # a shard runs only its TP sizes (see search/shards.py); ``where`` marks each proof it records
+    shard: Shard | None = None
+    where: dict[str, Any] | None = None
 
 
 @dataclass
@@ -113,7 +117,10 @@ def _prepare(options: SearchOptions) -> _Setup:
     grid = seed_grid(
         arch.num_attention_heads, arch.max_position_embeddings, found.available_cores, found.cores_per_device
     )
-    if not grid.size:
+    whole = grid
+    if options.shard is not None:
+        grid = replace(grid, tensor_parallel_sizes=options.shard.sizes(grid.tensor_parallel_sizes))
+    if not whole.size:
         raise InputError(
             f"no candidate for {options.model} on {found.instance_type}: TP must be a multiple of "
             f"{found.cores_per_device}, at least 2, at most {found.available_cores} and divide "
@@ -141,9 +148,15 @@ def _prepare(options: SearchOptions) -> _Setup:
     )
 
 
-def run_search(options: SearchOptions, report: Callable[[str], None] | None = None) -> SearchResult:
-    """Run (or, with ``dry_run``, list) the search; ``report`` receives each progress line."""
+def run_search(
+    options: SearchOptions,
+    report: Callable[[str], None] | None = None,
+    after_record: Callable[[], None] | None = None,
+) -> SearchResult:
+    """Run (or, with ``dry_run``, list) the search; ``report`` receives each progress line,
+    ``after_record`` is called after each outcome is recorded (a shard publishes its files then)."""
     emit = report or (lambda text: None)
+    recorded = after_record or (lambda: None)
     setup = _prepare(options)
     if options.dry_run:
         guided = GuidedStrategy(setup.grid, setup.predict, search_constants().memory_error_margin)
@@ -162,7 +175,7 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
         ended = end_orphans(setup.paths.running)
         if ended:
             emit(f"ended {ended} process(es) a killed search had left running")
-        record = Record(setup.paths, setup.subject)
+        record = Record(setup.paths, setup.subject, options.where)
         outcomes = record.load()  # a damaged file stops the search before it writes anything
         make_directory(setup.exports, "--work-dir")
         record_child(setup.paths.running, token, None)  # before any process carries the token
@@ -172,7 +185,7 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
         )
         previous = _install_handlers(runner)
         try:
-            result = _loop(setup, record, outcomes, runner, emit)
+            result = _loop(setup, record, outcomes, runner, emit, recorded)
         finally:
             _restore_handlers(previous)
             setup.paths.running.unlink(missing_ok=True)
@@ -183,7 +196,12 @@ def run_search(options: SearchOptions, report: Callable[[str], None] | None = No
 
 
 def _loop(
-    setup: _Setup, record: Record, outcomes: Outcomes, runner: ChildRunner, emit: Callable[[str], None]
+    setup: _Setup,
+    record: Record,
+    outcomes: Outcomes,
+    runner: ChildRunner,
+    emit: Callable[[str], None],
+    recorded: Callable[[], None],
 ) -> SearchResult:
     options, strategy = setup.options, setup.strategy
     result = SearchResult("complete", options.strategy, setup.paths.results, setup.paths.journal)
@@ -196,6 +214,7 @@ def _loop(
             outcomes.skipped.update({trial.key: reason for trial, reason in skips})
             result.skipped += len(skips)
             emit(f"skipped {len(skips)} candidate(s) the judge rules out; reasons in {setup.paths.journal}")
+            recorded()
         trial = strategy.next_trial(outcomes)
         if trial is None:
             break
@@ -223,6 +242,7 @@ def _loop(
             outcomes.failures[trial.key] = details["class"]
             result.failed += 1
         emit(progress.describe_outcome(success, seconds, details))
+        recorded()
     if runner.stop_signal is not None:
         result.status, result.stop_signal = "interrupted", runner.stop_signal
         emit(progress.describe_stop(runner.stop_signal))

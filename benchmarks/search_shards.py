@@ -1,0 +1,115 @@
+"""What splitting a search into shards (``search --shard K/N``, ``--on sagemaker``) costs and saves,
+counted in export-and-load trials, for every catalog model on trn1.32xlarge, trn2.48xlarge and
+inf2.48xlarge.
+
+Run: python benchmarks/search_shards.py [--seed 7]
+
+Nothing is exported: the oracle of benchmarks/search_trials.py stands in for the Neuron machine
+(the memory model off by a random factor within +-20 % per model, instance and TP). Each shard
+runs the guided strategy (lmi_config.search.strategy) on its own TP sizes, as a shard does.
+
+Printed, per shard count N: whether the shards' trials add up to the single search's (no trial
+repeated, none lost: the target is "equal" everywhere) and whether they find the same valid
+configurations; and the median and worst ratio of the longest shard's trials to the single
+search's trials — the wall-clock a split takes, as a ratio of one machine's (1/N at best).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+from dataclasses import replace
+
+from lmi_config.knowledge.instances import resolve_instance
+from lmi_config.knowledge.models import catalog_rows
+from lmi_config.modelarch import from_catalog
+from lmi_config.search.grid import Predictor, Trial, seed_grid
+from lmi_config.search.shards import Shard
+from lmi_config.search.strategy import GuidedStrategy, Outcomes
+
+INSTANCES = ("trn1.32xlarge", "trn2.48xlarge", "inf2.48xlarge")
+SHARD_COUNTS = (1, 2, 3, 4, 6)
+
+
+def simulate(strategy, fits) -> tuple[list[Trial], Outcomes]:
+    """Run a strategy to its end against an oracle; (trials in order, what was recorded)."""
+    outcomes, order = Outcomes(), []
+    while True:
+        for trial, reason in strategy.skips(outcomes):
+            outcomes.skipped[trial.key] = reason
+        trial = strategy.next_trial(outcomes)
+        if trial is None:
+            return order, outcomes
+        order.append(trial)
+        if fits(trial):
+            outcomes.successes.add(trial.key)
+        else:
+            outcomes.failures[trial.key] = "device-oom"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=7)
+    arguments = parser.parse_args()
+    rng = random.Random(arguments.seed)
+    ratios: dict[int, list[float]] = {count: [] for count in SHARD_COUNTS}
+    equal = dict.fromkeys(SHARD_COUNTS, True)
+    cases = 0
+    for row in catalog_rows():
+        arch = from_catalog(row["model_id"])
+        if arch is None or not arch.is_text_generation:
+            continue
+        for name in INSTANCES:
+            instance = resolve_instance(name)
+            grid = seed_grid(
+                arch.num_attention_heads,
+                arch.max_position_embeddings,
+                instance.num_cores,
+                instance.cores_per_device,
+            )
+            if not grid.size:
+                continue
+            predict = Predictor(arch, instance, "nxdi")
+            factors = {size: rng.uniform(0.8, 1.2) for size in grid.tensor_parallel_sizes}
+
+            def fits(trial: Trial, predict: Predictor = predict, factors: dict[int, float] = factors) -> bool:
+                prediction = predict(trial)
+                factor = factors[trial.tensor_parallel_size]
+                return not prediction.blocking and prediction.peak_bytes * factor <= prediction.budget_bytes
+
+            single, found = simulate(GuidedStrategy(grid, predict, 0.2), fits)
+            if not single:
+                continue
+            cases += 1
+            for count in SHARD_COUNTS:
+                runs = [
+                    simulate(
+                        GuidedStrategy(
+                            replace(
+                                grid,
+                                tensor_parallel_sizes=Shard(index, count).sizes(grid.tensor_parallel_sizes),
+                            ),
+                            predict,
+                            0.2,
+                        ),
+                        fits,
+                    )
+                    for index in range(1, count + 1)
+                ]
+                trials = [trial for order, _ in runs for trial in order]
+                successes = set().union(*(outcomes.successes for _, outcomes in runs))
+                if sorted(trials) != sorted(single) or successes != found.successes:
+                    equal[count] = False
+                ratios[count].append(max(len(order) for order, _ in runs) / len(single))
+    print(f"{cases} (model, instance) searches; trials counted by the guided strategy's own code")
+    print(f"{'shards':>6}  {'trials add up':>13}  {'longest shard / single (median)':>31}  {'worst':>6}")
+    for count in SHARD_COUNTS:
+        print(
+            f"{count:>6}  {'equal' if equal[count] else 'DIFFER':>13}  "
+            f"{statistics.median(ratios[count]):>31.2f}  {max(ratios[count]):>6.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+"""The coordinator of ``search --on sagemaker``: the command the user runs, which starts the jobs
+it was asked to start, watches them and merges what they publish — and which can be stopped and
+started again at any moment, because everything it knows is somewhere else:
+
+- which jobs exist and how they ended: SageMaker (jobs are named for the search and the shard,
+  ``-r1``, ``-r2`` … for retries, so a restarted coordinator finds them by name);
+- what the jobs found: their shard objects in S3, merged into the results file and the journal
+  beside it with the local search's guarantees (:mod:`lmi_config.search.shard_merge`);
+- that only one coordinator watches a search: a lease object in the results location, created
+  only when absent and renewed only when unchanged (S3 conditional writes); a lease not renewed
+  for a while (its coordinator was killed) can be taken over.
+
+A failed or stopped job is journaled once, with SageMaker's reason and the last lines of its
+CloudWatch log, and started again only with ``--retry-failed`` (the retry resumes its shard).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from lmi_config.errors import DeployError, InputError
+from lmi_config.search.results_store import ConflictError, S3Store
+from lmi_config.search.sagemaker_jobs import JobPlan, PlannedJob, split_s3
+from lmi_config.search.shard_merge import MergeReport, merge_journal_entries, merge_results
+from lmi_config.search.shard_objects import SearchDefinition, join_search, now
+from lmi_config.strict_json import dump_json, parse_json
+
+LEASE_KEY = "coordinator.json"
+LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+LOG_LINES = 20
+TERMINAL = ("Completed", "Failed", "Stopped")
+
+
+@dataclass
+class JobState:
+    """The latest attempt of one planned job."""
+
+    job: PlannedJob
+    name: str | None = None  # None: never started
+    status: str = "NotStarted"
+    attempts: int = 0
+    hours: float = 0.0
+    failure_reason: str = ""
+
+
+@dataclass
+class CoordinatorResult:
+    """How the coordinator ended."""
+
+    states: list[JobState] = field(default_factory=list)
+    merge: MergeReport | None = None
+    created: list[str] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    declined: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.states) and all(state.status in TERMINAL for state in self.states)
+
+
+class Lease:
+    """``coordinator.json``: who watches the search, renewed at every poll."""
+
+    def __init__(self, store: S3Store, lapse_seconds: float) -> None:
+        self.store, self.lapse_seconds = store, lapse_seconds
+        self.owner = secrets.token_hex(8)
+        self.version: str | None = None
+
+    def _document(self) -> bytes:
+        body = {"owner": self.owner, "host": socket.gethostname(), "pid": os.getpid(), "renewed": time.time()}
+        return dump_json(body, indent=None).encode()
+
+    def acquire(self) -> None:
+        """Take the lease, or :class:`InputError` naming the coordinator that holds it."""
+        try:
+            self.version = self.store.write(LEASE_KEY, self._document(), if_absent=True)
+            return
+        except ConflictError:
+            pass
+        found = self.store.read(LEASE_KEY)
+        holder: dict[str, Any] = {}
+        if found is not None:
+            try:
+                parsed = parse_json(found[0], LEASE_KEY)
+                holder = parsed if isinstance(parsed, dict) else {}
+            except InputError:
+                holder = {}  # a damaged lease protects nothing: take it over
+        renewed = holder.get("renewed")
+        age = time.time() - renewed if isinstance(renewed, (int, float)) else float("inf")
+        if age < self.lapse_seconds:
+            raise InputError(
+                f"{self.store.describe(LEASE_KEY)}: another coordinator (host {holder.get('host')}, pid "
+                f"{holder.get('pid')}) watches this search, renewed {age:.0f} s ago; stop it first (Ctrl-C), "
+                f"or wait {self.lapse_seconds:.0f} s after its last renewal if it was killed"
+            )
+        try:
+            self.version = self.store.write(
+                LEASE_KEY, self._document(), if_match=found[1] if found else None, if_absent=found is None
+            )
+        except ConflictError:
+            raise InputError(
+                f"{self.store.describe(LEASE_KEY)}: another coordinator took this search over just now"
+            ) from None
+
+    def renew(self) -> None:
+        """Renew the lease; :class:`InputError` when another coordinator took it over."""
+        try:
+            self.version = self.store.write(LEASE_KEY, self._document(), if_match=self.version)
+        except ConflictError:
+            raise InputError(
+                f"{self.store.describe(LEASE_KEY)}: another coordinator took this search over; this one stops"
+            ) from None
+
+    def release(self) -> None:
+        """Give the lease up if it is still ours."""
+        found = self.store.read(LEASE_KEY)
+        # by owner, not by version: a Ctrl-C can land after a renewal was written and before its
+        # new version was kept
+        if found is not None and _owner(found[0]) == self.owner:
+            self.store.delete(LEASE_KEY)
+
+
+class Coordinator:
+    """Starts, watches and merges the jobs of one plan."""
+
+    def __init__(
+        self, plan: JobPlan, clients: Any, output: str | None, report: Callable[[str], None]
+    ) -> None:
+        from lmi_config.deploy.aws import aws_errors
+
+        self.plan, self.clients, self.output, self.report = plan, clients, output, report
+        self.errors = aws_errors()
+        bucket, prefix = split_s3(str(plan.request.s3_prefix), "--s3-prefix")
+        self.store = S3Store(bucket, prefix, clients("s3"), self.errors)
+
+    def _call(self, service: str, operation: str, **parameters: Any) -> Any:
+        from lmi_config.deploy.aws import describe_error
+
+        try:
+            return getattr(self.clients(service), operation)(**parameters)
+        except self.errors as error:
+            raise DeployError(describe_error(error)) from None
+
+    def states(self) -> list[JobState]:
+        """The latest attempt of every planned job, found by name in SageMaker."""
+        listed: dict[str, dict[str, Any]] = {}
+        paginator = self.clients("sagemaker").get_paginator("list_training_jobs")
+        try:
+            for page in paginator.paginate(NameContains=f"-{self.plan.search_tag}-"):
+                listed.update({row["TrainingJobName"]: row for row in page["TrainingJobSummaries"]})
+        except self.errors as error:
+            from lmi_config.deploy.aws import describe_error
+
+            raise DeployError(describe_error(error)) from None
+        states = []
+        for job in self.plan.jobs:
+            state = JobState(job)
+            for attempt, name in enumerate(attempt_names(job.name, len(listed) + 1)):
+                row = listed.get(name)
+                if row is None:
+                    break
+                state.name, state.status, state.attempts = name, str(row["TrainingJobStatus"]), attempt + 1
+                state.hours += _hours(row)
+            states.append(state)
+        return states
+
+    def start(self, states: list[JobState], retry_failed: bool) -> list[str]:
+        """Create the jobs never started (and, when asked, a new attempt of the failed ones)."""
+        created = []
+        for state in states:
+            if state.name is not None and not (retry_failed and state.status in ("Failed", "Stopped")):
+                continue
+            name = attempt_names(state.job.name, state.attempts + 1)[state.attempts]
+            self._call("sagemaker", "create_training_job", **{**state.job.request, "TrainingJobName": name})
+            state.name, state.status, state.attempts = name, "InProgress", state.attempts + 1
+            created.append(name)
+        return created
+
+    def stop(self) -> list[str]:
+        """Stop every running job of the search; returns their names."""
+        stopped = []
+        for state in self.states():
+            if state.name is not None and state.status == "InProgress":
+                self._call("sagemaker", "stop_training_job", TrainingJobName=state.name)
+                stopped.append(state.name)
+        return stopped
+
+    def merge(self) -> MergeReport:
+        """Merge every shard object published so far into the results file and the journal."""
+        return merge_results(self.store, self.output, self.plan.request.search.model)
+
+    def journal_failures(self, states: list[JobState], merged: MergeReport) -> list[dict[str, Any]]:
+        """A journal entry (once per job) for every failed or stopped job, with its last log lines."""
+        entries = []
+        for state in states:
+            if state.name is None or state.status not in ("Failed", "Stopped"):
+                continue
+            described = self._call("sagemaker", "describe_training_job", TrainingJobName=state.name)
+            state.failure_reason = str(described.get("FailureReason", ""))
+            entries.append(
+                {
+                    "model": self.plan.request.search.model,
+                    "outcome": "job-failed",
+                    "job": state.name,
+                    "shard": state.job.shard.name,
+                    "instance": f"ml.{state.job.shard.instance_type}",
+                    "status": state.status,
+                    "failure_reason": state.failure_reason,
+                    "last_lines": self.last_log_lines(state.name),
+                    "at": now(),
+                }
+            )
+        if entries:
+            merge_journal_entries(merged.journal, entries)
+        return entries
+
+    def last_log_lines(self, job_name: str) -> list[str]:
+        """The last lines of the job's CloudWatch log (or why there are none)."""
+        try:
+            logs = self.clients("logs")
+            streams = logs.describe_log_streams(logGroupName=LOG_GROUP, logStreamNamePrefix=f"{job_name}/")
+            lines: list[str] = []
+            for stream in streams.get("logStreams", []):
+                events = logs.get_log_events(
+                    logGroupName=LOG_GROUP,
+                    logStreamName=stream["logStreamName"],
+                    limit=LOG_LINES,
+                    startFromHead=False,
+                )
+                lines.extend(str(event.get("message", "")).rstrip() for event in events.get("events", []))
+            return lines[-LOG_LINES:] or [f"(no log lines in {LOG_GROUP} for {job_name})"]
+        except self.errors as error:
+            from lmi_config.deploy.aws import describe_error
+
+            return [f"(its log could not be read: {describe_error(error)})"]
+
+    def progress(self, states: list[JobState], merged: MergeReport) -> str:
+        """Jobs running, trials done, valid configurations so far, estimated cost so far."""
+        counts: dict[str, int] = {}
+        for state in states:
+            counts[state.status] = counts.get(state.status, 0) + 1
+        jobs = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
+        spent = sum(state.hours * (state.job.usd_per_hour or 0.0) for state in states)
+        return (
+            f"jobs: {jobs}; {merged.trials} trial(s) done, {merged.valid} valid configuration(s) so far "
+            f"(in {merged.results}); estimated cost so far ${spent:,.2f} of at most ${self.plan.cost_bound_usd:,.2f}"
+        )
+
+    def run(
+        self, *, retry_failed: bool, wait: bool, poll_seconds: float, confirm: Callable[[list[str]], bool]
+    ) -> CoordinatorResult:
+        """Start what is to be started (after ``confirm``), then watch and merge until every job has
+        ended (or once, without ``wait``)."""
+        options = self.plan.request.search
+        definition = SearchDefinition(
+            options.model, options.strategy, options.task, options.backend, options.dtype
+        )
+        lease = Lease(self.store, max(120.0, 5 * poll_seconds))
+        lease.acquire()
+        result = CoordinatorResult()
+        try:
+            states = self.states()
+            pending = [
+                state.job.name
+                for state in states
+                if state.name is None or (retry_failed and state.status in ("Failed", "Stopped"))
+            ]
+            if pending and not confirm(pending):
+                result.declined, result.states = True, states
+                return result
+            join_search(self.store, definition)  # before any job: the jobs join this search
+            result.created = self.start(states, retry_failed)
+            while True:
+                result.states = self.states()
+                result.merge = self.merge()
+                result.failures = self.journal_failures(result.states, result.merge)
+                self.report(self.progress(result.states, result.merge))
+                if result.finished or not wait:
+                    return result
+                time.sleep(poll_seconds)
+                lease.renew()
+        finally:
+            lease.release()
+
+
+def _owner(data: bytes) -> str | None:
+    try:
+        document = parse_json(data, LEASE_KEY)
+    except InputError:
+        return None
+    return str(document.get("owner")) if isinstance(document, dict) else None
+
+
+def attempt_names(base: str, count: int) -> list[str]:
+    """``base``, ``base-r1``, ``base-r2`` …: the names of a job's first ``count`` attempts."""
+    return [base] + [f"{base}-r{number}" for number in range(1, count)]
+
+
+def _hours(row: dict[str, Any]) -> float:
+    started = row.get("CreationTime")
+    ended = row.get("TrainingEndTime") or datetime.now(UTC)
+    if not isinstance(started, datetime) or not isinstance(ended, datetime):
+        return 0.0
+    return max((ended - started).total_seconds(), 0.0) / 3600

@@ -1,0 +1,337 @@
+"""``search --on sagemaker`` against moto's real HTTP server on 127.0.0.1, driven as a user drives it.
+
+moto does not run containers, so the tests play each job's part: they read the job's own command
+from DescribeTrainingJob (``ContainerArguments``) and run it — ``lmi-config search --shard K/N
+--results s3://…`` — with the fake exporter, then set the job's status on the server as SageMaker
+would. moto's gaps are patched in-process (ThreadedMotoServer shares the process): its training
+jobs are born ``Completed`` (here ``InProgress``) and StopTrainingJob is not implemented.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto.core.responses import EmptyResult
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.sagemaker.models import FakeTrainingJob, sagemaker_backends
+from moto.sagemaker.responses import SageMakerResponse
+from shard_machines import MISTRAL, Machines, failed, proven, truth
+
+from lmi_config.knowledge.planning import on_demand_price
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+ROLE = f"arn:aws:iam::{ACCOUNT}:role/SageMakerExecution"
+BUCKET = "lmi-searches"
+PREFIX = f"s3://{BUCKET}/mistral"
+ACCESS_KEY = "AKIAFAKEFAKEFAKEFAKE"
+SECRET_KEY = "fake/Secret+Access/Key0123456789abcdefghij"
+LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+FAILURE_LINES = [
+    "Downloading model…",
+    "RuntimeError: Neuron runtime could not allocate NeuronCore 0 (NRT_RESOURCE)",
+]
+ORIGINAL_INIT = FakeTrainingJob.__init__
+pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="the fake machines run real processes")
+
+
+def _born_running(self: Any, *args: Any, **kwargs: Any) -> None:
+    ORIGINAL_INIT(self, *args, **kwargs)
+    self.training_job_status = "InProgress"
+
+
+def _stop_training_job(self: Any) -> EmptyResult:
+    job = self.sagemaker_backend.training_jobs[self._get_param("TrainingJobName")]
+    job.training_job_status = "Stopped"
+    return EmptyResult()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    patch = pytest.MonkeyPatch()
+    patch.setattr(FakeTrainingJob, "__init__", _born_running)
+    patch.setattr(SageMakerResponse, "stop_training_job", _stop_training_job, raising=False)
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    host, port = moto.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        moto.stop()
+        patch.undo()
+
+
+@pytest.fixture
+def aws(server: str) -> dict[str, Any]:
+    """A clean server with the results bucket and the jobs' log group."""
+    urllib.request.urlopen(urllib.request.Request(f"{server}/moto-api/reset", method="POST"), timeout=10)
+    session = boto3.session.Session(
+        aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name=REGION
+    )
+    clients = {name: session.client(name, endpoint_url=server) for name in ("s3", "sagemaker", "logs")}
+    clients["s3"].create_bucket(Bucket=BUCKET)
+    clients["logs"].create_log_group(logGroupName=LOG_GROUP)
+    return clients
+
+
+class Search:
+    """The user's coordinator and the jobs' machines, all sending AWS calls to the server."""
+
+    def __init__(self, server: str, root: Path) -> None:
+        self.server, self.root = server, root
+        self.machines = Machines(
+            root, truth(MISTRAL, "trn1.32xlarge", 0.9, {"2,128,16384": {"export": "compiler-error"}})
+        )
+        self.results = root / "mistral.json"
+        self.journal = root / "mistral.journal.json"
+
+    def environment(self, **extra: str) -> dict[str, str]:
+        environment = {
+            key: value
+            for key, value in self.machines.environment().items()
+            if not key.startswith(("AWS_", "HF_")) and key.lower() not in ("http_proxy", "https_proxy")
+        }
+        return {
+            **environment,
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "AWS_CONFIG_FILE": str(self.root / "no-aws-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(self.root / "no-aws-credentials"),
+            "AWS_ENDPOINT_URL": "http://127.0.0.1:9",  # a client without --endpoint-url fails here
+            "NO_PROXY": "127.0.0.1,localhost",
+            **extra,
+        }
+
+    def coordinator_command(self, *extra: str) -> list[str]:
+        return [
+            sys.executable, "-m", "lmi_config", "search", "--model", MISTRAL, "--on", "sagemaker",
+            "--instance", "ml.trn1.32xlarge", "--instance", "ml.trn1.2xlarge", "--max-jobs", "3", "--max-hours", "8",
+            "--role", ROLE, "--s3-prefix", PREFIX, "--region", REGION, "--endpoint-url", self.server,
+            "--output", str(self.results), "--poll-seconds", "0.05", *extra,
+        ]  # fmt: skip
+
+    def coordinate(self, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            self.coordinator_command(*extra),
+            env=self.environment(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    def play(self, aws: dict[str, Any], name: str, status: str = "Completed") -> None:
+        """Be job ``name``: run the command it was created with (the fake machine's tools appended),
+        then end it as SageMaker would."""
+        described = aws["sagemaker"].describe_training_job(TrainingJobName=name)
+        arguments = [
+            *described["AlgorithmSpecification"]["ContainerArguments"],
+            "--endpoint-url",
+            self.server,
+        ]
+        # moto keeps no Environment: the job name the coordinator put there is given as SageMaker would
+        completed = subprocess.run(
+            self.machines.command(arguments, self.root / name),
+            env=self.environment(LMI_CONFIG_JOB_NAME=name),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert completed.returncode == 0, completed.stderr
+        end(name, status)
+
+
+def _usd(price: Any) -> float:
+    return price.usd_per_hour if price is not None else 0.0
+
+
+def end(name: str, status: str, reason: str | None = None) -> None:
+    job = sagemaker_backends[ACCOUNT][REGION].training_jobs[name]
+    job.training_job_status = status
+    if reason:
+        job.failure_reason = reason
+
+
+def jobs(aws: dict[str, Any]) -> dict[str, str]:
+    summaries = aws["sagemaker"].list_training_jobs()["TrainingJobSummaries"]
+    return {row["TrainingJobName"]: row["TrainingJobStatus"] for row in summaries}
+
+
+def named(aws: dict[str, Any], fragment: str) -> str:
+    (name,) = [name for name in jobs(aws) if name.endswith(fragment)]
+    return name
+
+
+def test_three_shards_over_two_instance_types_one_failing_and_a_coordinator_restarted_half_way(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    search = Search(server, tmp_path)
+    started = search.coordinate("--yes", "--no-wait")
+    assert started.returncode == 0, started.stderr
+    prices = {name: on_demand_price(name) for name in ("trn1.32xlarge", "trn1.2xlarge")}
+    bound = 8 * (2 * _usd(prices["trn1.32xlarge"]) + _usd(prices["trn1.2xlarge"]))  # 3 jobs x 8 h at most
+    assert f"at most ${bound:,.2f}" in started.stderr and "24 instance-hours at most" in started.stderr
+    for name, price in prices.items():
+        assert (f"the hours of {name}" in started.stderr or f", {name} (no list" in started.stderr) == (
+            price is None
+        )
+    assert sorted(jobs(aws).values()) == ["InProgress"] * 3
+    small, first, second = (
+        named(aws, "trn1-2xlarge-1of1"),
+        named(aws, "32xlarge-1of2"),
+        named(aws, "32xlarge-2of2"),
+    )
+    search.play(aws, second)  # jobs end in an order of their own: the second shard first
+    half_way = search.coordinate("--no-wait")  # the coordinator started again: it finds its jobs by name
+    assert half_way.returncode == 0, half_way.stderr
+    assert "started" not in half_way.stderr and len(jobs(aws)) == 3
+    # shard 2 of 2 of trn1.32xlarge: TP 4 and 16 (the judge rules TP 4 out on trn1, so 16 only proves)
+    half = {key[0] for key in proven(search.results)}
+    assert half and half <= {4, 16}
+    search.play(aws, small)
+    aws["logs"].create_log_stream(logGroupName=LOG_GROUP, logStreamName=f"{first}/algo-1-1700000000")
+    aws["logs"].put_log_events(
+        logGroupName=LOG_GROUP,
+        logStreamName=f"{first}/algo-1-1700000000",
+        logEvents=[
+            {"timestamp": int(time.time() * 1000) + index, "message": line}
+            for index, line in enumerate(FAILURE_LINES)
+        ],
+    )
+    end(first, "Failed", "AlgorithmError: the shard stopped")
+    ended = search.coordinate()  # waits until every job has ended
+    assert ended.returncode == 3, ended.stderr
+    assert f"job {first} (trn1.32xlarge-1of2) Failed: AlgorithmError" in ended.stderr
+    assert FAILURE_LINES[-1] in ended.stderr and "--retry-failed" in ended.stderr
+    valid = proven(search.results)
+    assert len(valid) == len(set(valid)) and {key[0] for key in valid} == half | {2}
+    failures = [e for e in json.loads(search.journal.read_text())["entries"] if e["outcome"] == "job-failed"]
+    assert [(e["job"], e["last_lines"]) for e in failures] == [(first, FAILURE_LINES)]
+    state = (search.results.read_bytes(), search.journal.read_bytes())
+    assert search.coordinate().returncode == 3
+    assert (search.results.read_bytes(), search.journal.read_bytes()) == state  # nothing repeated
+    retried = search.coordinate("--yes", "--retry-failed", "--no-wait")
+    assert retried.returncode == 0 and f"started {first}-r1" in retried.stderr
+    search.play(aws, f"{first}-r1")
+    done = search.coordinate()
+    assert done.returncode == 0, done.stderr
+    # exactly the valid configurations of one search on trn1.32xlarge (trn1.2xlarge's TP 2 is among them), each once
+    alone = search.machines.run(
+        ["search", "--model", MISTRAL, "--instance", "trn1.32xlarge", "-o", str(tmp_path / "alone.json")],
+        tmp_path / "alone",
+    )
+    assert alone.returncode == 0, alone.stderr
+    merged = proven(search.results)
+    assert len(merged) == len(set(merged)) and set(merged) == set(proven(tmp_path / "alone.json"))
+    assert failed(search.journal) == failed(tmp_path / "alone.journal.json")
+    where = {entry["proven_on"]["job"] for entry in json.loads(search.results.read_text())[MISTRAL]}
+    assert where <= {small, second, f"{first}-r1"}
+
+
+def test_a_dry_run_prints_the_plan_and_the_calls_and_starts_nothing(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    search = Search(server, tmp_path)
+    result = search.coordinate("--dry-run")
+    assert result.returncode == 0, result.stderr
+    calls = [line for line in result.stdout.splitlines() if line.startswith("sagemaker.create_training_job ")]
+    requests = [json.loads(line.split(" ", 1)[1]) for line in calls]
+    assert [request["ResourceConfig"]["InstanceType"] for request in requests] == [
+        "ml.trn1.2xlarge",
+        "ml.trn1.32xlarge",
+        "ml.trn1.32xlarge",
+    ]
+    assert all(request["StoppingCondition"]["MaxRuntimeInSeconds"] == 8 * 3600 for request in requests)
+    assert "24 instance-hours at most" in result.stdout and SECRET_KEY not in result.stdout + result.stderr
+    assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)
+    # five shards of trn1.32xlarge: the one holding only TP 4, which the judge rules out on trn1, gets no job
+    wide = search.coordinate("--dry-run", "--max-jobs", "6")
+    assert wide.returncode == 0, wide.stderr
+    assert wide.stdout.count("sagemaker.create_training_job ") == 5
+    assert "trn1.32xlarge-2of5: no job — the judge rules out every candidate of TP 4" in wide.stdout
+    assert jobs(aws) == {}
+
+
+def test_nothing_starts_without_a_terminal_and_without_yes(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    result = Search(server, tmp_path).coordinate()
+    assert result.returncode == 2 and "pass --yes" in result.stderr and "Traceback" not in result.stderr
+    assert jobs(aws) == {}
+
+
+def test_an_instance_type_training_jobs_do_not_offer_is_refused(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    search = Search(server, tmp_path)
+    command = [
+        part if part != "ml.trn1.2xlarge" else "ml.inf2.24xlarge"
+        for part in search.coordinator_command("--yes")
+    ]
+    result = subprocess.run(command, env=search.environment(), capture_output=True, text=True, timeout=120)
+    assert (
+        result.returncode == 2
+        and "do not offer ml.inf2.24xlarge" in result.stderr
+        and "as trn1" in result.stderr
+    )
+    assert jobs(aws) == {}
+
+
+def test_stop_stops_every_job_and_a_second_coordinator_is_refused_while_one_watches(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    search = Search(server, tmp_path)
+    assert search.coordinate("--yes", "--no-wait").returncode == 0
+    watching = subprocess.Popen(
+        search.coordinator_command("--poll-seconds", "0.2"),
+        env=search.environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET, Prefix="mistral/coordinator.json"):
+        assert time.monotonic() < deadline and watching.poll() is None, watching.communicate()
+        time.sleep(0.05)
+    second = search.coordinate("--no-wait")
+    assert (
+        second.returncode == 2
+        and "another coordinator" in second.stderr
+        and "coordinator.json" in second.stderr
+    )
+    watching.send_signal(signal.SIGINT)
+    _, stderr = watching.communicate(timeout=60)
+    assert watching.returncode == 130 and "the jobs keep running" in stderr, stderr
+    assert "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET, Prefix="mistral/coordinator.json")
+    stopped = search.coordinate("--stop")
+    assert stopped.returncode == 0 and "stopped 3 job(s)" in stopped.stdout
+    assert sorted(jobs(aws).values()) == ["Stopped"] * 3
+    assert os.environ.get("AWS_SECRET_ACCESS_KEY") != SECRET_KEY  # the fake keys stay in the subprocesses
+
+
+def test_a_corrupt_shard_object_in_s3_is_refused_by_key_and_the_others_merged(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    search = Search(server, tmp_path)
+    assert search.coordinate("--yes", "--no-wait").returncode == 0
+    search.play(aws, named(aws, "trn1-2xlarge-1of1"))
+    aws["s3"].put_object(
+        Bucket=BUCKET, Key="mistral/shards/trn1.32xlarge-1of2.json", Body=b'{"format": 1, "kind": "lmi-con'
+    )
+    result = search.coordinate("--no-wait")
+    assert result.returncode == 2, result.stderr
+    assert f"{PREFIX}/shards/trn1.32xlarge-1of2.json" in result.stderr and "Traceback" not in result.stderr
+    assert {key[0] for key in proven(search.results)} == {2}  # the small job's shard, merged
