@@ -17,8 +17,9 @@ from lmi_config.plan.workload import PlanWorkload
 from lmi_config.shape import Assessment
 from lmi_config.sizing import MemoryBreakdown
 
-# vLLM captures CUDA graphs for batches up to 512 sequences by default (CompilationConfig's
-# max_capture_size); beyond it decode steps run eagerly, so more sequences buy little
+# The planner's bound on running sequences: vLLM captures CUDA graphs for decode batches up to
+# min(2 x max_num_seqs, 512) by default (https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/config/scheduler.py#L244);
+# larger batches decode eagerly, so more sequences buy little. A search bound, not an engine limit.
 GPU_SEQUENCES_CAP = 512
 CONTINUOUS_MODES = ("rolling", "async")
 # engines whose KV cache is paged: max sequences is a scheduler limit, not memory reserved up front
@@ -74,7 +75,9 @@ def workload_batch(memory: MemoryBreakdown, workload: PlanWorkload, default: int
         )
     power = 1 << (held.bit_length() - 1)
     batch = max(default, min(power, GPU_SEQUENCES_CAP))
-    capped = " (vLLM's largest CUDA-graph batch)" if power > GPU_SEQUENCES_CAP else ""
+    capped = (
+        " (the largest batch vLLM captures a CUDA graph for by default)" if power > GPU_SEQUENCES_CAP else ""
+    )
     return batch, f"the KV cache holds about {held} requests of {tokens} tokens at once{capped}"
 
 
