@@ -6,6 +6,7 @@ It knows no rule by name: rules register themselves in :mod:`lmi_config.rules`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting, cl
 from lmi_config.configfile.loader import InputError, LintTarget, parse_source
 from lmi_config.configfile.text import collector_paused
 from lmi_config.context import Context, read_pragmas, resolve_context
+from lmi_config.fixers.judge import attach_fixes
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.environment import runtime_settings, tgi_translations
 from lmi_config.rules import load_rules
@@ -39,6 +41,7 @@ class LintOptions:
     exclude: list[str] = field(default_factory=list)  # --exclude patterns, added to the settings'
     force_exclude: bool = False  # apply the exclusions to paths named explicitly too
     max_findings: int = 0  # keep at most this many findings of one rule per file (0: all); text output
+    judge_fixes: bool = True  # attach judged fixes to findings (off while judging one: no recursion)
 
     def excluded(self, path: str) -> bool:
         """Whether a path met in a directory walk is excluded by the project settings or ``--exclude``."""
@@ -199,7 +202,11 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         if explicit or unit.context.instance is not None:
             unit.notes.append(
                 f"model checks skipped: {error}"
-                + ("" if explicit else "; pass --model with a catalog id or a local directory")
+                + (
+                    ""
+                    if explicit or "--model" in str(error)
+                    else "; pass --model with a catalog id or a local directory"
+                )
             )
         return
     unit.context.model = arch
@@ -362,6 +369,27 @@ def _assumption_note(unit: LintUnit) -> str | None:
     )
 
 
+def _relinter(unit: LintUnit, options: LintOptions) -> Callable[[dict[str, str]], list[Finding]]:
+    """Lints the unit again with some files' texts replaced: every rule, no fix judged (the judge's view)."""
+    quiet = replace(options, select=[], ignore=[], max_findings=0, judge_fixes=False)
+
+    def relint(texts: dict[str, str]) -> list[Finding]:
+        sources = [
+            parse_source(
+                source.path,
+                texts[source.path].encode("utf-8", "surrogatepass"),
+                source.directory,
+                source.kind,
+            )
+            if source.path in texts
+            else source
+            for source in unit.sources
+        ]
+        return lint_unit(build_unit(LintTarget(sources), quiet), quiet)
+
+    return relint
+
+
 def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) -> LintResult:
     """Lint prepared targets. :class:`InputError` for a bad --backend/--lmi-version/--instance."""
     options = options or LintOptions()
@@ -374,7 +402,10 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
             raise InputError(f"{target.primary.path}: {error}") from None
         result.units.append(unit)
         with collector_paused():  # findings hold no cycles; see collector_paused
-            result.findings.extend(lint_unit(unit, unit_options, result.hidden))
+            findings = lint_unit(unit, unit_options, result.hidden)
+            if unit_options.judge_fixes and findings:
+                findings = attach_fixes(unit, findings, _relinter(unit, unit_options))
+            result.findings.extend(findings)
         result.files += len(target.sources)
         note = _assumption_note(unit)
         if note:

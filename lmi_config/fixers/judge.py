@@ -1,0 +1,150 @@
+"""Judging fixes before a finding is emitted: the configuration with the fix applied is linted again;
+the fix is kept only when its finding is gone and no error appears that was not there.
+
+The advice a semantic finding prints is rendered from the fixes kept here, so the text, the JSON
+``fix`` object, SARIF ``fixes`` and ``lint --fix`` all say the same thing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from lmi_config.errors import InputError
+from lmi_config.fixers.edits import Change, Fix, apply_edits, describe_changes
+from lmi_config.fixers.fileformat import FORMAT_FIXERS
+from lmi_config.fixers.locate import locate
+from lmi_config.fixers.proposals import PROPOSERS, Proposals
+
+if TYPE_CHECKING:
+    from lmi_config.rules.base import Finding, LintUnit
+
+Relint = Callable[[dict[str, str]], "list[Finding]"]
+Verdict = Counter[tuple[str, str | None, str]]
+
+MAX_JUDGED_PER_UNIT = 64  # re-lints per unit: a file of ten thousand bad lines is fixed over several passes
+MAX_ACCEPTED = 3  # a fix and two alternatives are enough advice
+
+
+def _verdict(findings: list[Finding]) -> Verdict:
+    return Counter((finding.code, finding.key, finding.severity) for finding in findings)
+
+
+def _passes(fix: Fix, before: Verdict, after: Verdict) -> bool:
+    """The finding's own problem is gone and no new error appears."""
+
+    def count(verdict: Verdict) -> int:
+        return sum(n for (code, key, _), n in verdict.items() if code == fix.code and key == fix.key)
+
+    new_errors = [item for item, n in after.items() if item[2] == "error" and n > before.get(item, 0)]
+    return count(after) < count(before) and not new_errors
+
+
+def _from_changes(unit: LintUnit, finding: Finding, changes: tuple[Change, ...], safe: bool) -> Fix | None:
+    """The changes as line edits of one file (a fix that would touch two files is not offered)."""
+    located = [locate(unit, change) for change in changes]
+    if not located or any(item is None for item in located):
+        return None
+    paths = {item[0] for item in located if item is not None}
+    edits = tuple(item[1] for item in located if item is not None)
+    lines = [edit.line for edit in edits if edit.action != "append"]
+    if len(paths) != 1 or len(lines) != len(set(lines)):
+        return None
+    return Fix(finding.code, finding.key, paths.pop(), edits, safe, describe_changes(changes), changes)
+
+
+def _editable(unit: LintUnit) -> dict[str, str]:
+    """The texts of the unit's files that a fix may edit: bytes the text carries back exactly."""
+    return {
+        source.path: source.text
+        for source in unit.sources
+        if source.raw == source.text.encode("utf-8", errors="surrogatepass")
+    }
+
+
+def _candidates(unit: LintUnit, finding: Finding) -> tuple[list[Fix], Proposals | None]:
+    """The fixes to judge for one finding, nearest first, and the proposals they came from."""
+    sources = {source.path: source for source in unit.sources}
+    fixer = FORMAT_FIXERS.get(finding.code)
+    source = sources.get(finding.path)
+    if fixer is not None and source is not None and source.kind in ("properties", "env"):
+        fix = fixer(source, finding)
+        return ([fix] if fix is not None else []), None
+    proposer = PROPOSERS.get(finding.code)
+    proposals = proposer(unit, finding) if proposer is not None else None
+    if proposals is None:
+        return [], None
+    fixes = [_from_changes(unit, finding, changes, proposals.safe) for changes in proposals.candidates]
+    return [fix for fix in fixes if fix is not None], proposals
+
+
+def _advice(accepted: list[Fix]) -> str:
+    """``set option.tensor_parallel_degree=4 (or 2, 1)``: the fix, then its alternatives."""
+    first = accepted[0]
+    others = accepted[1:]
+    same_key = all(
+        len(fix.changes) == 1
+        and fix.changes[0].action == "set"
+        and fix.changes[0].key == first.changes[0].key
+        for fix in accepted
+    ) and bool(first.changes)
+    if not others:
+        return first.description
+    if same_key:
+        return f"{first.description} (or {', '.join(fix.changes[0].value for fix in others)})"
+    return " or ".join(fix.description for fix in accepted)
+
+
+class _Judge:
+    """Re-lints a unit with fixes applied, within a budget of re-lints."""
+
+    def __init__(self, unit: LintUnit, relint: Relint) -> None:
+        self.relint = relint
+        self.texts = _editable(unit)
+        self.budget = MAX_JUDGED_PER_UNIT
+        self._before: Verdict | None = None
+        self.secret_values = unit.secret_values
+
+    def shows_secret(self, fix: Fix) -> bool:
+        """A fix whose edits would print a credential in JSON or SARIF is not offered."""
+        return any(value in edit.text for edit in fix.edits for value in self.secret_values)
+
+    def before(self) -> Verdict:
+        if self._before is None:
+            self._before = _verdict(self.relint({}))
+        return self._before
+
+    def accepts(self, fix: Fix) -> bool:
+        if fix.path not in self.texts or self.budget <= 0 or self.shows_secret(fix):
+            return False
+        self.budget -= 1
+        try:
+            after = self.relint({fix.path: apply_edits(self.texts[fix.path], fix.edits)})
+        except (ValueError, InputError):
+            return False  # the edited file is unusable input: not a fix
+        return _passes(fix, self.before(), _verdict(after))
+
+
+def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> list[Finding]:
+    """The findings with their judged fix attached, and semantic advice rendered from it."""
+    judge = _Judge(unit, relint)
+    out = []
+    for finding in findings:
+        fixes, proposals = _candidates(unit, finding)
+        accepted: list[Fix] = []
+        for fix in fixes:
+            if len(accepted) >= MAX_ACCEPTED or judge.budget <= 0:
+                break
+            if judge.accepts(fix):
+                accepted.append(fix)
+        if proposals is not None:
+            advice = _advice(accepted) if accepted else proposals.fallback
+            if advice and advice not in finding.message:  # a rule that already names the change says it once
+                finding = replace(finding, message=f"{finding.message}; {advice}")
+        if accepted:
+            fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
+            finding = replace(finding, fix=fix)
+        out.append(finding)
+    return out
