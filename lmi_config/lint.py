@@ -227,6 +227,16 @@ def _assess(unit: LintUnit) -> None:
         nodes=_runtime_setting(unit.target, "nodes"),
     )
     unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
+    if (
+        unit.assessment.memory is None
+        and context.backend.id == "custom"
+        and context.instance
+        and context.model
+    ):
+        # the handler decides how it loads (4-bit, offloading, its own engine): no backend's model applies
+        unit.notes.append(
+            "memory not estimated: custom handler (your own entryPoint decides how the model loads)"
+        )
 
 
 def _matches(finding: Finding, names: set[str]) -> bool:

@@ -263,8 +263,8 @@ def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
             if close and close[0] in spec.allowed:
                 advice = f" — use {close[0]}"
             elif close:
-                spans = "; ".join(sorted({other.range_text() for other in every_version[close[0]]}))
-                advice = f" — {close[0]} exists only in LMI {spans}; allowed here: {', '.join(spec.allowed)}"
+                spans = release_spans(every_version[close[0]])
+                advice = f" — {close[0]} exists only in LMI {spans}"
             else:
                 advice = f" — allowed: {', '.join(spec.allowed)}"
         elif setting.value != setting.value.strip():
@@ -276,6 +276,40 @@ def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
             f"{_display(setting)}={shorten(setting.value)!r} {reason} for {backend.id}{advice}",
             setting=setting,
         )
+
+
+def release_spans(specs: list[OptionSpec]) -> str:
+    """The releases any of ``specs`` is in, as merged runs named once each (``0.20.0 to 0.27.0``):
+    adjacent version ranges of one option are one span to a user."""
+    from lmi_config.knowledge import releases
+
+    by_version: dict[str, list[Release]] = {}
+    for release in releases():
+        by_version.setdefault(release.djl, []).append(release)
+    ordered = sorted(by_version, key=version_tuple)
+    runs: list[list[str]] = []
+    previous_in = False
+    for version in ordered:
+        inside = any(spec.available_in(release) for spec in specs for release in by_version[version])
+        if inside and previous_in:
+            runs[-1][1] = version
+        elif inside:
+            runs.append([version, version])
+        previous_in = inside
+    if not runs:
+        return "; ".join(sorted({spec.range_text() for spec in specs}))
+    first, last = ordered[0], ordered[-1]
+    texts = []
+    for start, end in runs:
+        if start == first and end == last:
+            texts.append("every version")
+        elif start == first:
+            texts.append(f"up to {end}")
+        elif end == last:
+            texts.append(f"{start} and later")
+        else:
+            texts.append(f"{start} to {end}" if start != end else start)
+    return "; ".join(texts)
 
 
 def _refused_by_the_container(unit: LintUnit) -> Iterator[Finding]:
