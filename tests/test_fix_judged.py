@@ -1,0 +1,191 @@
+"""Issue 19: a fix is data on its finding, judged before it is shown; text, JSON, SARIF and --fix
+render the same edits; the examples of the issue as classes."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from conftest import run_cli
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from lmi_config import api
+from lmi_config.errors import InputError
+from lmi_config.fixers.edits import apply_edits
+from lmi_config.fixes import candidate_fixes
+from lmi_config.knowledge import load_data
+from lmi_config.knowledge.instances import instances
+from lmi_config.lint import LintOptions
+
+QWEN_TP8 = (
+    "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=8\n"
+)
+
+
+def test_text_json_sarif_and_fix_render_the_same_edit(tmp_path: Path) -> None:
+    path = tmp_path / "serving.properties"
+    path.write_text("# tuned by hand\n" + QWEN_TP8)
+    target = ("--instance", "ml.g5.48xlarge")
+    text = run_cli("lint", str(path), *target)
+    document = json.loads(run_cli("lint", str(path), *target, "--format", "json").stdout)
+    sarif = json.loads(run_cli("lint", str(path), *target, "--format", "sarif").stdout)
+    assert text.returncode == 1 and "set option.tensor_parallel_degree=4 (or 2, 1)" in text.stdout
+    (finding,) = [f for f in document["findings"] if f["code"] == "LMI305"]
+    assert finding["fix"]["description"] == "set option.tensor_parallel_degree=4"
+    assert finding["fix"]["applicability"] == "unsafe"
+    assert finding["fix"]["edits"] == [
+        {"line": 4, "action": "replace", "text": "option.tensor_parallel_degree=4"}
+    ]
+    (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "LMI305"]
+    (replacement,) = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert replacement == {
+        "deletedRegion": {"startLine": 4, "endLine": 4},
+        "insertedContent": {"text": "option.tensor_parallel_degree=4"},
+    }
+    assert run_cli("lint", str(path), *target, "--fix").returncode == 1  # unsafe: not applied without the flag
+    assert path.read_text().endswith("tensor_parallel_degree=8\n")
+    assert run_cli("lint", str(path), *target, "--fix", "--unsafe-fixes").returncode == 0
+    assert path.read_text() == "# tuned by hand\n" + QWEN_TP8.replace("=8\n", "=4\n")
+
+
+def test_a_length_is_named_once_by_every_finding_about_it() -> None:
+    """LMI307 (model limit) and LMI312 (KV capacity) ask one judge for the longest length."""
+    for instance in ("ml.g5.xlarge", "ml.g5.12xlarge", "ml.g6.xlarge"):
+        result = api.lint_text(
+            "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.max_model_len=65536\n",
+            instance=instance,
+        )
+        values = {
+            change.value
+            for finding in result.findings
+            if finding.fix is not None
+            for change in finding.fix.changes
+            if change.key == "option.max_model_len"
+        }
+        assert len(values) <= 1, (instance, [f.message for f in result.findings])
+        limit = [f for f in result.findings if f.code == "LMI307"]
+        assert limit and limit[0].fix is not None and int(limit[0].fix.changes[0].value) <= 32768
+
+
+def test_a_custom_handler_is_not_judged_by_a_backend_memory_model() -> None:
+    result = api.lint_text(
+        "engine=DeepSpeed\noption.entryPoint=inference.py\noption.model_id=meta-llama/Llama-2-13b-hf\n"
+        "option.load_in_4bit=true\n",
+        instance="ml.g5.12xlarge",
+    )
+    assert not [f for f in result.findings if f.code in ("LMI301", "LMI302", "LMI312")]
+    assert any("memory not estimated: custom handler" in note for note in result.notes)
+
+
+def test_the_engine_error_names_each_release_span_once() -> None:
+    result = api.lint_text(
+        "engine=DeepSpeed\noption.entryPoint=inference.py\noption.model_id=gpt2\n", lmi_version="0.30.0"
+    )
+    (finding,) = [f for f in result.findings if f.key == "engine"]
+    assert "DeepSpeed exists only in LMI up to 0.27.0" in finding.message
+    assert finding.message.count("allowed") + finding.message.count("not one of") == 1
+
+
+def test_an_env_file_and_environment_json_are_edited_in_place(tmp_path: Path) -> None:
+    env = tmp_path / "model.env"
+    env.write_text(
+        "HF_MODEL_ID=Qwen/Qwen2.5-7B-Instruct\r\nOPTION_ROLLING_BATCH=vllm\r\nexport TENSOR_PARALLEL_DEGREE='8' # by hand\r\n"
+    )
+    document = tmp_path / "environment.json"
+    document.write_text(
+        '{\n  "HF_MODEL_ID": "Qwen/Qwen2.5-7B-Instruct",\n  "OPTION_ROLLING_BATCH": "vllm",\n'
+        '  "TENSOR_PARALLEL_DEGREE": "8"\n}\n'
+    )
+    target = ("--instance", "ml.g5.48xlarge", "--fix", "--unsafe-fixes")
+    assert run_cli("lint", str(env), *target).returncode == 0
+    assert env.read_bytes().split(b"\r\n")[2] == b"export TENSOR_PARALLEL_DEGREE='4' # by hand"
+    assert run_cli("lint", str(document), *target).returncode == 0
+    assert json.loads(document.read_text())["TENSOR_PARALLEL_DEGREE"] == "4"
+    assert document.read_text().splitlines()[1] == '  "HF_MODEL_ID": "Qwen/Qwen2.5-7B-Instruct",'
+
+
+def test_lint_text_takes_the_cli_target_options() -> None:
+    result = api.lint_text(QWEN_TP8, instance="ml.g5.48xlarge", lmi_version="0.30.0", select=["LMI305"])
+    assert [f.code for f in result.findings] == ["LMI305"]
+    assert result.units[0].context.release.djl == "0.30.0"
+    paired = api.lint_text(
+        "option.model_id=Qwen/Qwen2.5-7B-Instruct\n",
+        env="OPTION_ROLLING_BATCH=vllm\nTENSOR_PARALLEL_DEGREE=8\n",
+        instance="ml.g5.48xlarge",
+    )
+    (finding,) = [f for f in paired.findings if f.code == "LMI305"]
+    assert finding.fix is not None and finding.fix.path == "<text> (env)"
+    try:
+        api.lint_text(QWEN_TP8, select=["LMI99999"])
+    except InputError as error:
+        assert "unknown rule" in str(error)
+    else:
+        raise AssertionError("an unknown rule name was accepted")
+
+
+# --- the property: every offered fix, applied, removes its finding and adds no error ---------------
+
+MODELS = sorted(row["model_id"] for row in load_data("models.json")["models"])
+GPUS = sorted(name for name, item in instances().items() if item.accelerator == "gpu")
+NEURON = sorted(name for name, item in instances().items() if item.accelerator == "neuron")
+RELEASES = {"vllm": ("0.29.0", "0.31.0", "0.33.0", "0.36.0"), "transformers-neuronx": ("0.28.0", "0.29.0")}
+
+
+@st.composite
+def configurations(draw: st.DrawFn) -> tuple[str, LintOptions]:
+    backend = draw(st.sampled_from(sorted(RELEASES)))
+    instance = draw(st.sampled_from(GPUS if backend == "vllm" else NEURON))
+    lines = [f"option.model_id={draw(st.sampled_from(MODELS))}"]
+    lines.append(
+        "option.rolling_batch=vllm"
+        if backend == "vllm"
+        else "option.entryPoint=djl_python.transformers_neuronx"
+    )
+    lines.append(f"option.tensor_parallel_degree={draw(st.integers(1, 32))}")
+    length_key = "option.max_model_len" if backend == "vllm" else "option.n_positions"
+    lines.append(f"{length_key}={draw(st.sampled_from([1024, 4096, 32768, 65536, 262144]))}")
+    lines.extend(
+        draw(
+            st.lists(st.sampled_from(["option.dtype=bf16", "option.max_rolling_batch_size=64 "]), max_size=2)
+        )
+    )
+    options = LintOptions(
+        backend=backend, instance=instance, lmi_version=draw(st.sampled_from(RELEASES[backend]))
+    )
+    return "\n".join(lines) + "\n", options
+
+
+def _verdict(text: str, options: LintOptions) -> Counter[tuple[str, str | None, str]]:
+    return Counter((f.code, f.key, f.severity) for f in api.lint_text(text, options=options).findings)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(configurations())
+def test_every_offered_fix_removes_its_finding_adds_no_error_and_fix_reaches_a_fixed_point(
+    tmp_path: Path, configuration: tuple[str, LintOptions]
+) -> None:
+    text, options = configuration
+    try:
+        result = api.lint_text(text, options=options)
+    except InputError:
+        assume(False)
+        return
+    before = _verdict(text, options)
+    for finding in result.findings:
+        if finding.fix is None:
+            continue
+        after = _verdict(apply_edits(text, finding.fix.edits), options)
+        mine = (finding.code, finding.key)
+        assert sum(n for (c, k, _), n in after.items() if (c, k) == mine) < sum(
+            n for (c, k, _), n in before.items() if (c, k) == mine
+        ), finding
+        assert not [item for item, n in after.items() if item[2] == "error" and n > before[item]], finding
+    path = tmp_path / "serving.properties"
+    path.write_text(text)
+    api.fix_paths([str(path)], options, unsafe=True)
+    assert not list(candidate_fixes(api.lint_paths([str(path)], options), unsafe=True))
+    fixed = path.read_bytes()
+    api.fix_paths([str(path)], options, unsafe=True)
+    assert path.read_bytes() == fixed
