@@ -131,7 +131,7 @@ def lint_text(
     ``v12`` or an image tag), ``hub`` and ``lnc`` are the CLI's flags and win over ``options``.
     Findings carry their judged fix (``finding.fix``). Raises :class:`InputError` for bad options.
     """
-    given = {
+    given: dict[str, Any] = {
         "instance": instance,
         "model": model,
         "backend": backend,

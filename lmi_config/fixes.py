@@ -37,6 +37,9 @@ class FixResult:
 
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)
     applied: Counter[str] = field(default_factory=Counter)
+    # per file, the edits of each pass (line numbers of the text that pass started from): replaying
+    # them on the original gives the fixed text, which shows that no other line changed
+    passes: dict[str, list[tuple[Edit, ...]]] = field(default_factory=dict)
 
 
 def _sources(result: LintResult) -> dict[str, Source]:
@@ -121,8 +124,9 @@ def fix_to_fixed_point(result: LintResult, options: LintOptions, unsafe: bool) -
             trial = {**current, **{path: text for path, (text, _) in fixed.items()}}
             relinted = _relint(result, trial, options)
         current = trial
-        for _, fixes in fixed.values():
+        for path, (_, fixes) in fixed.items():
             outcome.applied.update(fix.code for fix in fixes)
+            outcome.passes.setdefault(path, []).append(tuple(edit for fix in fixes for edit in fix.edits))
         result = relinted
     outcome.changed = {
         path: (originals[path], text) for path, text in current.items() if text != originals[path]

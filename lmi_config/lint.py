@@ -17,12 +17,11 @@ from lmi_config.context import Context, read_pragmas, resolve_context
 from lmi_config.fixers.judge import attach_fixes
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.environment import runtime_settings, tgi_translations
+from lmi_config.report.kept import Kept
 from lmi_config.rules import load_rules
 from lmi_config.rules.base import REGISTRY, Finding, LintUnit, find_rule
 from lmi_config.settings import ProjectSettings
 from lmi_config.shape.values import read_count
-
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass
@@ -287,7 +286,7 @@ def lint_unit(
             disabled |= normalize_rule_names([name])
         except ValueError as error:
             unit.pragmas.problems.append((f"pragma disable={name}: {error}", line))
-    kept = _Kept(options.max_findings)
+    kept = Kept(options.max_findings)
     for registered in rules:
         for finding in registered.check(unit):
             if select and not _matches(finding, select):
@@ -298,45 +297,6 @@ def lint_unit(
                 continue
             kept.add(finding)
     return kept.findings(hidden)
-
-
-def _report_order(finding: Finding) -> tuple[str, int, int, str]:
-    return (finding.path, finding.line or 0, SEVERITY_ORDER[finding.severity], finding.code)
-
-
-_TRIM_BATCH = 1024  # findings over the limit collected before the extra ones are counted and dropped
-
-
-class _Kept:
-    """Findings in report order, at most ``limit`` of one rule in one file (0: all); the others are
-    counted, not kept, so that a file of a million bad lines does not hold a million findings."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.groups: dict[tuple[str, str], list[Finding]] = {}
-        self.counted: Counter[tuple[str, str, str, str]] = Counter()
-
-    def add(self, finding: Finding) -> None:
-        group = self.groups.get((finding.path, finding.code))
-        if group is None:
-            group = self.groups[(finding.path, finding.code)] = []
-        group.append(finding)
-        if self.limit and len(group) > self.limit + _TRIM_BATCH:
-            self._trim(group)
-
-    def _trim(self, group: list[Finding]) -> None:
-        group.sort(key=_report_order)
-        self.counted.update((item.path, item.code, item.rule, item.severity) for item in group[self.limit :])
-        del group[self.limit :]
-
-    def findings(self, hidden: Counter[tuple[str, str, str, str]] | None) -> list[Finding]:
-        """The kept findings in report order; the count of the others added to ``hidden``."""
-        for group in self.groups.values():
-            if self.limit and len(group) > self.limit:
-                self._trim(group)
-        if hidden is not None:
-            hidden.update(self.counted)
-        return sorted((finding for group in self.groups.values() for finding in group), key=_report_order)
 
 
 @dataclass

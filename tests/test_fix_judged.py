@@ -44,7 +44,9 @@ def test_text_json_sarif_and_fix_render_the_same_edit(tmp_path: Path) -> None:
         "deletedRegion": {"startLine": 4, "endLine": 4},
         "insertedContent": {"text": "option.tensor_parallel_degree=4"},
     }
-    assert run_cli("lint", str(path), *target, "--fix").returncode == 1  # unsafe: not applied without the flag
+    assert (
+        run_cli("lint", str(path), *target, "--fix").returncode == 1
+    )  # unsafe: not applied without the flag
     assert path.read_text().endswith("tensor_parallel_degree=8\n")
     assert run_cli("lint", str(path), *target, "--fix", "--unsafe-fixes").returncode == 0
     assert path.read_text() == "# tuned by hand\n" + QWEN_TP8.replace("=8\n", "=4\n")

@@ -25,6 +25,11 @@ Relint = Callable[[dict[str, str]], "list[Finding]"]
 Verdict = Counter[tuple[str, str | None, str]]
 
 MAX_JUDGED_PER_UNIT = 64  # re-lints per unit: a file of ten thousand bad lines is fixed over several passes
+# re-linted bytes per unit: a file of megabytes is judged a few times, not 64 (it is fixed over passes)
+MAX_JUDGED_BYTES = 4_000_000
+MAX_LOOKED_PER_UNIT = (
+    1000  # findings whose fixes are sought per unit (a fixer reads the file: not a million times)
+)
 MAX_ACCEPTED = 3  # a fix and two alternatives are enough advice
 
 
@@ -36,7 +41,9 @@ def _passes(fix: Fix, before: Verdict, after: Verdict) -> bool:
     """The finding's own problem is gone and no new error appears."""
 
     def count(verdict: Verdict) -> int:
-        return sum(n for (code, key, _), n in verdict.items() if code == fix.code and key == fix.key)
+        # by code, not key: a finding reported on the TP line for want of its own key (max_model_len
+        # unset) moves to the key once the fix writes it, and must not count as gone there
+        return sum(n for (code, _, _), n in verdict.items() if code == fix.code)
 
     new_errors = [item for item, n in after.items() if item[2] == "error" and n > before.get(item, 0)]
     return count(after) < count(before) and not new_errors
@@ -103,7 +110,9 @@ class _Judge:
     def __init__(self, unit: LintUnit, relint: Relint) -> None:
         self.relint = relint
         self.texts = _editable(unit)
-        self.budget = MAX_JUDGED_PER_UNIT
+        size = sum(len(source.text) for source in unit.sources)
+        self.looked = MAX_LOOKED_PER_UNIT
+        self.budget = min(MAX_JUDGED_PER_UNIT, MAX_JUDGED_BYTES // max(size, 1))
         self._before: Verdict | None = None
         self.secret_values = unit.secret_values
 
@@ -132,6 +141,10 @@ def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> lis
     judge = _Judge(unit, relint)
     out = []
     for finding in findings:
+        if (judge.budget <= 0 or judge.looked <= 0) and finding.code not in PROPOSERS:
+            out.append(finding)  # nothing left to judge with: the fixers' work is skipped too
+            continue
+        judge.looked -= 1
         fixes, proposals = _candidates(unit, finding)
         accepted: list[Fix] = []
         for fix in fixes:

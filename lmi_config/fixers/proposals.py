@@ -59,16 +59,19 @@ def _tensor_parallel(unit: LintUnit, finding: Finding) -> Proposals | None:
 
 
 def _sequence_length(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """A length past the model or the KV cache: the one longest length both hold."""
+    """A length past the model or the KV cache: the one longest length both hold, on the key the
+    judge read the length from (else the key render writes for this backend)."""
+    from lmi_config.knowledge.container import sequence_keys
     from lmi_config.shape.remedies import longest_sequence_length
 
     assessment = unit.assessment
-    if assessment is None or finding.key is None:
+    if assessment is None or assessment.shape.sequence_length is None:
         return None
+    key = assessment.shape.sequence_length.key or sequence_keys(assessment.target.backend).render_key
     longest = longest_sequence_length(assessment.target.arch, assessment.memory)
-    if longest is None:
+    if longest is None or key is None:
         return None
-    return Proposals(((Change("set", finding.key, str(longest)),),))
+    return Proposals(((Change("set", key, str(longest)),),))
 
 
 def _kv_capacity(unit: LintUnit, finding: Finding) -> Proposals | None:

@@ -30,7 +30,7 @@ from lmi_config.knowledge.options import (
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
-from lmi_config.rules.suggestions import spelling_advice, suggest  # noqa: F401  (render imports suggest from here)
+from lmi_config.rules.suggestions import release_spans, spelling_advice, suggest  # noqa: F401  (render imports suggest from here)
 
 _CATALOGUE_SOURCE = (
     "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source) — "
@@ -276,40 +276,6 @@ def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
             f"{_display(setting)}={shorten(setting.value)!r} {reason} for {backend.id}{advice}",
             setting=setting,
         )
-
-
-def release_spans(specs: list[OptionSpec]) -> str:
-    """The releases any of ``specs`` is in, as merged runs named once each (``0.20.0 to 0.27.0``):
-    adjacent version ranges of one option are one span to a user."""
-    from lmi_config.knowledge import releases
-
-    by_version: dict[str, list[Release]] = {}
-    for release in releases():
-        by_version.setdefault(release.djl, []).append(release)
-    ordered = sorted(by_version, key=version_tuple)
-    runs: list[list[str]] = []
-    previous_in = False
-    for version in ordered:
-        inside = any(spec.available_in(release) for spec in specs for release in by_version[version])
-        if inside and previous_in:
-            runs[-1][1] = version
-        elif inside:
-            runs.append([version, version])
-        previous_in = inside
-    if not runs:
-        return "; ".join(sorted({spec.range_text() for spec in specs}))
-    first, last = ordered[0], ordered[-1]
-    texts = []
-    for start, end in runs:
-        if start == first and end == last:
-            texts.append("every version")
-        elif start == first:
-            texts.append(f"up to {end}")
-        elif end == last:
-            texts.append(f"{start} and later")
-        else:
-            texts.append(f"{start} to {end}" if start != end else start)
-    return "; ".join(texts)
 
 
 def _refused_by_the_container(unit: LintUnit) -> Iterator[Finding]:
