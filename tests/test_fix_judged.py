@@ -191,3 +191,17 @@ def test_every_offered_fix_removes_its_finding_adds_no_error_and_fix_reaches_a_f
     fixed = path.read_bytes()
     api.fix_paths([str(path)], options, unsafe=True)
     assert path.read_bytes() == fixed
+
+
+def test_the_length_a_kv_capacity_finding_names_holds_once_written() -> None:
+    """vLLM's profile run grows with max_model_len: the length is searched at each length, not read
+    off the capacity at the length written (corpus 052: 26368 tokens did not hold once written)."""
+    text = (
+        "engine=MPI\noption.tensor_parallel_degree=1\noption.model_id=meta-llama/Meta-Llama-3.1-8b-Instruct\n"
+        "option.rolling_batch=lmi-dist\n"
+    )
+    (finding,) = [f for f in api.lint_text(text, instance="ml.g5.2xlarge").findings if f.code == "LMI312"]
+    assert finding.fix is not None and finding.fix.changes[0].key == "option.max_model_len"
+    assert finding.message.endswith(f"; {finding.fix.description}")
+    fixed = apply_edits(text, finding.fix.edits)
+    assert not [f for f in api.lint_text(fixed, instance="ml.g5.2xlarge").findings if f.code == "LMI312"]

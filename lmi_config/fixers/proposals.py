@@ -68,7 +68,7 @@ def _sequence_length(unit: LintUnit, finding: Finding) -> Proposals | None:
     if assessment is None or assessment.shape.sequence_length is None:
         return None
     key = assessment.shape.sequence_length.key or sequence_keys(assessment.target.backend).render_key
-    longest = longest_sequence_length(assessment.target.arch, assessment.memory)
+    longest = longest_sequence_length(assessment)
     if longest is None or key is None:
         return None
     return Proposals(((Change("set", key, str(longest)),),))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from lmi_config.shape import sizing_backend
 from lmi_config.shape.parallelism import judge_tensor_parallel
 from lmi_config.shape.sequence import model_sequence_limit
 from lmi_config.sizing import estimate_memory
@@ -17,7 +18,7 @@ from lmi_config.sizing.gpu import kv_capacity_verdict
 from lmi_config.sizing.vllm_release import torch_visible_bytes
 
 if TYPE_CHECKING:
-    from lmi_config.modelarch import ModelArch
+    from lmi_config.shape import Assessment
     from lmi_config.shape.resources import MemoryTarget
     from lmi_config.sizing import MemoryBreakdown, Shape
 
@@ -25,24 +26,34 @@ KV_LENGTH_STEP = 256  # lengths offered are whole blocks of 256 tokens (vLLM's b
 MAX_UTILIZATION = 0.98  # above it vLLM leaves the CUDA context and other processes no room
 
 
-def kv_longest_sequence(memory: MemoryBreakdown | None) -> int | None:
-    """The longest max_model_len vLLM's KV cache holds outside the estimate's error margin (None:
-    the breakdown has no KV capacity, as on Neuron)."""
-    if memory is None or memory.kv_cache_tokens is None:
-        return None
-    margin = memory.kv_error_margin_fraction or 0.0
-    return int(memory.kv_cache_tokens * (1 - margin)) // KV_LENGTH_STEP * KV_LENGTH_STEP
+def longest_sequence_length(assessment: Assessment) -> int | None:
+    """The one longest sequence length for this judged configuration: the model's limit and, on vLLM,
+    the longest whose KV cache the memory model (re-estimated at that length: the profile run's
+    activations grow with it) says holds one sequence — the number every finding about the length names."""
+    target = assessment.target
+    limit = model_sequence_limit(target.arch) if target.arch is not None else None
+    shape = assessment.shape.sizing_shape()
+    memory = assessment.memory
+    if memory is None or memory.kv_cache_tokens is None or shape is None:
+        return limit
+    assert target.arch is not None and target.instance is not None
+    arch, instance, backend = target.arch, target.instance, sizing_backend(target)
 
+    def holds(length: int) -> bool:
+        candidate = shape._replace(sequence_length=length)
+        estimate = estimate_memory(arch, instance, backend, candidate)
+        return estimate.fits and kv_capacity_verdict(estimate, length) is None
 
-def longest_sequence_length(arch: ModelArch | None, memory: MemoryBreakdown | None) -> int | None:
-    """The one longest sequence length for this model and memory: the model's limit and, on vLLM, the
-    KV cache's — the number every finding about the length names."""
-    limits = [
-        limit
-        for limit in (model_sequence_limit(arch) if arch else None, kv_longest_sequence(memory))
-        if limit is not None and limit >= KV_LENGTH_STEP
-    ]
-    return min(limits) if limits else None
+    low, high = 0, min(limit or shape.sequence_length, shape.sequence_length) // KV_LENGTH_STEP
+    while (
+        low < high
+    ):  # the largest multiple of the step that holds (a longer one never holds when a shorter does not)
+        middle = (low + high + 1) // 2
+        if holds(middle * KV_LENGTH_STEP):
+            low = middle
+        else:
+            high = middle - 1
+    return low * KV_LENGTH_STEP if low else None
 
 
 def kv_utilization_needed(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) -> float | None:
