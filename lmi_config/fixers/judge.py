@@ -137,27 +137,41 @@ class _Judge:
 
 
 def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> list[Finding]:
-    """The findings with their judged fix attached, and semantic advice rendered from it."""
+    """The findings with their judged fix attached, and semantic advice rendered from it.
+
+    Semantic findings are judged first: in a file of many format slips, the budget of re-lints goes
+    to the TP or the length before it goes to trailing blanks (fixed over later passes anyway).
+    """
     judge = _Judge(unit, relint)
-    out = []
-    for finding in findings:
-        if (judge.budget <= 0 or judge.looked <= 0) and finding.code not in PROPOSERS:
-            out.append(finding)  # nothing left to judge with: the fixers' work is skipped too
-            continue
+    out = list(findings)
+    order = sorted(range(len(findings)), key=lambda index: findings[index].code not in PROPOSERS)
+    for index in order:
+        finding = findings[index]
+        if judge.looked <= 0 or (judge.budget <= 0 and finding.code not in PROPOSERS):
+            continue  # nothing left to judge with: the fixers' work is skipped too
         judge.looked -= 1
-        fixes, proposals = _candidates(unit, finding)
-        accepted: list[Fix] = []
-        for fix in fixes:
-            if len(accepted) >= MAX_ACCEPTED or judge.budget <= 0:
-                break
-            if judge.accepts(fix):
-                accepted.append(fix)
-        if proposals is not None:
-            advice = _advice(accepted) if accepted else proposals.fallback
-            if advice and advice not in finding.message:  # a rule that already names the change says it once
-                finding = replace(finding, message=f"{finding.message}; {advice}")
-        if accepted:
-            fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
-            finding = replace(finding, fix=fix)
-        out.append(finding)
+        out[index] = _judged(judge, unit, finding)
     return out
+
+
+def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> Finding:
+    """One finding with its fix (the first accepted, the others as alternatives) and its advice."""
+    fixes, proposals = _candidates(unit, finding)
+    accepted: list[Fix] = []
+    exhausted = False
+    for fix in fixes:
+        if len(accepted) >= MAX_ACCEPTED:
+            break
+        exhausted = judge.budget <= 0
+        if exhausted:
+            break
+        if judge.accepts(fix):
+            accepted.append(fix)
+    if proposals is not None and not (exhausted and not accepted):
+        advice = _advice(accepted) if accepted else proposals.fallback
+        if advice and advice not in finding.message:  # a rule that already names the change says it once
+            finding = replace(finding, message=f"{finding.message}; {advice}")
+    if accepted:
+        fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
+        finding = replace(finding, fix=fix)
+    return finding
