@@ -22,7 +22,8 @@ from lmi_config.rules.base import find_rule
 
 CLI_FIXTURES = FIXTURES / "cli"
 RULES = load_rules()
-FINDING_KEYS = {"path", "line", "code", "rule", "severity", "message", "key"}
+FINDING_KEYS = {"path", "line", "code", "rule", "severity", "message", "key", "fix"}
+FIX_KEYS = {"description", "applicability", "path", "edits", "changes", "alternatives"}
 
 
 def fixture(name: str) -> str:
@@ -218,8 +219,12 @@ def test_json_output_follows_the_stable_interface() -> None:
         assert finding["severity"] in ("error", "warning", "info")
         assert find_rule(finding["code"]).slug == finding["rule"]
         assert finding["message"]
+        assert finding["fix"] is None or (
+            set(finding["fix"]) == FIX_KEYS and finding["fix"]["applicability"] in ("safe", "unsafe")
+        )
     by_code = {finding["code"]: finding for finding in findings}
     assert sorted(by_code) == ["LMI002", "LMI003", "LMI101", "LMI102"]
+    assert by_code["LMI003"]["fix"]["applicability"] == "safe"  # trailing blanks: stripped by --fix
     assert by_code["LMI002"]["line"] == line_of(name, "option.tensor_parallel_degree=2")
     assert by_code["LMI003"]["line"] == line_of(name, "option.revision=main ")
     assert by_code["LMI102"]["line"] == line_of(name, "option.dtype")
