@@ -238,6 +238,45 @@ def test_json_output_follows_the_stable_interface() -> None:
 
 # The part of the SARIF 2.1.0 schema (docs.oasis-open.org/sarif/sarif/v2.1.0) that code-scanning
 # tools rely on; the full schema is not vendored and the tests do not use the network.
+_SARIF_REGION = {
+    "type": "object",
+    "properties": {
+        "startLine": {"type": "integer", "minimum": 1},
+        "endLine": {"type": "integer", "minimum": 1},
+        "startColumn": {"type": "integer", "minimum": 1},
+        "endColumn": {"type": "integer", "minimum": 1},
+    },
+}
+# SARIF 2.1.0 §3.55 fix, §3.56 artifactChange, §3.57 replacement
+SARIF_FIX_SCHEMA = {
+    "type": "object",
+    "required": ["artifactChanges"],
+    "properties": {
+        "description": {"type": "object", "required": ["text"]},
+        "artifactChanges": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["artifactLocation", "replacements"],
+                "properties": {
+                    "replacements": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "required": ["deletedRegion"],
+                            "properties": {
+                                "deletedRegion": _SARIF_REGION,
+                                "insertedContent": {"type": "object", "required": ["text"]},
+                            },
+                        },
+                    }
+                },
+            },
+        },
+    },
+}
 SARIF_SUBSET_SCHEMA = {
     "type": "object",
     "required": ["version", "runs"],
@@ -279,6 +318,7 @@ SARIF_SUBSET_SCHEMA = {
                             "properties": {
                                 "ruleId": {"type": "string"},
                                 "ruleIndex": {"type": "integer", "minimum": 0},
+                                "fixes": {"type": "array", "items": SARIF_FIX_SCHEMA},
                                 "level": {"enum": ["none", "note", "warning", "error"]},
                                 "message": {
                                     "type": "object",

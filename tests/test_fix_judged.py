@@ -7,9 +7,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import jsonschema
 from conftest import run_cli
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_cli import SARIF_SUBSET_SCHEMA
 
 from lmi_config import api
 from lmi_config.errors import InputError
@@ -38,6 +40,7 @@ def test_text_json_sarif_and_fix_render_the_same_edit(tmp_path: Path) -> None:
     assert finding["fix"]["edits"] == [
         {"line": 4, "action": "replace", "text": "option.tensor_parallel_degree=4"}
     ]
+    jsonschema.validate(sarif, SARIF_SUBSET_SCHEMA)  # fixes as SARIF 2.1.0 has them
     (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "LMI305"]
     (replacement,) = result["fixes"][0]["artifactChanges"][0]["replacements"]
     assert replacement == {
