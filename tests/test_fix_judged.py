@@ -4,6 +4,7 @@ render the same edits; the examples of the issue as classes."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -208,3 +209,38 @@ def test_the_length_a_kv_capacity_finding_names_holds_once_written() -> None:
     assert finding.message.endswith(f"; {finding.fix.description}")
     fixed = apply_edits(text, finding.fix.edits)
     assert not [f for f in api.lint_text(fixed, instance="ml.g5.2xlarge").findings if f.code == "LMI312"]
+
+
+# --- messages composed from several sources say each thing once -----------------------------------
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+_LIST = re.compile(r"(?:[\w.-]+, ){2,}[\w.-]+")
+
+
+def _said_twice(message: str) -> list[str]:
+    """Clauses (between ``;`` and ``—``), lists of three or more, and ``pass --model`` said twice."""
+    clauses = [part.strip().lower() for part in re.split(r";| — ", message) if part.strip()]
+    lists = _LIST.findall(message)
+    repeated = [clause for clause, count in Counter(clauses).items() if count > 1]
+    repeated += [item for item, count in Counter(lists).items() if count > 1]
+    if message.count("pass --model") > 1:
+        repeated.append("pass --model")
+    return repeated
+
+
+def test_an_allowed_list_the_reason_gives_is_not_repeated_as_advice() -> None:
+    result = api.lint_text("engine=Zzzqq\noption.model_id=gpt2\n")
+    (finding,) = [f for f in result.findings if f.key == "engine"]
+    assert "not one of Python, MPI" in finding.message and not _said_twice(finding.message)
+
+
+def test_no_finding_or_note_over_the_corpus_says_the_same_thing_twice() -> None:
+    index = {row["id"]: row for row in json.loads((CORPUS / "index.json").read_text())}
+    said_twice = []
+    for path in sorted((CORPUS / "files").iterdir()):
+        options = LintOptions(instance=index.get(path.stem, {}).get("instance_type") or None)
+        result = api.lint_paths([str(path)], options)
+        for text in [finding.message for finding in result.findings] + result.notes:
+            if _said_twice(text):
+                said_twice.append((path.name, _said_twice(text), text))
+    assert not said_twice, said_twice[:5]

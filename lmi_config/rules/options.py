@@ -265,7 +265,7 @@ def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
             elif close:
                 spans = release_spans(every_version[close[0]])
                 advice = f" — {close[0]} exists only in LMI {spans}"
-            else:
+            elif ", ".join(spec.allowed) not in reason:  # the reason may list them already: once is enough
                 advice = f" — allowed: {', '.join(spec.allowed)}"
         elif setting.value != setting.value.strip():
             advice = f" — write {shorten(setting.value.strip())!r}"
