@@ -244,3 +244,17 @@ def test_no_finding_or_note_over_the_corpus_says_the_same_thing_twice() -> None:
             if _said_twice(text):
                 said_twice.append((path.name, _said_twice(text), text))
     assert not said_twice, said_twice[:5]
+
+
+def test_a_rule_page_says_what_its_fix_does_and_how_it_is_applied() -> None:
+    from lmi_config.report.rule_pages import rule_page
+    from lmi_config.rules.base import find_rule
+
+    pages = {code: rule_page(find_rule(code)) for code in ("LMI002", "LMI305", "LMI310")}
+    assert (
+        "## Fix\n\nRemove every earlier assignment" in pages["LMI002"]
+        and "--unsafe-fixes" not in pages["LMI002"]
+    )
+    assert "## Fix\n\nSet option.tensor_parallel_degree to the nearest degrees" in pages["LMI305"]
+    assert "`lmi-config lint --fix --unsafe-fixes`" in pages["LMI305"]
+    assert "## Fix" not in pages["LMI310"]  # an info about copies: nothing to fix

@@ -81,7 +81,7 @@ def _inline_comment(source: Source, finding: Finding) -> Fix | None:
 
 
 def _separator_style(source: Source, finding: Finding) -> Fix | None:
-    """LMI005: ``key: value`` / ``key value`` → ``key=value`` (the server reads both alike)."""
+    """LMI005: write ``key: value`` and ``key value`` as ``key=value`` (the server reads them alike)."""
     entry = _property_entry(source, finding)
     if entry is None or entry.continued or entry.separator not in (":", " ") or finding.line is None:
         return None
@@ -147,3 +147,4 @@ FORMAT_FIXERS: dict[str, Callable[[Source, Finding], Fix | None]] = {
     "LMI005": _separator_style,
     "LMI101": _unknown_option,
 }
+UNSAFE_FORMAT_FIXES = frozenset({"LMI101"})  # the fixes above made with safe=False

@@ -7,6 +7,7 @@ The advice a semantic finding prints is rendered from the fixes kept here, so th
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from lmi_config.errors import InputError
 from lmi_config.fixers.edits import Change, Fix, apply_edits, describe_changes
-from lmi_config.fixers.fileformat import FORMAT_FIXERS
+from lmi_config.fixers.fileformat import FORMAT_FIXERS, UNSAFE_FORMAT_FIXES
 from lmi_config.fixers.locate import locate
 from lmi_config.fixers.proposals import PROPOSERS, Proposals
 
@@ -175,3 +176,24 @@ def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> Finding:
         fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
         finding = replace(finding, fix=fix)
     return finding
+
+
+def describe_fix(code: str) -> str | None:
+    """What ``--fix`` does for findings of rule ``code`` (a rule page's Fix section), None when nothing."""
+    format_fixer = FORMAT_FIXERS.get(code)
+    proposer = PROPOSERS.get(code)
+    function = format_fixer or proposer
+    if function is None or not function.__doc__:
+        return None
+    first_sentence = " ".join(function.__doc__.split()).split(". ")[0].rstrip(".")
+    what = re.sub(r"^LMI\d+: ", "", first_sentence)
+    safe = format_fixer is not None and code not in UNSAFE_FORMAT_FIXES
+    flag = (
+        "`lmi-config lint --fix`"
+        if safe
+        else "`lmi-config lint --fix --unsafe-fixes` (it changes what the container does)"
+    )
+    return (
+        f"{what[0].upper()}{what[1:]}. Each fix is judged before it is offered (the finding goes, no error comes); "
+        f"the finding's advice, its JSON `fix` and SARIF `fixes` show it, and {flag} applies it."
+    )

@@ -29,7 +29,7 @@ class Proposals(NamedTuple):
 
 
 def _tensor_parallel(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """TP against devices, topology, heads or KV heads: the nearest degrees the judge lets run."""
+    """Set option.tensor_parallel_degree to the nearest degrees the judge lets run (devices, Neuron topology, attention and KV heads)."""
     from lmi_config.shape.frontend import flag
     from lmi_config.shape.parallelism import ParallelTarget, runnable_degrees
 
@@ -59,8 +59,8 @@ def _tensor_parallel(unit: LintUnit, finding: Finding) -> Proposals | None:
 
 
 def _sequence_length(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """A length past the model or the KV cache: the one longest length both hold, on the key the
-    judge read the length from (else the key render writes for this backend)."""
+    """Set the sequence length to the longest the model and the KV cache hold, on the key the judge
+    read it from (else the key render writes for this backend)."""
     from lmi_config.knowledge.container import sequence_keys
     from lmi_config.shape.remedies import longest_sequence_length
 
@@ -75,7 +75,7 @@ def _sequence_length(unit: LintUnit, finding: Finding) -> Proposals | None:
 
 
 def _kv_capacity(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """vLLM's KV cache cannot hold one sequence: a shorter max_model_len, more of the GPU, or a wider TP."""
+    """Set a shorter option.max_model_len, a larger option.gpu_memory_utilization or a wider TP, each searched by the memory model."""
     from lmi_config.shape import sizing_backend
     from lmi_config.shape.parallelism import ParallelTarget
     from lmi_config.shape.remedies import kv_utilization_needed, kv_wider_degree
@@ -102,7 +102,7 @@ def _kv_capacity(unit: LintUnit, finding: Finding) -> Proposals | None:
 
 
 def _memory(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """Over the budget: the planner's nearest shapes that fit (another TP, a smaller batch, a shorter length)."""
+    """Set the planner's nearest shape that fits: another TP, a smaller batch or a shorter sequence length."""
     from lmi_config.knowledge.container import batch_keys, sequence_keys
     from lmi_config.planner import alternatives
 
@@ -128,7 +128,7 @@ def _memory(unit: LintUnit, finding: Finding) -> Proposals | None:
 
 
 def _runnable_dtype(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """bfloat16 on a GPU without it: float16, where the model allows it."""
+    """Set option.dtype=fp16 where the GPU has no bfloat16."""
     assessment = unit.assessment
     if assessment is None or finding.key != "option.dtype":
         return None
@@ -139,7 +139,7 @@ _USE_KEY = re.compile(r"use (option\.[A-Za-z0-9_]+|[a-z_]+)(?:=([A-Za-z0-9_.-]+)
 
 
 def _deprecated(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """A deprecated option whose replacement the catalogue names as ``use KEY`` or ``use KEY=VALUE``."""
+    """Replace a deprecated option by the one the catalogue names (``use KEY`` renames, ``use KEY=VALUE`` sets it)."""
     from lmi_config.knowledge.options import catalogue
 
     setting = unit.config.settings.get(finding.key or "")
