@@ -167,7 +167,7 @@ def _verdict(text: str, options: LintOptions) -> Counter[tuple[str, str | None, 
     return Counter((f.code, f.key, f.severity) for f in api.lint_text(text, options=options).findings)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(configurations())
 def test_every_offered_fix_removes_its_finding_adds_no_error_and_fix_reaches_a_fixed_point(
     tmp_path: Path, configuration: tuple[str, LintOptions]
