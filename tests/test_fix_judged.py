@@ -258,3 +258,34 @@ def test_a_rule_page_says_what_its_fix_does_and_how_it_is_applied() -> None:
     assert "## Fix\n\nSet option.tensor_parallel_degree to the nearest degrees" in pages["LMI305"]
     assert "`lmi-config lint --fix --unsafe-fixes`" in pages["LMI305"]
     assert "## Fix" not in pages["LMI310"]  # an info about copies: nothing to fix
+
+
+def test_advice_names_keys_as_the_file_writes_them_and_sets_a_tp_the_container_chose(tmp_path: Path) -> None:
+    env = tmp_path / "model.env"
+    env.write_text(
+        "HF_MODEL_ID=Qwen/Qwen2.5-7B-Instruct\nOPTION_ROLLING_BATCH=vllm\nOPTION_MAX_MODEL_LEN=65536\n"
+    )
+    text = run_cli("lint", str(env), "--instance", "ml.g5.48xlarge")
+    # TP unset: the container takes all 8 GPUs, which 28 heads refuse; the fix writes the variable
+    assert "set OPTION_TENSOR_PARALLEL_DEGREE=4 (or 2, 1)" in text.stdout
+    assert "set OPTION_MAX_MODEL_LEN=32768" in text.stdout
+    assert (
+        run_cli("lint", str(env), "--instance", "ml.g5.48xlarge", "--fix", "--unsafe-fixes").returncode == 0
+    )
+    assert env.read_text().splitlines()[2:] == [
+        "OPTION_MAX_MODEL_LEN=32768",
+        "OPTION_TENSOR_PARALLEL_DEGREE=4",
+    ]
+
+
+def test_a_deprecated_option_is_renamed_in_environment_json_and_the_advice_said_once(tmp_path: Path) -> None:
+    document = tmp_path / "environment.json"
+    document.write_text('{\n  "OPTION_ROLLING_BATCH": "vllm",\n  "OPTION_S3URL": "s3://bucket/model/"\n}\n')
+    (finding,) = [f for f in api.lint_paths([str(document)]).findings if f.code == "LMI105"]
+    assert finding.message.endswith("is deprecated: rename OPTION_S3URL to HF_MODEL_ID")
+    assert not _said_twice(finding.message)
+    assert run_cli("lint", str(document), "--fix", "--unsafe-fixes").returncode == 0
+    assert json.loads(document.read_text()) == {
+        "OPTION_ROLLING_BATCH": "vllm",
+        "HF_MODEL_ID": "s3://bucket/model/",
+    }

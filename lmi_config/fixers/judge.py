@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lmi_config.errors import InputError
 from lmi_config.fixers.edits import Change, Fix, apply_edits, describe_changes
 from lmi_config.fixers.fileformat import FORMAT_FIXERS, UNSAFE_FORMAT_FIXES
-from lmi_config.fixers.locate import locate
+from lmi_config.fixers.locate import as_written, locate
 from lmi_config.fixers.proposals import PROPOSERS, Proposals
 
 if TYPE_CHECKING:
@@ -60,7 +60,9 @@ def _from_changes(unit: LintUnit, finding: Finding, changes: tuple[Change, ...],
     lines = [edit.line for edit in edits if edit.action != "append"]
     if len(paths) != 1 or len(lines) != len(set(lines)):
         return None
-    return Fix(finding.code, finding.key, paths.pop(), edits, safe, describe_changes(changes), changes)
+    path = paths.pop()
+    shown = tuple(as_written(unit, change, path) for change in changes)
+    return Fix(finding.code, finding.key, path, edits, safe, describe_changes(shown), changes)
 
 
 def _editable(unit: LintUnit) -> dict[str, str]:
@@ -170,7 +172,10 @@ def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> Finding:
             accepted.append(fix)
     if proposals is not None and not (exhausted and not accepted):
         advice = _advice(accepted) if accepted else proposals.fallback
-        if advice and advice not in finding.message:  # a rule that already names the change says it once
+        if accepted and proposals.supersedes and proposals.supersedes in finding.message:
+            # the rule said it in words; the judged edits say it once, in their own words
+            finding = replace(finding, message=finding.message.replace(proposals.supersedes, advice, 1))
+        elif advice and advice not in finding.message:  # a rule that already names the change says it once
             finding = replace(finding, message=f"{finding.message}; {advice}")
     if accepted:
         fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))

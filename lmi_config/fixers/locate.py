@@ -44,6 +44,26 @@ def locate(unit: LintUnit, change: Change) -> tuple[str, Edit] | None:
     return (source.path, edit) if edit is not None else None
 
 
+def as_written(unit: LintUnit, change: Change, path: str) -> Change:
+    """``change`` with its keys named as the file at ``path`` names them (``TENSOR_PARALLEL_DEGREE`` in
+    an env file, the key as written in serving.properties), for the advice a user reads."""
+    sources = {source.path: source for source in unit.sources}
+    kind = sources[path].kind if path in sources else "properties"
+    setting = unit.config.settings.get(change.key)
+    written = change.key
+    if (
+        setting is not None
+        and setting.origin.path == path
+        and kind != "properties"
+        and setting.origin.variable
+    ):
+        written = setting.origin.variable
+    elif kind != "properties":
+        written = env_name_for_key(change.key) or change.key
+    new_key = (env_name_for_key(change.new_key) or change.new_key) if kind != "properties" else change.new_key
+    return change._replace(key=written, new_key=new_key if change.new_key else "")
+
+
 def _append(source: SourceFile, change: Change) -> tuple[str, Edit] | None:
     line_count = len(split_lines(source.text))
     try:

@@ -26,6 +26,7 @@ class Proposals(NamedTuple):
     candidates: tuple[tuple[Change, ...], ...]
     fallback: str = ""
     safe: bool = False
+    supersedes: str = ""  # advice the rule's message already gives in words: the judged fix replaces it
 
 
 def _tensor_parallel(unit: LintUnit, finding: Finding) -> Proposals | None:
@@ -34,7 +35,8 @@ def _tensor_parallel(unit: LintUnit, finding: Finding) -> Proposals | None:
     from lmi_config.shape.parallelism import ParallelTarget, runnable_degrees
 
     assessment = unit.assessment
-    if assessment is None or finding.key != TP_KEY or assessment.shape.tensor_parallel is None:
+    # key None: the TP the container chose itself (not written), reported on no line
+    if assessment is None or finding.key not in (TP_KEY, None) or assessment.shape.tensor_parallel is None:
         return None
     target = assessment.target
     parallel = ParallelTarget(
@@ -152,11 +154,12 @@ def _deprecated(unit: LintUnit, finding: Finding) -> Proposals | None:
     replacement, value = matches[0].group(1), matches[0].group(2)
     if unit.config.settings.get(replacement) is not None:
         return None  # the replacement is set already: which one wins is for the user to decide
+    note = matches[0].group(0)
     if value is None:
-        return Proposals(((Change("rename", setting.key, new_key=replacement),),))
+        return Proposals(((Change("rename", setting.key, new_key=replacement),),), supersedes=note)
     if setting.value.strip().lower() != "true":
-        return Proposals(((Change("remove", setting.key),),))
-    return Proposals(((Change("remove", setting.key), Change("set", replacement, value)),))
+        return Proposals(((Change("remove", setting.key),),), supersedes=note)
+    return Proposals(((Change("remove", setting.key), Change("set", replacement, value)),), supersedes=note)
 
 
 PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
