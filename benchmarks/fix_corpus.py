@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lmi_config.api import LintOptions, fix_paths, lint_paths  # noqa: E402
-from lmi_config.fixes import candidate_fixes  # noqa: E402
 from lmi_config.fixers.edits import apply_edits  # noqa: E402
+from lmi_config.fixes import candidate_fixes  # noqa: E402
 
 
 def _changed_lines(before: bytes, after: bytes) -> tuple[int, int]:
