@@ -49,6 +49,7 @@ def main() -> int:
     applied: Counter[str] = Counter()
     changed_files = touched_lines = kept_lines = mode_changes = mismatches = edited_lines = left = 0
     diffs: list[str] = []
+    shown_rules: set[str] = set()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "files"
@@ -76,7 +77,9 @@ def main() -> int:
             changed, kept = _changed_lines(before, after)
             touched_lines += changed
             kept_lines += kept
-            if len(diffs) < args.examples:
+            rules = "+".join(sorted(outcome.applied))
+            if len(diffs) < args.examples and rules not in shown_rules:  # one example per kind of fix
+                shown_rules.add(rules)
                 diff = difflib.unified_diff(
                     before.decode("utf-8", "replace").splitlines(keepends=True),
                     after.decode("utf-8", "replace").splitlines(keepends=True),
