@@ -289,3 +289,19 @@ def test_a_deprecated_option_is_renamed_in_environment_json_and_the_advice_said_
         "OPTION_ROLLING_BATCH": "vllm",
         "HF_MODEL_ID": "s3://bucket/model/",
     }
+
+
+def test_a_misspelt_value_and_a_renamed_handler_get_the_value_the_message_named() -> None:
+    dtype = api.lint_text("option.model_id=gpt2\noption.rolling_batch=vllm\noption.dtype=half\n")
+    (finding,) = [f for f in dtype.findings if f.key == "option.dtype"]
+    assert finding.fix is not None and finding.fix.description == "set option.dtype=fp16"
+    assert "use fp16" not in finding.message and finding.message.count("fp16") == 1
+    handler = api.lint_text("option.model_id=gpt2\noption.entryPoint=djl_python.transformers-neuronx\n")
+    (finding,) = [f for f in handler.findings if f.key == "option.entryPoint"]
+    assert finding.message.endswith("— set option.entryPoint=djl_python.transformers_neuronx")
+    fixed = apply_edits(
+        "option.model_id=gpt2\noption.entryPoint=djl_python.transformers-neuronx\n", finding.fix.edits
+    )
+    assert not [
+        f for f in api.lint_text(fixed).findings if f.key == "option.entryPoint" and f.severity != "info"
+    ]

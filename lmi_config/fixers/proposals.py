@@ -162,7 +162,24 @@ def _deprecated(unit: LintUnit, finding: Finding) -> Proposals | None:
     return Proposals(((Change("remove", setting.key), Change("set", replacement, value)),), supersedes=note)
 
 
+def _allowed_value(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Set the value invalid-value names (``use fp16``; a handler module's new name), the same search."""
+    from lmi_config.rules.value_suggestions import allowed_replacement
+
+    setting = unit.config.settings.get(finding.key or "")
+    if setting is None or finding.line != setting.origin.line:
+        return None  # a value refused by the container's own classes, or a judge's refusal: no search
+    replacement = allowed_replacement(unit, setting)
+    if replacement is None or replacement == setting.value.strip():
+        return None
+    if " use " in finding.message and f"use {replacement}" not in finding.message:
+        return None  # the message advises another value (the container's own list): never two answers
+    return Proposals(((Change("set", setting.key, replacement),),), supersedes=f"use {replacement}")
+
+
 PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
+    "LMI102": _allowed_value,
+    "LMI103": _allowed_value,
     "LMI303": _tensor_parallel,
     "LMI304": _tensor_parallel,
     "LMI305": _tensor_parallel,
