@@ -188,6 +188,7 @@ PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI312": _kv_capacity,
     "LMI301": _memory,
     "LMI302": _memory,
+    "LMI313": _memory,  # Neuron DMA rings past the budget (main's device_memory rule): the same nearest shapes
     "LMI601": _runnable_dtype,
     "LMI105": _deprecated,
 }
