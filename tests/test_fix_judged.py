@@ -305,3 +305,24 @@ def test_a_misspelt_value_and_a_renamed_handler_get_the_value_the_message_named(
     assert not [
         f for f in api.lint_text(fixed).findings if f.key == "option.entryPoint" and f.severity != "info"
     ]
+
+
+def test_tp_not_dividing_the_heads_says_what_each_backend_does() -> None:
+    """vLLM, lmi-dist and TensorRT-LLM refuse to start (error); transformers-neuronx and NxDI pad the
+    heads (warning) — each with a fix that divides them."""
+    qwen = "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.tensor_parallel_degree=8\n"
+    expected = {
+        ("vllm", "ml.g5.48xlarge"): ("error", "refuses to start"),
+        ("lmi-dist", "ml.g5.48xlarge"): ("error", "refuses to start"),
+        ("tensorrt-llm", "ml.g5.48xlarge"): ("error", "refuses to start"),
+        ("transformers-neuronx", "ml.inf2.24xlarge"): ("warning", "pads them to 32"),
+        ("nxdi", "ml.inf2.24xlarge"): ("warning", "pads them to 32"),
+    }
+    for (backend, instance), (severity, behaviour) in expected.items():
+        result = api.lint_text(qwen, backend=backend, instance=instance)
+        (finding,) = [f for f in result.findings if f.code == "LMI305"]
+        assert (finding.severity, behaviour in finding.message) == (severity, True), (
+            backend,
+            finding.message,
+        )
+        assert finding.fix is not None and 28 % int(finding.fix.changes[0].value) == 0
