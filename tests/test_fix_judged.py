@@ -326,3 +326,21 @@ def test_tp_not_dividing_the_heads_says_what_each_backend_does() -> None:
             finding.message,
         )
         assert finding.fix is not None and 28 % int(finding.fix.changes[0].value) == 0
+
+
+def test_fixes_do_not_undo_each_other(tmp_path: Path) -> None:
+    """Phi-3-medium on inf2.24xlarge: TP 1 is over budget; TP 2 fits tightly (LMI302), TP 4 splits 10 KV
+    heads (LMI306). A warning's fix may not trade for another warning, so --fix stops instead of
+    flipping TP 2 ↔ 4 (it did, 20 passes); then nothing fixable is left and a second run changes nothing."""
+    path = tmp_path / "serving.properties"
+    path.write_text(
+        "option.model_id=microsoft/Phi-3-medium-4k-instruct\noption.entryPoint=djl_python.transformers_neuronx\n"
+        "option.tensor_parallel_degree=1\noption.n_positions=1024\n"
+    )
+    options = LintOptions(backend="transformers-neuronx", lmi_version="0.28.0", instance="inf2.24xlarge")
+    outcome = api.fix_paths([str(path)], options, unsafe=True)
+    assert sum(outcome.applied.values()) <= 2, outcome.applied
+    assert not list(candidate_fixes(api.lint_paths([str(path)], options), unsafe=True))
+    fixed = path.read_bytes()
+    api.fix_paths([str(path)], options, unsafe=True)
+    assert path.read_bytes() == fixed

@@ -38,16 +38,19 @@ def _verdict(findings: list[Finding]) -> Verdict:
     return Counter((finding.code, finding.key, finding.severity) for finding in findings)
 
 
-def _passes(fix: Fix, before: Verdict, after: Verdict) -> bool:
-    """The finding's own problem is gone and no new error appears."""
+def _passes(fix: Fix, before: Verdict, after: Verdict, severity: str) -> bool:
+    """The finding's own problem is gone and no new error appears — nor, for a warning's fix, a new
+    warning: trading one warning for another lets two fixes undo each other (TP 2 → 4 → 2), while
+    an error's fix may leave a warning (fewer errors, then fewer warnings: ``--fix`` terminates)."""
 
     def count(verdict: Verdict) -> int:
         # by code, not key: a finding reported on the TP line for want of its own key (max_model_len
         # unset) moves to the key once the fix writes it, and must not count as gone there
         return sum(n for (code, _, _), n in verdict.items() if code == fix.code)
 
-    new_errors = [item for item, n in after.items() if item[2] == "error" and n > before.get(item, 0)]
-    return count(after) < count(before) and not new_errors
+    counted = ("error",) if severity == "error" else ("error", "warning")
+    new_problems = [item for item, n in after.items() if item[2] in counted and n > before.get(item, 0)]
+    return count(after) < count(before) and not new_problems
 
 
 def _from_changes(unit: LintUnit, finding: Finding, changes: tuple[Change, ...], safe: bool) -> Fix | None:
@@ -128,7 +131,7 @@ class _Judge:
             self._before = _verdict(self.relint({}))
         return self._before
 
-    def accepts(self, fix: Fix) -> bool:
+    def accepts(self, fix: Fix, severity: str) -> bool:
         if fix.path not in self.texts or self.budget <= 0 or self.shows_secret(fix):
             return False
         self.budget -= 1
@@ -136,7 +139,7 @@ class _Judge:
             after = self.relint({fix.path: apply_edits(self.texts[fix.path], fix.edits)})
         except (ValueError, InputError):
             return False  # the edited file is unusable input: not a fix
-        return _passes(fix, self.before(), _verdict(after))
+        return _passes(fix, self.before(), _verdict(after), severity)
 
 
 def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> list[Finding]:
@@ -168,7 +171,7 @@ def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> Finding:
         exhausted = judge.budget <= 0
         if exhausted:
             break
-        if judge.accepts(fix):
+        if judge.accepts(fix, finding.severity):
             accepted.append(fix)
     if proposals is not None and not (exhausted and not accepted):
         advice = _advice(accepted) if accepted else proposals.fallback
