@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lmi_config.configfile.loader import LintTarget, collect, parse_source
 from lmi_config.errors import DeployError, InputError, OutputError, PlanningError, SpecError, TemplateProblem
-from lmi_config.lint import LintOptions, LintResult, lint_targets, lint_text
+from lmi_config.lint import LintOptions, LintResult, lint_targets
 
 if TYPE_CHECKING:
     from lmi_config.deploy import DeployPlan, DeployRequest, Outcome
@@ -113,6 +113,64 @@ def lint_options(
         except ValueError as error:
             raise InputError(f"{settings.path}: per-path {entry.pattern!r}: {error}") from None
     return options
+
+
+def lint_text(
+    text: str,
+    kind: str = "properties",
+    options: LintOptions | None = None,
+    *,
+    name: str = "<text>",
+    directory: Path | None = None,
+    env: str | None = None,
+    instance: str | None = None,
+    model: str | None = None,
+    backend: str | None = None,
+    lmi_version: str | None = None,
+    hub: bool | None = None,
+    lnc: int | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+) -> LintResult:
+    """Lint configuration text held in memory, with the target options of ``lmi-config lint``.
+
+    ``kind`` is properties, env or json; ``env`` is the text of an env file the container sees
+    together with it (``--env``); ``instance``, ``model``, ``backend``, ``lmi_version`` (a version,
+    ``v12`` or an image tag), ``hub`` and ``lnc`` are the CLI's flags and win over ``options``.
+    Findings carry their judged fix (``finding.fix``). Raises :class:`InputError` for bad options.
+    """
+    given: dict[str, Any] = {
+        "instance": instance,
+        "model": model,
+        "backend": backend,
+        "lmi_version": lmi_version,
+        "hub": hub,
+        "lnc": lnc,
+        "select": list(select) if select is not None else None,
+        "ignore": list(ignore) if ignore is not None else None,
+    }
+    options = replace(
+        options or LintOptions(), **{key: value for key, value in given.items() if value is not None}
+    )
+    load_rules_checked(options)
+    sources = [parse_source(name, text.encode("utf-8", errors="surrogatepass"), directory, kind)]
+    if env is not None:
+        sources.append(
+            parse_source(f"{name} (env)", env.encode("utf-8", errors="surrogatepass"), directory, "env")
+        )
+    return lint_targets([LintTarget(sources)], options)
+
+
+def load_rules_checked(options: LintOptions) -> None:
+    """Load the rules and refuse unknown rule names in ``options`` with :class:`InputError`."""
+    from lmi_config.lint import normalize_rule_names
+    from lmi_config.rules import load_rules
+
+    load_rules()
+    try:
+        normalize_rule_names(options.select + options.ignore)
+    except ValueError as error:
+        raise InputError(str(error)) from None
 
 
 def lint_paths(

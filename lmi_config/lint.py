@@ -6,6 +6,7 @@ It knows no rule by name: rules register themselves in :mod:`lmi_config.rules`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -13,14 +14,14 @@ from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting, cl
 from lmi_config.configfile.loader import InputError, LintTarget, parse_source
 from lmi_config.configfile.text import collector_paused
 from lmi_config.context import Context, read_pragmas, resolve_context
+from lmi_config.fixers.judge import attach_fixes
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.environment import runtime_settings, tgi_translations
+from lmi_config.report.kept import Kept
 from lmi_config.rules import load_rules
 from lmi_config.rules.base import REGISTRY, Finding, LintUnit, find_rule
 from lmi_config.settings import ProjectSettings
 from lmi_config.shape.values import read_count
-
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass
@@ -39,6 +40,7 @@ class LintOptions:
     exclude: list[str] = field(default_factory=list)  # --exclude patterns, added to the settings'
     force_exclude: bool = False  # apply the exclusions to paths named explicitly too
     max_findings: int = 0  # keep at most this many findings of one rule per file (0: all); text output
+    judge_fixes: bool = True  # attach judged fixes to findings (off while judging one: no recursion)
 
     def excluded(self, path: str) -> bool:
         """Whether a path met in a directory walk is excluded by the project settings or ``--exclude``."""
@@ -199,7 +201,11 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         if explicit or unit.context.instance is not None:
             unit.notes.append(
                 f"model checks skipped: {error}"
-                + ("" if explicit else "; pass --model with a catalog id or a local directory")
+                + (
+                    ""
+                    if explicit or "--model" in str(error)
+                    else "; pass --model with a catalog id or a local directory"
+                )
             )
         return
     unit.context.model = arch
@@ -220,6 +226,16 @@ def _assess(unit: LintUnit) -> None:
         nodes=_runtime_setting(unit.target, "nodes"),
     )
     unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
+    if (
+        unit.assessment.memory is None
+        and context.backend.id == "custom"
+        and context.instance
+        and context.model
+    ):
+        # the handler decides how it loads (4-bit, offloading, its own engine): no backend's model applies
+        unit.notes.append(
+            "memory not estimated: custom handler (your own entryPoint decides how the model loads)"
+        )
 
 
 def _matches(finding: Finding, names: set[str]) -> bool:
@@ -270,7 +286,7 @@ def lint_unit(
             disabled |= normalize_rule_names([name])
         except ValueError as error:
             unit.pragmas.problems.append((f"pragma disable={name}: {error}", line))
-    kept = _Kept(options.max_findings)
+    kept = Kept(options.max_findings)
     for registered in rules:
         for finding in registered.check(unit):
             if select and not _matches(finding, select):
@@ -281,45 +297,6 @@ def lint_unit(
                 continue
             kept.add(finding)
     return kept.findings(hidden)
-
-
-def _report_order(finding: Finding) -> tuple[str, int, int, str]:
-    return (finding.path, finding.line or 0, SEVERITY_ORDER[finding.severity], finding.code)
-
-
-_TRIM_BATCH = 1024  # findings over the limit collected before the extra ones are counted and dropped
-
-
-class _Kept:
-    """Findings in report order, at most ``limit`` of one rule in one file (0: all); the others are
-    counted, not kept, so that a file of a million bad lines does not hold a million findings."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.groups: dict[tuple[str, str], list[Finding]] = {}
-        self.counted: Counter[tuple[str, str, str, str]] = Counter()
-
-    def add(self, finding: Finding) -> None:
-        group = self.groups.get((finding.path, finding.code))
-        if group is None:
-            group = self.groups[(finding.path, finding.code)] = []
-        group.append(finding)
-        if self.limit and len(group) > self.limit + _TRIM_BATCH:
-            self._trim(group)
-
-    def _trim(self, group: list[Finding]) -> None:
-        group.sort(key=_report_order)
-        self.counted.update((item.path, item.code, item.rule, item.severity) for item in group[self.limit :])
-        del group[self.limit :]
-
-    def findings(self, hidden: Counter[tuple[str, str, str, str]] | None) -> list[Finding]:
-        """The kept findings in report order; the count of the others added to ``hidden``."""
-        for group in self.groups.values():
-            if self.limit and len(group) > self.limit:
-                self._trim(group)
-        if hidden is not None:
-            hidden.update(self.counted)
-        return sorted((finding for group in self.groups.values() for finding in group), key=_report_order)
 
 
 @dataclass
@@ -362,6 +339,27 @@ def _assumption_note(unit: LintUnit) -> str | None:
     )
 
 
+def _relinter(unit: LintUnit, options: LintOptions) -> Callable[[dict[str, str]], list[Finding]]:
+    """Lints the unit again with some files' texts replaced: every rule, no fix judged (the judge's view)."""
+    quiet = replace(options, select=[], ignore=[], max_findings=0, judge_fixes=False)
+
+    def relint(texts: dict[str, str]) -> list[Finding]:
+        sources = [
+            parse_source(
+                source.path,
+                texts[source.path].encode("utf-8", "surrogatepass"),
+                source.directory,
+                source.kind,
+            )
+            if source.path in texts
+            else source
+            for source in unit.sources
+        ]
+        return lint_unit(build_unit(LintTarget(sources), quiet), quiet)
+
+    return relint
+
+
 def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) -> LintResult:
     """Lint prepared targets. :class:`InputError` for a bad --backend/--lmi-version/--instance."""
     options = options or LintOptions()
@@ -374,7 +372,10 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
             raise InputError(f"{target.primary.path}: {error}") from None
         result.units.append(unit)
         with collector_paused():  # findings hold no cycles; see collector_paused
-            result.findings.extend(lint_unit(unit, unit_options, result.hidden))
+            findings = lint_unit(unit, unit_options, result.hidden)
+            if unit_options.judge_fixes and findings:
+                findings = attach_fixes(unit, findings, _relinter(unit, unit_options))
+            result.findings.extend(findings)
         result.files += len(target.sources)
         note = _assumption_note(unit)
         if note:

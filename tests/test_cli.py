@@ -22,7 +22,8 @@ from lmi_config.rules.base import find_rule
 
 CLI_FIXTURES = FIXTURES / "cli"
 RULES = load_rules()
-FINDING_KEYS = {"path", "line", "code", "rule", "severity", "message", "key"}
+FINDING_KEYS = {"path", "line", "code", "rule", "severity", "message", "key", "fix"}
+FIX_KEYS = {"description", "applicability", "path", "edits", "changes", "alternatives"}
 
 
 def fixture(name: str) -> str:
@@ -218,8 +219,12 @@ def test_json_output_follows_the_stable_interface() -> None:
         assert finding["severity"] in ("error", "warning", "info")
         assert find_rule(finding["code"]).slug == finding["rule"]
         assert finding["message"]
+        assert finding["fix"] is None or (
+            set(finding["fix"]) == FIX_KEYS and finding["fix"]["applicability"] in ("safe", "unsafe")
+        )
     by_code = {finding["code"]: finding for finding in findings}
     assert sorted(by_code) == ["LMI002", "LMI003", "LMI101", "LMI102"]
+    assert by_code["LMI003"]["fix"]["applicability"] == "safe"  # trailing blanks: stripped by --fix
     assert by_code["LMI002"]["line"] == line_of(name, "option.tensor_parallel_degree=2")
     assert by_code["LMI003"]["line"] == line_of(name, "option.revision=main ")
     assert by_code["LMI102"]["line"] == line_of(name, "option.dtype")
@@ -233,6 +238,45 @@ def test_json_output_follows_the_stable_interface() -> None:
 
 # The part of the SARIF 2.1.0 schema (docs.oasis-open.org/sarif/sarif/v2.1.0) that code-scanning
 # tools rely on; the full schema is not vendored and the tests do not use the network.
+_SARIF_REGION = {
+    "type": "object",
+    "properties": {
+        "startLine": {"type": "integer", "minimum": 1},
+        "endLine": {"type": "integer", "minimum": 1},
+        "startColumn": {"type": "integer", "minimum": 1},
+        "endColumn": {"type": "integer", "minimum": 1},
+    },
+}
+# SARIF 2.1.0 §3.55 fix, §3.56 artifactChange, §3.57 replacement
+SARIF_FIX_SCHEMA = {
+    "type": "object",
+    "required": ["artifactChanges"],
+    "properties": {
+        "description": {"type": "object", "required": ["text"]},
+        "artifactChanges": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["artifactLocation", "replacements"],
+                "properties": {
+                    "replacements": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "required": ["deletedRegion"],
+                            "properties": {
+                                "deletedRegion": _SARIF_REGION,
+                                "insertedContent": {"type": "object", "required": ["text"]},
+                            },
+                        },
+                    }
+                },
+            },
+        },
+    },
+}
 SARIF_SUBSET_SCHEMA = {
     "type": "object",
     "required": ["version", "runs"],
@@ -274,6 +318,7 @@ SARIF_SUBSET_SCHEMA = {
                             "properties": {
                                 "ruleId": {"type": "string"},
                                 "ruleIndex": {"type": "integer", "minimum": 0},
+                                "fixes": {"type": "array", "items": SARIF_FIX_SCHEMA},
                                 "level": {"enum": ["none", "note", "warning", "error"]},
                                 "message": {
                                     "type": "object",

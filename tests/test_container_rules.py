@@ -35,8 +35,8 @@ def findings_of(fixture: str) -> list[Finding]:
 
 REPORTED = [
     # vLLM dtype: every path builds HuggingFaceProperties (auto, fp32, fp16, bf16, int8, lower-cased)
-    Case("vllm-dtype-float16-030.properties", "LMI102", ("HuggingFaceProperties", "Invalid data type: float16", "use fp16")),
-    Case("vllm-dtype-bfloat16-async-035.properties", "LMI102", ("Invalid data type: bfloat16", "use bf16")),
+    Case("vllm-dtype-float16-030.properties", "LMI102", ("HuggingFaceProperties", "Invalid data type: float16", "set option.dtype=fp16")),
+    Case("vllm-dtype-bfloat16-async-035.properties", "LMI102", ("Invalid data type: bfloat16", "set option.dtype=bf16")),
     # … and from 0.32 VllmRbProperties narrows it to its DTYPE_MAPPER
     Case("vllm-dtype-int8-033.properties", "LMI102", ("VllmRbProperties", "Invalid dtype=int8 provided")),
     Case("vllm-quantize-bitsandbytes-030.properties", "LMI102", ("VllmRbProperties", "Input should be 'awq'")),

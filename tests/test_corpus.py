@@ -15,7 +15,7 @@ def test_whole_corpus_lints_in_one_run_without_traceback() -> None:
     document = json.loads(result.stdout)
     assert document["summary"]["files"] == 741
     for finding in document["findings"]:
-        assert set(finding) == {"path", "line", "code", "rule", "severity", "message", "key"}
+        assert set(finding) == {"path", "line", "code", "rule", "severity", "message", "key", "fix"}
         assert finding["severity"] in ("error", "warning", "info")
 
 

@@ -35,15 +35,15 @@ CASES = {
     "optimum-neuron-424": ("tp-unsupported-degree", "error", "multiple of 32"),
     "vllm-neuron-7": ("tp-exceeds-devices", "error", "has 24"),
     "aws-neuron-sdk-749": ("tp-exceeds-devices", "error", "option.tensor_parallel_degree=12"),
-    "seed-001": ("memory-exceeds-budget", "error", "TP 2, batch 1, 4096 tokens"),
+    "seed-001": ("memory-exceeds-budget", "error", "; set option.tensor_parallel_degree=2"),
     "djl-serving-1847": ("memory-exceeds-budget", "error", "GiB"),
     "huggingface-inferentia2-samples-12": ("memory-exceeds-budget", "error", "larger instance"),
     "aws-neuron-sdk-1289": ("kv-heads-sharding", "warning", "KV memory"),
     "neuronx-distributed-53": ("host-memory-insufficient", "warning", "host RAM"),
-    "vllm-2652": ("tp-heads-divisibility", "error", "use TP 1, 2, 4"),
+    "vllm-2652": ("tp-heads-divisibility", "error", "; set option.tensor_parallel_degree=4 (or 2)"),
     "djl-serving-1092": ("model-copies", "info", "2 copies"),
     "fmbench-orchestrator-28": ("loading-timeout-too-short", "warning", "compile ahead of time"),
-    "vllm-6452": ("memory-exceeds-budget", "error", "TP 2"),
+    "vllm-6452": ("memory-exceeds-budget", "error", "; set option.tensor_parallel_degree=2"),
 }
 
 

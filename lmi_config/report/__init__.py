@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from lmi_config import __version__
+from lmi_config.fixers.edits import Edit, Fix
 from lmi_config.report.rule_pages import page_url, rule_page
 from lmi_config.rules.base import Finding, Rule
 from lmi_config.secrets import redact
@@ -114,7 +115,18 @@ def format_text(
         f"{files} file{'s' if files != 1 else ''} checked: {errors} error{'s' if errors != 1 else ''}, "
         f"{warnings} warning{'s' if warnings != 1 else ''}, {infos} info"
     )
+    lines.extend(_fixable(findings))
     return "\n".join(lines) + "\n"
+
+
+def _fixable(findings: Sequence[Finding]) -> list[str]:
+    """``3 fixable with --fix (2 more with --unsafe-fixes)``, as ruff closes its report."""
+    safe = sum(1 for finding in findings if finding.fix is not None and finding.fix.safe)
+    unsafe = sum(1 for finding in findings if finding.fix is not None and not finding.fix.safe)
+    if not safe and not unsafe:
+        return []
+    more = f" ({unsafe} more with --fix --unsafe-fixes)" if unsafe else ""
+    return [f"{safe} fixable with --fix{more}; --diff shows the changes"]
 
 
 def _collapsed(
@@ -170,6 +182,8 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
         }
         if finding.code in rule_index:
             result["ruleIndex"] = rule_index[finding.code]
+        if finding.fix is not None:
+            result["fixes"] = [sarif_fix(finding.fix)]
         results.append(result)
     driver_rules = [
         {
@@ -201,6 +215,43 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
         ],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _sarif_replacement(edit: Edit) -> dict[str, object]:
+    """One SARIF ``replacement``: whole lines by line number (columns only where a point is meant)."""
+    if edit.action == "replace":
+        return {
+            "deletedRegion": {"startLine": edit.line, "endLine": edit.line},
+            "insertedContent": {"text": edit.text},
+        }
+    if edit.action == "remove":  # the line and its ending: up to the start of the next line
+        return {
+            "deletedRegion": {
+                "startLine": edit.line,
+                "startColumn": 1,
+                "endLine": edit.line + 1,
+                "endColumn": 1,
+            }
+        }
+    line = edit.line if edit.action == "insert_before" else edit.line + 1
+    return {
+        "deletedRegion": {"startLine": line, "startColumn": 1, "endLine": line, "endColumn": 1},
+        "insertedContent": {"text": edit.text + "\n"},
+    }
+
+
+def sarif_fix(fix: Fix) -> dict[str, object]:
+    """A SARIF 2.1.0 ``fix``: its description and the replacements in the one file it edits."""
+    applicability = "safe" if fix.safe else "unsafe: applied with --unsafe-fixes"
+    return {
+        "description": {"text": f"{fix.description} ({applicability})"},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": fix.path},
+                "replacements": [_sarif_replacement(edit) for edit in fix.edits],
+            }
+        ],
+    }
 
 
 def _escape_github_data(text: str) -> str:

@@ -1,4 +1,4 @@
-"""Rule pages: one Markdown page per rule (why, bad, good, source), as ``docs/rules/`` holds them and
+"""Rule pages: one Markdown page per rule (why, bad, good, fix, source), as ``docs/rules/`` holds them and
 SARIF's ``helpUri`` links to them."""
 
 from __future__ import annotations
@@ -32,13 +32,17 @@ def _example(example: Example, verdict: str) -> str:
 
 def rule_page(rule: Rule) -> str:
     """The Markdown page of one rule."""
+    from lmi_config.fixers.judge import describe_fix
+
+    fix = describe_fix(rule.code)
     return (
         f"# {rule.code} `{rule.slug}` ({rule.severity})\n\n"
         f"## What it does\n\n{rule.summary}\n\n"
         f"## Why it matters\n\n{rule.why}\n\n"
         f"## Example\n\n{_example(rule.bad, 'Reported')}\n"
         f"## Use instead\n\n{_example(rule.good, 'Not reported')}\n"
-        f"## Source\n\n{rule.source}\n\n"
+        + (f"## Fix\n\n{fix}\n\n" if fix else "")
+        + f"## Source\n\n{rule.source}\n\n"
         f"Suppress it with `--ignore {rule.code}` or a `# lmi-config: disable={rule.slug}` comment; "
         f"`lmi-config rules {rule.code}` shows this page in a terminal.\n"
     )

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from lmi_config.configfile.canonical import CanonicalConfig, Setting
     from lmi_config.configfile.loader import LintTarget, SourceFile
     from lmi_config.context import Context, Pragmas
+    from lmi_config.fixers.edits import Fix
     from lmi_config.shape import Assessment, Problem
 
 
@@ -41,8 +42,10 @@ class Finding:
     severity: str
     message: str
     key: str | None = None
+    fix: Fix | None = None  # the judged fix (lmi_config.fixers), None when none passes the judge
 
     def as_dict(self) -> dict[str, object]:
+        """The finding as ``--format json`` prints it (``fix``: null when none is offered)."""
         return {
             "path": self.path,
             "line": self.line,
@@ -51,6 +54,7 @@ class Finding:
             "severity": self.severity,
             "message": self.message,
             "key": self.key,
+            "fix": self.fix.as_dict() if self.fix is not None else None,
         }
 
 
@@ -179,17 +183,9 @@ class LintUnit:
 
 
 def fix_hint(unit: LintUnit) -> str:
-    """``; TP 2, batch 1, 4096 tokens: … fits instead`` — the nearest configuration that fits."""
-    from lmi_config.planner import alternatives
-    from lmi_config.shape import describe_shape
-
-    if unit.assessment is None or unit.assessment.memory is None:
-        return ""
-    options = alternatives(unit.assessment, unit.context.backend.accelerator)
-    if not options:
-        return "; nothing close fits on this instance — choose a larger instance"
-    shape, memory = options[0]
-    return "; " + describe_shape(shape, memory) + " fits instead"
+    """Kept for rules written before fixes were data: advice is now the finding's judged fix
+    (:mod:`lmi_config.fixers` renders it on the finding), so this adds nothing to a message."""
+    return ""
 
 
 def find_rule(name: str) -> Rule | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lmi_config.rules.base import Example, Finding, LintUnit, fix_hint, rule
+from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
 _SIZING_SOURCE = (
     "lmi_config/data/memory.json (neuron-ground-truth.md §4-§5: OOM logs, the measured Llama-3.1-8B breakdown) — "
@@ -43,7 +43,7 @@ _SIZING_SOURCE = (
 )
 def memory_exceeds_budget(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("memory-exceeds-budget"):
-        yield unit.report("LMI301", problem, suffix=fix_hint(unit))
+        yield unit.report("LMI301", problem)
 
 
 @rule(
@@ -69,7 +69,7 @@ def memory_exceeds_budget(unit: LintUnit) -> Iterator[Finding]:
 )
 def memory_headroom_low(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("memory-headroom-low"):
-        yield unit.report("LMI302", problem, suffix=fix_hint(unit))
+        yield unit.report("LMI302", problem)
 
 
 @rule(

@@ -17,7 +17,6 @@ from lmi_config.knowledge.container_options import handler_at
 from lmi_config.knowledge.options import (
     SERVER_GROUP,
     VARIABLE_NAME,
-    OptionSpec,
     all_engine_arg_names,
     beyond_the_code,
     catalogue,
@@ -30,7 +29,8 @@ from lmi_config.knowledge.options import (
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
-from lmi_config.rules.suggestions import spelling_advice, suggest  # noqa: F401  (render imports suggest from here)
+from lmi_config.rules.suggestions import release_spans, spelling_advice, suggest  # noqa: F401  (render imports suggest from here)
+from lmi_config.rules.value_suggestions import MAX_COMPARED_CHARACTERS, applicable_specs, closest_allowed
 
 _CATALOGUE_SOURCE = (
     "lmi_config/data/options.json (djl-serving.md §5-§6; each entry names its own source) — "
@@ -57,17 +57,8 @@ def _is_env_style(setting: Setting) -> bool:
     return setting.origin.kind == "properties" and bool(VARIABLE_NAME.fullmatch(setting.key))
 
 
-_MAX_COMPARED_CHARACTERS = 200  # a longer value is compared with nothing (difflib is quadratic)
-
-
 def _vllm_passthrough(backend: Backend, release: Release) -> bool:
     return backend.engine_args == "vllm" and release.in_range(backend.engine_args_since, None)
-
-
-def _applicable_specs(specs: tuple[OptionSpec, ...], backend: Backend) -> list[OptionSpec]:
-    applicable = [spec for spec in specs if spec.applies_to(backend)]
-    # the backend's own entry first, then common ones
-    return sorted(applicable, key=lambda spec: 0 if backend.id in spec.backends else 1)
 
 
 def _display(setting: Setting) -> str:
@@ -143,7 +134,7 @@ def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
         names = sorted(name for name, row in entry_points().items() if not row.get("never_existed"))
         close = (
             difflib.get_close_matches(module, names, n=1, cutoff=0.75)
-            if len(module) <= _MAX_COMPARED_CHARACTERS
+            if len(module) <= MAX_COMPARED_CHARACTERS
             else []
         )
         renamed = known.get("renamed_to") if known else None
@@ -229,7 +220,7 @@ def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
         if not specs or is_placeholder(setting.value):
             continue
         applicable = [
-            spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)
+            spec for spec in applicable_specs(specs, backend) if spec.available_in(unit.context.release)
         ]
         if backend.id in _LENIENT_BACKENDS:
             # your own handler reads a backend's key however it wants: only the server's keys are judged
@@ -250,22 +241,13 @@ def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
             continue
         advice = ""
         if spec.allowed:
-            stripped = setting.value.strip()
-            every_version: dict[str, list[OptionSpec]] = {}
-            for other in _applicable_specs(specs, backend):
-                for item in other.allowed or ():
-                    every_version.setdefault(item, []).append(other)
-            synonym = value_synonyms().get(stripped.lower())
-            close = [synonym] if synonym in every_version else []
-            close = close or [item for item in every_version if item.lower() == stripped.lower()]
-            if not close and len(stripped) <= _MAX_COMPARED_CHARACTERS:
-                close = difflib.get_close_matches(stripped, list(every_version), n=1, cutoff=0.6)
+            close, every_version = closest_allowed(setting.value.strip(), specs, backend)
             if close and close[0] in spec.allowed:
                 advice = f" — use {close[0]}"
             elif close:
-                spans = "; ".join(sorted({other.range_text() for other in every_version[close[0]]}))
-                advice = f" — {close[0]} exists only in LMI {spans}; allowed here: {', '.join(spec.allowed)}"
-            else:
+                spans = release_spans(every_version[close[0]])
+                advice = f" — {close[0]} exists only in LMI {spans}"
+            elif ", ".join(spec.allowed) not in reason:  # the reason may list them already: once is enough
                 advice = f" — allowed: {', '.join(spec.allowed)}"
         elif setting.value != setting.value.strip():
             advice = f" — write {shorten(setting.value.strip())!r}"
@@ -306,7 +288,7 @@ def _close_value(value: str, accepted: list[str]) -> str | None:
     same = [item for item in accepted if item.lower() == value.lower()]
     if same:
         return same[0]
-    if len(value) > _MAX_COMPARED_CHARACTERS:
+    if len(value) > MAX_COMPARED_CHARACTERS:
         return None
     close = difflib.get_close_matches(value, accepted, n=1, cutoff=0.6)
     return close[0] if close else None
@@ -350,7 +332,7 @@ def option_version(unit: LintUnit) -> Iterator[Finding]:
             continue
         specs = catalogue().get(key)
         if specs:
-            applicable = _applicable_specs(specs, backend)
+            applicable = applicable_specs(specs, backend)
             if applicable and not any(spec.available_in(release) for spec in applicable):
                 spans = "; ".join(sorted({spec.range_text() for spec in applicable}))
                 yield unit.finding(
@@ -452,7 +434,7 @@ def backend_mismatch(unit: LintUnit) -> Iterator[Finding]:
         key = setting.key
         specs = catalogue().get(key)
         if specs:
-            if _applicable_specs(specs, backend):
+            if applicable_specs(specs, backend):
                 continue
             name = key[len("option.") :]
             if _vllm_passthrough(backend, release) and name in engine_args_for(release.vllm):
@@ -506,7 +488,7 @@ def deprecated_option(unit: LintUnit) -> Iterator[Finding]:
         if not specs:
             continue
         applicable = [
-            spec for spec in _applicable_specs(specs, backend) if spec.available_in(unit.context.release)
+            spec for spec in applicable_specs(specs, backend) if spec.available_in(unit.context.release)
         ]
         if applicable and applicable[0].deprecated:
             yield unit.finding(

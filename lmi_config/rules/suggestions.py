@@ -13,7 +13,8 @@ from collections import Counter
 from functools import cache, lru_cache
 from itertools import chain
 
-from lmi_config.knowledge.options import catalogue, known_keys
+from lmi_config.knowledge import Release, version_tuple
+from lmi_config.knowledge.options import OptionSpec, catalogue, known_keys
 
 _SUGGESTION_CUTOFF = 0.8  # difflib ratio: a typo or two in a key of normal length
 _SHORT_BODY = 6  # known keys of at most this many characters after option. are always candidates
@@ -139,3 +140,37 @@ def suggest(key: str) -> str | None:
         found = lowered.get(key.lower())
         matches = [found] if found else []
     return matches[0] if matches else None
+
+
+def release_spans(specs: list[OptionSpec]) -> str:
+    """The releases any of ``specs`` is in, as merged runs named once each (``0.20.0 to 0.27.0``):
+    adjacent version ranges of one option are one span to a user."""
+    from lmi_config.knowledge import releases
+
+    by_version: dict[str, list[Release]] = {}
+    for release in releases():
+        by_version.setdefault(release.djl, []).append(release)
+    ordered = sorted(by_version, key=version_tuple)
+    runs: list[list[str]] = []
+    previous_in = False
+    for version in ordered:
+        inside = any(spec.available_in(release) for spec in specs for release in by_version[version])
+        if inside and previous_in:
+            runs[-1][1] = version
+        elif inside:
+            runs.append([version, version])
+        previous_in = inside
+    if not runs:
+        return "; ".join(sorted({spec.range_text() for spec in specs}))
+    first, last = ordered[0], ordered[-1]
+    texts = []
+    for start, end in runs:
+        if start == first and end == last:
+            texts.append("every version")
+        elif start == first:
+            texts.append(f"up to {end}")
+        elif end == last:
+            texts.append(f"{start} and later")
+        else:
+            texts.append(f"{start} to {end}" if start != end else start)
+    return "; ".join(texts)

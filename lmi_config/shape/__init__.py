@@ -79,6 +79,11 @@ __all__ = [
 ]
 
 
+# a handler of the user's own decides how it loads (4-bit, offloading, its own engine): no backend's
+# memory model describes it, so memory is not estimated (lint says so in a note)
+UNSIZED_BACKENDS = ("custom",)
+
+
 class Assessment(NamedTuple):
     """The shape, its memory (when model and instance are known) and the verdict."""
 
@@ -202,6 +207,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         and instance is not None
         and arch is not None
         and target.accelerator in ("neuron", "gpu")
+        and target.backend not in UNSIZED_BACKENDS
     ):
         memory = estimate_memory(arch, instance, sizing_backend(target), sizing_shape)
         judged = MemoryTarget(arch, instance, sizing_backend(target), parallel)

@@ -64,7 +64,7 @@ def _devices(target: ParallelTarget, degree: int, pipeline: int) -> list[Problem
             "tp-exceeds-devices",
             "error",
             f"{product} needs {degree * pipeline} {instance.core_word}s but {instance.instance_type}{nodes} has "
-            f"{devices}; use option.tensor_parallel_degree={devices // max(pipeline, 1)} or fewer, or a larger instance",
+            f"{devices}",
         )
     ]
 
@@ -123,7 +123,7 @@ def _policy(target: ParallelTarget, kind: str) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
-def _heads(target: ParallelTarget, degree: int, *, advise: bool = True) -> list[Problem]:
+def _heads(target: ParallelTarget, degree: int) -> list[Problem]:
     arch = target.arch
     if arch is None or degree <= 1:
         return []
@@ -139,8 +139,7 @@ def _heads(target: ParallelTarget, degree: int, *, advise: bool = True) -> list[
                 "tp-heads-divisibility",
                 "error",
                 f"{arch.model_id} has {heads} attention heads, which TP {degree} does not divide: {target.backend} "
-                f"fails ({policy.get('message', '').split(':')[0]})"
-                + (f"; {_advice(target)}" if advise else ""),
+                f"refuses to start ({policy.get('message', '').split(':')[0]})",
             )
         ]
     if policy.get("policy") in ("pad", "warn"):
@@ -150,8 +149,7 @@ def _heads(target: ParallelTarget, degree: int, *, advise: bool = True) -> list[
                 "tp-heads-divisibility",
                 "warning",
                 f"{arch.model_id} has {heads} attention heads, which TP {degree} does not divide: {target.backend} pads "
-                f"them to {padded} ({(padded - heads) / heads:.0%} more attention compute and weights)"
-                + (f"; {_advice(target, dividing=heads)}" if advise else ""),
+                f"them to {padded} ({(padded - heads) / heads:.0%} more attention compute and weights)",
             )
         ]
     return []
@@ -180,25 +178,16 @@ def runnable_degrees(target: ParallelTarget) -> list[int]:
         problems = [
             *_devices(target, degree, 1),
             *_topology(target, degree),
-            *_heads(target, degree, advise=False),
-            *_kv_heads(target, degree, None, None, advise=False),
+            *_heads(target, degree),
+            *_kv_heads(target, degree, None, None),
         ]
         if not any(problem.blocking for problem in problems):
             runnable.append(degree)
     return runnable
 
 
-def _advice(target: ParallelTarget, dividing: int | None = None) -> str:
-    """``use TP 1, 2, 4``: the runnable degrees (that also divide ``dividing``, when given)."""
-    degrees = [d for d in runnable_degrees(target) if dividing is None or dividing % d == 0]
-    if not degrees:
-        return "no TP degree runs this model on this target"
-    shown = ", ".join(map(str, degrees[:8])) + (", …" if len(degrees) > 8 else "")
-    return f"use TP {shown}"
-
-
 def _kv_heads(
-    target: ParallelTarget, degree: int, gqa_strategy: str | None, batch: int | None, *, advise: bool = True
+    target: ParallelTarget, degree: int, gqa_strategy: str | None, batch: int | None
 ) -> list[Problem]:
     arch = target.arch
     if arch is None or degree <= 1:
@@ -217,7 +206,7 @@ def _kv_heads(
                 "kv-heads-sharding",
                 "error" if error else "warning",
                 f"{arch.model_id} has {kv} KV heads; {engine} needs them divisible by TP {degree} (or TP divisible by "
-                "them)" + (f": {_advice(target)}" if advise else ""),
+                "them)",
                 blocks_planning=True,
             )
         ]

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from lmi_config.knowledge.instances import Instance, instances
 from lmi_config.knowledge.memory import headroom_warning_fraction, loading_constants
 from lmi_config.modelarch import ModelArch
-from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
+from lmi_config.shape.parallelism import ParallelTarget
 from lmi_config.shape.problems import Problem
 from lmi_config.shape.values import read_count
 from lmi_config.sizing import (
@@ -17,13 +17,11 @@ from lmi_config.sizing import (
     MemoryBreakdown,
     Shape,
     download_seconds,
-    estimate_memory,
     host_memory_needed_bytes,
     loading_seconds,
 )
 from lmi_config.sizing.gpu import kv_capacity_verdict
 from lmi_config.sizing.model import headroom
-from lmi_config.sizing.vllm_release import torch_visible_bytes
 
 
 def gib(value: float) -> str:
@@ -119,38 +117,10 @@ def _kv_capacity(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) ->
             "vllm-kv-capacity",
             verdict,
             f"max_model_len {length} but the KV cache holds about {memory.kv_cache_tokens or 0} tokens per replica "
-            f"({gib(memory.kv_cache_capacity_bytes or 0)} left of {memory.budget_note}): {what}; "
-            + _kv_advice(target, shape, memory),
+            f"({gib(memory.kv_cache_capacity_bytes or 0)} left of {memory.budget_note}): {what}",
             key="option.max_model_len",
         )
     ]
-
-
-def _kv_advice(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) -> str:
-    """The largest max_model_len, the gpu_memory_utilization or the TP that would fit."""
-    length = shape.sequence_length
-    margin = memory.kv_error_margin_fraction or 0.0
-    options = []
-    longest = int((memory.kv_cache_tokens or 0) * (1 - margin)) // 256 * 256
-    if longest >= 256:
-        options.append(f"option.max_model_len={longest}")
-    per_token = (memory.kv_bytes_per_sequence or 0) / max(length, 1)
-    missing = per_token * length / (1 - margin) - (memory.kv_cache_capacity_bytes or 0)
-    visible, _ = torch_visible_bytes(target.instance)
-    utilization = math.ceil((shape.gpu_memory_utilization + missing / visible) * 100) / 100
-    if utilization <= 0.98:
-        options.append(f"option.gpu_memory_utilization={utilization:g}")
-    tp = shape.tensor_parallel_degree * 2
-    while tp <= target.instance.num_cores:
-        blocked = any(problem.blocking for problem in judge_tensor_parallel(target.parallel, tp))
-        wider = estimate_memory(
-            target.arch, target.instance, target.backend, shape._replace(tensor_parallel_degree=tp)
-        )
-        if not blocked and kv_capacity_verdict(wider, length) is None:
-            options.append(f"option.tensor_parallel_degree={tp}")
-            break
-        tp *= 2
-    return ("set " + " or ".join(options)) if options else "use a larger instance"
 
 
 def judge_host_memory(arch: ModelArch, instance: Instance, shape: Shape) -> list[Problem]:

@@ -39,8 +39,7 @@ def judge_sequence_length(
             "sequence-exceeds-model-max",
             "error" if gpu else "warning",
             f"{sequence.key}={sequence.value} is longer than {arch.model_id}'s max_position_embeddings {limit}; "
-            + ("vLLM refuses it" if gpu else "positions past the trained length give wrong output")
-            + f" — use {limit} or less",
+            + ("vLLM refuses it" if gpu else "positions past the trained length give wrong output"),
             key=sequence.key,
         )
     ]

@@ -1,0 +1,207 @@
+"""Judging fixes before a finding is emitted: the configuration with the fix applied is linted again;
+the fix is kept only when its finding is gone and no error appears that was not there.
+
+The advice a semantic finding prints is rendered from the fixes kept here, so the text, the JSON
+``fix`` object, SARIF ``fixes`` and ``lint --fix`` all say the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from lmi_config.errors import InputError
+from lmi_config.fixers.edits import Change, Fix, apply_edits, describe_changes
+from lmi_config.fixers.fileformat import FORMAT_FIXERS, UNSAFE_FORMAT_FIXES
+from lmi_config.fixers.locate import as_written, locate
+from lmi_config.fixers.proposals import PROPOSERS, Proposals
+
+if TYPE_CHECKING:
+    from lmi_config.rules.base import Finding, LintUnit
+
+Relint = Callable[[dict[str, str]], "list[Finding]"]
+Verdict = Counter[tuple[str, str | None, str]]
+
+MAX_JUDGED_PER_UNIT = 64  # re-lints per unit: a file of ten thousand bad lines is fixed over several passes
+# re-linted bytes per unit: a file of megabytes is judged a few times, not 64 (it is fixed over passes)
+MAX_JUDGED_BYTES = 4_000_000
+MAX_LOOKED_PER_UNIT = (
+    1000  # findings whose fixes are sought per unit (a fixer reads the file: not a million times)
+)
+MAX_ACCEPTED = 3  # a fix and two alternatives are enough advice
+
+
+def _verdict(findings: list[Finding]) -> Verdict:
+    return Counter((finding.code, finding.key, finding.severity) for finding in findings)
+
+
+def _passes(fix: Fix, before: Verdict, after: Verdict, severity: str) -> bool:
+    """The finding's own problem is gone and no new error appears — nor, for a warning's fix, a new
+    warning: trading one warning for another lets two fixes undo each other (TP 2 → 4 → 2), while
+    an error's fix may leave a warning (fewer errors, then fewer warnings: ``--fix`` terminates)."""
+
+    def count(verdict: Verdict) -> int:
+        # by code, not key: a finding reported on the TP line for want of its own key (max_model_len
+        # unset) moves to the key once the fix writes it, and must not count as gone there
+        return sum(n for (code, _, _), n in verdict.items() if code == fix.code)
+
+    counted = ("error",) if severity == "error" else ("error", "warning")
+    new_problems = [item for item, n in after.items() if item[2] in counted and n > before.get(item, 0)]
+    return count(after) < count(before) and not new_problems
+
+
+def _from_changes(unit: LintUnit, finding: Finding, changes: tuple[Change, ...], safe: bool) -> Fix | None:
+    """The changes as line edits of one file (a fix that would touch two files is not offered)."""
+    located = [locate(unit, change) for change in changes]
+    if not located or any(item is None for item in located):
+        return None
+    paths = {item[0] for item in located if item is not None}
+    edits = tuple(item[1] for item in located if item is not None)
+    lines = [edit.line for edit in edits if edit.action != "append"]
+    if len(paths) != 1 or len(lines) != len(set(lines)):
+        return None
+    path = paths.pop()
+    shown = tuple(as_written(unit, change, path) for change in changes)
+    return Fix(finding.code, finding.key, path, edits, safe, describe_changes(shown), changes)
+
+
+def _editable(unit: LintUnit) -> dict[str, str]:
+    """The texts of the unit's files that a fix may edit: bytes the text carries back exactly."""
+    return {
+        source.path: source.text
+        for source in unit.sources
+        if source.raw == source.text.encode("utf-8", errors="surrogatepass")
+    }
+
+
+def _candidates(unit: LintUnit, finding: Finding) -> tuple[list[Fix], Proposals | None]:
+    """The fixes to judge for one finding, nearest first, and the proposals they came from."""
+    sources = {source.path: source for source in unit.sources}
+    fixer = FORMAT_FIXERS.get(finding.code)
+    source = sources.get(finding.path)
+    if fixer is not None and source is not None and source.kind in ("properties", "env"):
+        fix = fixer(source, finding)
+        return ([fix] if fix is not None else []), None
+    proposer = PROPOSERS.get(finding.code)
+    proposals = proposer(unit, finding) if proposer is not None else None
+    if proposals is None:
+        return [], None
+    fixes = [_from_changes(unit, finding, changes, proposals.safe) for changes in proposals.candidates]
+    return [fix for fix in fixes if fix is not None], proposals
+
+
+def _advice(accepted: list[Fix]) -> str:
+    """``set option.tensor_parallel_degree=4 (or 2, 1)``: the fix, then its alternatives."""
+    first = accepted[0]
+    others = accepted[1:]
+    same_key = all(
+        len(fix.changes) == 1
+        and fix.changes[0].action == "set"
+        and fix.changes[0].key == first.changes[0].key
+        for fix in accepted
+    ) and bool(first.changes)
+    if not others:
+        return first.description
+    if same_key:
+        return f"{first.description} (or {', '.join(fix.changes[0].value for fix in others)})"
+    return " or ".join(fix.description for fix in accepted)
+
+
+class _Judge:
+    """Re-lints a unit with fixes applied, within a budget of re-lints."""
+
+    def __init__(self, unit: LintUnit, relint: Relint) -> None:
+        self.relint = relint
+        self.texts = _editable(unit)
+        size = sum(len(source.text) for source in unit.sources)
+        self.looked = MAX_LOOKED_PER_UNIT
+        self.budget = min(MAX_JUDGED_PER_UNIT, MAX_JUDGED_BYTES // max(size, 1))
+        self._before: Verdict | None = None
+        self.secret_values = unit.secret_values
+
+    def shows_secret(self, fix: Fix) -> bool:
+        """A fix whose edits would print a credential in JSON or SARIF is not offered."""
+        return any(value in edit.text for edit in fix.edits for value in self.secret_values)
+
+    def before(self) -> Verdict:
+        if self._before is None:
+            self._before = _verdict(self.relint({}))
+        return self._before
+
+    def accepts(self, fix: Fix, severity: str) -> bool:
+        if fix.path not in self.texts or self.budget <= 0 or self.shows_secret(fix):
+            return False
+        self.budget -= 1
+        try:
+            after = self.relint({fix.path: apply_edits(self.texts[fix.path], fix.edits)})
+        except (ValueError, InputError):
+            return False  # the edited file is unusable input: not a fix
+        return _passes(fix, self.before(), _verdict(after), severity)
+
+
+def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> list[Finding]:
+    """The findings with their judged fix attached, and semantic advice rendered from it.
+
+    Semantic findings are judged first: in a file of many format slips, the budget of re-lints goes
+    to the TP or the length before it goes to trailing blanks (fixed over later passes anyway).
+    """
+    judge = _Judge(unit, relint)
+    out = list(findings)
+    order = sorted(range(len(findings)), key=lambda index: findings[index].code not in PROPOSERS)
+    for index in order:
+        finding = findings[index]
+        if judge.looked <= 0 or (judge.budget <= 0 and finding.code not in PROPOSERS):
+            continue  # nothing left to judge with: the fixers' work is skipped too
+        judge.looked -= 1
+        out[index] = _judged(judge, unit, finding)
+    return out
+
+
+def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> Finding:
+    """One finding with its fix (the first accepted, the others as alternatives) and its advice."""
+    fixes, proposals = _candidates(unit, finding)
+    accepted: list[Fix] = []
+    exhausted = False
+    for fix in fixes:
+        if len(accepted) >= MAX_ACCEPTED:
+            break
+        exhausted = judge.budget <= 0
+        if exhausted:
+            break
+        if judge.accepts(fix, finding.severity):
+            accepted.append(fix)
+    if proposals is not None and not (exhausted and not accepted):
+        advice = _advice(accepted) if accepted else proposals.fallback
+        if accepted and proposals.supersedes and proposals.supersedes in finding.message:
+            # the rule said it in words; the judged edits say it once, in their own words
+            finding = replace(finding, message=finding.message.replace(proposals.supersedes, advice, 1))
+        elif advice and advice not in finding.message:  # a rule that already names the change says it once
+            finding = replace(finding, message=f"{finding.message}; {advice}")
+    if accepted:
+        fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
+        finding = replace(finding, fix=fix)
+    return finding
+
+
+def describe_fix(code: str) -> str | None:
+    """What ``--fix`` does for findings of rule ``code`` (a rule page's Fix section), None when nothing."""
+    format_fixer = FORMAT_FIXERS.get(code)
+    proposer = PROPOSERS.get(code)
+    function = format_fixer or proposer
+    if function is None or not function.__doc__:
+        return None
+    first_sentence = " ".join(function.__doc__.split()).split(". ")[0].rstrip(".")
+    what = re.sub(r"^LMI\d+: ", "", first_sentence)
+    safe = format_fixer is not None and code not in UNSAFE_FORMAT_FIXES
+    flag = (
+        "`lmi-config lint --fix`"
+        if safe
+        else "`lmi-config lint --fix --unsafe-fixes` (it changes what the container does)"
+    )
+    return (
+        f"{what[0].upper()}{what[1:]}. Each fix is judged before it is offered (the finding goes, no error comes); "
+        f"the finding's advice, its JSON `fix` and SARIF `fixes` show it, and {flag} applies it."
+    )
