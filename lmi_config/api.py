@@ -291,12 +291,17 @@ def explain_paths(
     *,
     env_files: list[str] | None = None,
     stdin_bytes: bytes | None = None,
+    workload: dict[str, int] | None = None,
 ) -> ExplainResult:
-    """How the container reads each configuration: effective values, shape, memory, verdict."""
+    """How the container reads each configuration: effective values, shape, memory, verdict, and the
+    predicted performance under ``workload`` (``input_tokens``, ``output_tokens``, ``concurrency``;
+    plan's defaults for what is not given)."""
     from lmi_config.explain import explain_unit
+    from lmi_config.plan.workload import PlanWorkload
 
+    chosen = PlanWorkload(**(workload or {}))
     result = _usable(lint_paths(paths, options, env_files=env_files, stdin_bytes=stdin_bytes, exclude=False))
-    documents = [explain_unit(unit, result.findings_of(unit)) for unit in result.units]
+    documents = [explain_unit(unit, result.findings_of(unit), chosen) for unit in result.units]
     return ExplainResult(documents, result)
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lmi_config.knowledge.options import catalogue
 from lmi_config.rules.base import Finding, LintUnit
 from lmi_config.secrets import mask_value, redact
 from lmi_config.shape import Assessment, Resolved
 from lmi_config.sizing import GIB, MemoryBreakdown
+
+if TYPE_CHECKING:
+    from lmi_config.plan.workload import PlanWorkload
 
 
 def _default_of(key: str, unit: LintUnit) -> str | None:
@@ -25,8 +28,11 @@ def _shown(key: str, value: str, unit: LintUnit) -> str:
     return redact(mask_value(value, key), unit.secret_values)
 
 
-def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
-    """Everything explain shows, as data (the JSON output is exactly this)."""
+def explain_unit(
+    unit: LintUnit, findings: list[Finding], workload: PlanWorkload | None = None
+) -> dict[str, Any]:
+    """Everything explain shows, as data (the JSON output is exactly this); the predicted performance
+    is for ``workload`` (plan's default when None)."""
     context = unit.context
     settings = []
     for key, setting in sorted(
@@ -94,7 +100,7 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
             for s, m in alternatives(assessment, context.backend.accelerator, limit=3)
         ]
     if assessment is not None and assessment.memory is not None and assessment.memory.fits:
-        document["performance"] = performance_dict(assessment, context)
+        document["performance"] = performance_dict(assessment, context, workload)
     if assessment is not None and assessment.loading is not None:
         loading = assessment.loading
         document["loading"] = {
@@ -107,14 +113,16 @@ def explain_unit(unit: LintUnit, findings: list[Finding]) -> dict[str, Any]:
     return document
 
 
-def performance_dict(assessment: Assessment, context: Any) -> dict[str, Any]:
-    """The performance model's figures for the file under plan's default workload (what render's
-    ``auto`` comment prints for the same configuration), or why there are none."""
+def performance_dict(
+    assessment: Assessment, context: Any, workload: PlanWorkload | None = None
+) -> dict[str, Any]:
+    """The performance model's figures for the file under ``workload`` (plan's default when None: what
+    render's ``auto`` comment prints for the same configuration and workload), or why there are none."""
     from lmi_config.knowledge.planning import on_demand_price
     from lmi_config.plan.performance import predicted
     from lmi_config.plan.workload import PlanWorkload
 
-    workload = PlanWorkload()
+    workload = workload or PlanWorkload()
     copies = assessment.shape.copies.value if assessment.shape.copies else 1
     instance = context.instance
     price = on_demand_price(instance.instance_type) if instance is not None else None

@@ -200,6 +200,27 @@ def test_explain_prints_the_predicted_performance_of_a_file() -> None:
     assert figures["output_tokens_per_second"] > 0 and figures["tpot_ms"] > 0
 
 
+def test_explain_predicts_for_the_workload_it_is_given() -> None:
+    """explain --input-tokens/--output-tokens/--concurrency: the same workload plan takes, so a spec's own
+    workload (render's comment) can be checked with explain too; plan's defaults otherwise."""
+    from conftest import ROOT
+
+    path = str(ROOT / "samples" / "rendered" / "llama-3.1-8b-inf2-24xlarge.serving.properties")
+    default = json.loads(run_cli("explain", path, "--format", "json").stdout)["performance"]
+    longer = json.loads(
+        run_cli(
+            "explain", path, "--format", "json", "--input-tokens", "3000", "--output-tokens", "512"
+        ).stdout
+    )["performance"]
+    assert "3000 input + 512 output tokens" in longer["workload"]
+    assert "1024 input + 256 output tokens" in default["workload"]
+    assert (
+        longer["predicted"]["ttft_ms"] > default["predicted"]["ttft_ms"]
+    )  # a longer prompt takes longer to prefill
+    refused = run_cli("explain", path, "--concurrency", "0")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+
+
 @pytest.mark.parametrize(
     ("model", "instance", "backend", "version", "length_key"),
     [

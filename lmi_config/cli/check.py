@@ -13,6 +13,7 @@ from lmi_config.cli.common import (
     _fail_input,
     _lint_options,
     _stdin_bytes,
+    count_range,
     format_option,
     main,
     target_options,
@@ -233,7 +234,33 @@ def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe
 @click.argument("path")
 @target_options()
 @format_option
-def explain(path: str, env_files: tuple[str, ...], output_format: str, **target: Any) -> None:
+@click.option(
+    "--input-tokens",
+    type=count_range(),
+    default=None,
+    help="Workload: input tokens per request (default 1024, as plan).",
+)
+@click.option(
+    "--output-tokens",
+    type=count_range(),
+    default=None,
+    help="Workload: output tokens per request (default 256, as plan).",
+)
+@click.option(
+    "--concurrency",
+    type=count_range(),
+    default=None,
+    help="Workload: requests in flight per model copy (default: every sequence slot busy).",
+)
+def explain(
+    path: str,
+    env_files: tuple[str, ...],
+    output_format: str,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    concurrency: int | None,
+    **target: Any,
+) -> None:
     """Show how the container reads a configuration and what it needs per core or GPU.
 
     Prints the effective configuration (value, default or not, where each key came
@@ -246,6 +273,7 @@ def explain(path: str, env_files: tuple[str, ...], output_format: str, **target:
       lmi-config explain serving.properties --instance ml.inf2.8xlarge
       lmi-config explain model/ --instance trn1.32xlarge --model meta-llama/Llama-3.1-70B-Instruct
       lmi-config explain serving.properties --instance g5.12xlarge --format json
+      lmi-config explain serving.properties --instance g5.12xlarge --input-tokens 4096 --output-tokens 512
     """
     import json
 
@@ -255,7 +283,14 @@ def explain(path: str, env_files: tuple[str, ...], output_format: str, **target:
     options = _lint_options(**target)
     try:
         stdin_bytes = _stdin_bytes() if path == "-" else None
-        result = api.explain_paths([path], options, env_files=list(env_files), stdin_bytes=stdin_bytes)
+        workload = {"input_tokens": input_tokens, "output_tokens": output_tokens, "concurrency": concurrency}
+        result = api.explain_paths(
+            [path],
+            options,
+            env_files=list(env_files),
+            stdin_bytes=stdin_bytes,
+            workload={name: value for name, value in workload.items() if value is not None},
+        )
     except InputError as error:
         _fail_input(str(error))
         return

@@ -182,12 +182,6 @@ class LintUnit:
         return self.finding(code, problem.message + suffix, severity=problem.severity, setting=setting)
 
 
-def fix_hint(unit: LintUnit) -> str:
-    """Kept for rules written before fixes were data: advice is now the finding's judged fix
-    (:mod:`lmi_config.fixers` renders it on the finding), so this adds nothing to a message."""
-    return ""
-
-
 def find_rule(name: str) -> Rule | None:
     """A rule by code (``LMI101``) or slug (``unknown-option``), case-insensitive."""
     wanted = name.strip()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lmi_config.rules.base import Example, Finding, LintUnit, fix_hint, rule
+from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
 _TNX49 = (
     "option.model_id=meta-llama/Llama-2-7b-hf\noption.entryPoint=djl_python.transformers_neuronx\n"
@@ -35,4 +35,4 @@ _TNX49 = (
 )
 def neuron_dma_rings_growth(unit: LintUnit) -> Iterator[Finding]:
     for problem in unit.problems("neuron-dma-rings-growth"):
-        yield unit.report("LMI313", problem, suffix=fix_hint(unit))
+        yield unit.report("LMI313", problem)

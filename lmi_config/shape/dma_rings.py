@@ -120,6 +120,6 @@ def judge_dma_ring_growth(
             f"{shape.batch_size} and {shape.sequence_length} positions about {grown / GIB:.1f} GiB per NeuronCore "
             f"instead of the {_fixed_dma_bytes(memory) / GIB:.1f} GiB counted, {peak / GIB:.1f} GiB in all against "
             f"{memory.budget_bytes / GIB:.0f} GiB (one logged failure states this growth, transformers-neuronx#49) — "
-            "lower option.max_rolling_batch_size or option.n_positions, or use an image with a newer Neuron SDK",
+            "use an image with a newer Neuron SDK, or a smaller batch or sequence length",
         )
     ]
