@@ -66,6 +66,7 @@ __all__ = [
     "search",
     "search_shard",
     "stop_search_jobs",
+    "search_job_package_upload",
 ]
 
 
@@ -647,6 +648,23 @@ def plan_search_jobs(request: RemoteRequest) -> JobPlan:
     from lmi_config.search.sagemaker_jobs import plan_jobs
 
     return plan_jobs(request)
+
+
+def search_job_package_upload(plan: JobPlan) -> dict[str, object]:
+    """The PutObject call that uploads the lmi-config the plan's jobs install, its body shown by size and
+    SHA-256 (what ``--dry-run`` prints); calls no AWS API."""
+    import hashlib
+
+    from lmi_config.search.job_package import job_package
+    from lmi_config.search.sagemaker_jobs import package_uri, split_s3
+
+    bucket, key = split_s3(package_uri(plan), "--s3-prefix")
+    package = job_package()
+    return {
+        "Bucket": bucket,
+        "Key": key,
+        "Body": f"<lmi-config {len(package.data)} bytes, sha256 {hashlib.sha256(package.data).hexdigest()}>",
+    }
 
 
 def run_search_jobs(

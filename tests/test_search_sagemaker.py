@@ -255,12 +255,72 @@ def test_a_dry_run_prints_the_plan_and_the_calls_and_starts_nothing(
     assert all(request["StoppingCondition"]["MaxRuntimeInSeconds"] == 8 * 3600 for request in requests)
     assert "24 instance-hours at most" in result.stdout and SECRET_KEY not in result.stdout + result.stderr
     assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)
+    assert result.stdout.count("s3.put_object ") == 1  # the lmi-config the jobs install, uploaded once
     # five shards of trn1.32xlarge: the one holding only TP 4, which the judge rules out on trn1, gets no job
     wide = search.coordinate("--dry-run", "--max-jobs", "6")
     assert wide.returncode == 0, wide.stderr
     assert wide.stdout.count("sagemaker.create_training_job ") == 5
     assert "trn1.32xlarge-2of5: no job — the judge rules out every candidate of TP 4" in wide.stdout
     assert jobs(aws) == {}
+
+
+def test_each_job_installs_the_coordinators_own_lmi_config_from_the_search_prefix(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    """Not an index's lmi-config of the same version (it may not be published): the package the
+    coordinator runs, uploaded once under the prefix and copied into every job by an input channel."""
+    import io
+    import sysconfig
+    import tarfile
+    import tomllib
+
+    import lmi_config
+
+    search = Search(server, tmp_path)
+    planned = search.coordinate("--dry-run")
+    upload = json.loads(
+        next(line for line in planned.stdout.splitlines() if line.startswith("s3.put_object "))[14:]
+    )
+    assert upload["Bucket"] == BUCKET and upload["Key"].startswith("mistral/code/lmi-config-")
+    started = search.coordinate("--yes", "--no-wait")
+    assert started.returncode == 0, started.stderr
+    keys = [
+        row["Key"] for row in aws["s3"].list_objects_v2(Bucket=BUCKET, Prefix="mistral/code/")["Contents"]
+    ]
+    assert keys == [upload["Key"]]  # one upload for three jobs
+    for name in jobs(aws):
+        described = aws["sagemaker"].describe_training_job(TrainingJobName=name)
+        (channel,) = described["InputDataConfig"]
+        assert channel["DataSource"]["S3DataSource"]["S3Uri"] == f"s3://{BUCKET}/{upload['Key']}"
+    body = aws["s3"].get_object(Bucket=BUCKET, Key=upload["Key"])["Body"].read()
+    unpacked = tmp_path / "job-package"
+    with tarfile.open(fileobj=io.BytesIO(body)) as archive:
+        archive.extractall(unpacked, filter="data")
+    (root,) = list(unpacked.iterdir())
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == lmi_config.__version__
+    assert {line.split(">=")[0].lower() for line in project["dependencies"]} >= {"boto3", "click", "pydantic"}
+    here = Path(lmi_config.__file__).resolve().parent
+    for relative in ("search/shard_run.py", "data/search.json", "templates/serving.properties.j2"):
+        assert (root / "lmi_config" / relative).read_bytes() == (here / relative).read_bytes()
+    # -S: not this checkout's editable install; the dependencies from this interpreter's site-packages
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            "import lmi_config.search.shard_run, lmi_config.cli; print(lmi_config.__file__)",
+        ],
+        env={"PYTHONPATH": f"{root}:{sysconfig.get_paths()['purelib']}", "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,  # -c puts the working directory first on the path: not this checkout
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert imported.returncode == 0 and imported.stdout.startswith(str(root)), imported.stderr
+    again = search.coordinate("--no-wait")
+    assert again.returncode == 0, again.stderr
+    assert len(aws["s3"].list_objects_v2(Bucket=BUCKET, Prefix="mistral/code/")["Contents"]) == 1
 
 
 def test_nothing_starts_without_a_terminal_and_without_yes(

@@ -97,10 +97,16 @@ def _stop(plan: Any) -> None:
 
 
 def format_calls(plan: Any) -> str:
-    """The exact CreateTrainingJob calls, one JSON document per line after its name."""
-    return "".join(
+    """The exact calls, one JSON document per line after its name: the upload of the lmi-config the jobs
+    install (its body shown by size and digest), then each CreateTrainingJob."""
+    from lmi_config import api
+
+    upload = api.search_job_package_upload(plan)
+    calls = [f"s3.put_object {json.dumps(upload, sort_keys=True)}\n"] if plan.jobs else []
+    calls += [
         f"sagemaker.create_training_job {json.dumps(job.request, sort_keys=True)}\n" for job in plan.jobs
-    )
+    ]
+    return "".join(calls)
 
 
 def _print_result(result: Any) -> None:

@@ -171,12 +171,28 @@ class Coordinator:
             states.append(state)
         return states
 
+    def upload_package(self) -> None:
+        """Put the lmi-config the jobs install under the search's prefix (named by its content, so an
+        unchanged package is not uploaded twice)."""
+        from lmi_config.search.job_package import job_package
+        from lmi_config.search.sagemaker_jobs import package_uri
+
+        bucket, key = split_s3(package_uri(self.plan), "--s3-prefix")
+        try:
+            self.clients("s3").head_object(Bucket=bucket, Key=key)
+            return
+        except self.errors:
+            pass  # not there yet (or not readable: the put says which)
+        self._call("s3", "put_object", Bucket=bucket, Key=key, Body=job_package().data)
+
     def start(self, states: list[JobState], retry_failed: bool) -> list[str]:
         """Create the jobs never started (and, when asked, a new attempt of the failed ones)."""
-        created = []
+        created: list[str] = []
         for state in states:
             if state.name is not None and not (retry_failed and state.status in ("Failed", "Stopped")):
                 continue
+            if not created:
+                self.upload_package()
             name = attempt_names(state.job.name, state.attempts + 1)[state.attempts]
             self._call("sagemaker", "create_training_job", **{**state.job.request, "TrainingJobName": name})
             state.name, state.status, state.attempts = name, "InProgress", state.attempts + 1

@@ -22,8 +22,8 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from lmi_config import __version__
 from lmi_config.errors import InputError
+from lmi_config.search.job_package import CHANNEL, job_package
 from lmi_config.search.session import SearchOptions
 from lmi_config.search.shard_run import JOB_NAME_VARIABLE
 from lmi_config.search.shards import PlannedShard, plan_shards
@@ -35,7 +35,8 @@ JOB_PREFIX = "lmic"
 WORK_DIRECTORY = "/opt/ml/lmi-config-search"  # on the job's own volume
 VOLUME_GIB = 512  # exports of large models (weights + compiled graphs) per trial
 PACKAGE_VARIABLE = "LMI_CONFIG_PACKAGE"
-# the image has pip; the job installs the lmi-config of the coordinator, then runs the shard
+# the image has pip; the job installs the coordinator's own lmi-config (job_package.py: uploaded with
+# the search, copied into the job by its input channel), then runs the shard
 ENTRY_SCRIPT = f'pip install --quiet "${PACKAGE_VARIABLE}" && exec lmi-config "$@"'
 
 
@@ -254,6 +255,11 @@ def shard_arguments(plan: JobPlan, shard: PlannedShard) -> list[str]:
     return arguments + (["--hub"] if options.hub else [])
 
 
+def package_uri(plan: JobPlan) -> str:
+    """Where the coordinator uploads the lmi-config its jobs install (one object per package content)."""
+    return f"{str(plan.request.s3_prefix).rstrip('/')}/code/{job_package().name}"
+
+
 def create_request(plan: JobPlan, shard: PlannedShard, name: str) -> dict[str, Any]:
     """The CreateTrainingJob parameters of one shard's job (nothing secret in them)."""
     request = plan.request
@@ -266,6 +272,18 @@ def create_request(plan: JobPlan, shard: PlannedShard, name: str) -> dict[str, A
             "ContainerEntrypoint": ["/bin/sh", "-c", ENTRY_SCRIPT, "lmi-config"],
             "ContainerArguments": shard_arguments(plan, shard),
         },
+        "InputDataConfig": [
+            {
+                "ChannelName": CHANNEL,
+                "DataSource": {
+                    "S3DataSource": {
+                        "S3DataType": "S3Prefix",
+                        "S3Uri": package_uri(plan),
+                        "S3DataDistributionType": "FullyReplicated",
+                    }
+                },
+            }
+        ],
         "OutputDataConfig": {"S3OutputPath": f"{str(request.s3_prefix).rstrip('/')}/job-output"},
         "ResourceConfig": {
             "InstanceType": f"ml.{shard.instance_type}",
@@ -273,7 +291,7 @@ def create_request(plan: JobPlan, shard: PlannedShard, name: str) -> dict[str, A
             "VolumeSizeInGB": VOLUME_GIB,
         },
         "StoppingCondition": {"MaxRuntimeInSeconds": int(request.max_hours * 3600)},
-        "Environment": {PACKAGE_VARIABLE: f"lmi-config[aws]=={__version__}", JOB_NAME_VARIABLE: name},
+        "Environment": {PACKAGE_VARIABLE: job_package().job_path, JOB_NAME_VARIABLE: name},
         "Tags": [
             {"Key": "lmi-config:search", "Value": plan.search_tag},
             {"Key": "lmi-config:shard", "Value": shard.name},
