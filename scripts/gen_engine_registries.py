@@ -144,17 +144,24 @@ def dockerfile_versions(repository: Path, commit: str) -> dict[str, Any]:
     return versions
 
 
-def neuron_releases(repository: Path) -> dict[str, Any]:
-    """Per djl-neuronx release of images.json: the handler's gates and the Dockerfile's engines."""
+def release_branches(repository: Path, framework: str) -> list[tuple[str, str, str]]:
+    """(version, ``<version>-dlc`` branch, its commit) of every release of ``framework`` in images.json,
+    oldest first."""
     images = json.loads(IMAGES_FILE.read_text(encoding="utf-8"))["images"]
     versions = sorted(
-        {row["djl_version"] for row in images if row["framework"] == "djl-neuronx"},
+        {row["djl_version"] for row in images if row["framework"] == framework},
         key=lambda text: tuple(int(part) for part in text.split(".")),
     )
+    return [
+        (version, f"{version}-dlc", git(repository, "rev-parse", f"{version}-dlc").strip())
+        for version in versions
+    ]
+
+
+def neuron_releases(repository: Path) -> dict[str, Any]:
+    """Per djl-neuronx release of images.json: the handler's gates and the Dockerfile's engines."""
     releases = {}
-    for version in versions:
-        branch = f"{version}-dlc"
-        commit = git(repository, "rev-parse", branch).strip()
+    for version, branch, commit in release_branches(repository, "djl-neuronx"):
         releases[version] = {
             "branch": branch,
             "loaders": handler_gates(repository, commit),
@@ -305,15 +312,8 @@ def trtllm_release(repository: Path, commit: str) -> dict[str, Any] | None:
 
 def trtllm_releases(repository: Path) -> dict[str, Any]:
     """Per djl-tensorrtllm release of images.json whose engine djl-serving builds itself."""
-    images = json.loads(IMAGES_FILE.read_text(encoding="utf-8"))["images"]
-    versions = sorted(
-        {row["djl_version"] for row in images if row["framework"] == "djl-tensorrtllm"},
-        key=lambda text: tuple(int(part) for part in text.split(".")),
-    )
     releases = {}
-    for version in versions:
-        branch = f"{version}-dlc"
-        commit = git(repository, "rev-parse", branch).strip()
+    for version, branch, commit in release_branches(repository, "djl-tensorrtllm"):
         facts = trtllm_release(repository, commit)
         if facts is not None:
             releases[version] = {"branch": branch, **facts}

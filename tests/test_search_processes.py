@@ -19,10 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
-
-from lmi_config.knowledge.instances import resolve_instance
-from lmi_config.modelarch import from_catalog
-from lmi_config.search.grid import Predictor, seed_grid
+from shard_machines import truth
 
 FAKE = FIXTURES / "search"
 MISTRAL = "mistralai/Mistral-7B-Instruct-v0.2"
@@ -33,26 +30,8 @@ pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="the process 
 
 def _truth(model: str, factor: float) -> dict[str, dict]:
     """Per trial: fits when the judge's peak x factor is within the budget; a compile-time failure
-    far over it, an out-of-memory load just over it."""
-    arch = from_catalog(model)
-    instance = resolve_instance(INSTANCE)
-    assert arch is not None
-    grid = seed_grid(
-        arch.num_attention_heads, arch.max_position_embeddings, instance.num_cores, instance.cores_per_device
-    )
-    predict = Predictor(arch, instance, "nxdi")
-    table = {}
-    for trial in grid.seed_order():
-        prediction = predict(trial)
-        need = prediction.peak_bytes * factor
-        key = ",".join(map(str, trial.key))
-        if need <= prediction.budget_bytes:
-            table[key] = {}
-        elif need > 1.3 * prediction.budget_bytes:
-            table[key] = {"export": "device-oom"}
-        else:
-            table[key] = {"load": "device-oom"}
-    return table
+    far over it, an out-of-memory load just over it (``shard_machines.truth`` on this file's instance)."""
+    return truth(model, INSTANCE, factor)
 
 
 class Machine:
