@@ -1,0 +1,54 @@
+"""The order the guided search spends its trials in: the planner's order of value over the grid's
+(TP, batch) pairs for the search's workload and objective (:mod:`lmi_config.plan.order`), and how
+the search shows it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lmi_config.errors import InputError
+from lmi_config.search import progress
+from lmi_config.search.grid import Predictor, Trial, TrialGrid
+
+if TYPE_CHECKING:  # the planner is imported only when a search starts
+    from lmi_config.plan.order import PairValue
+    from lmi_config.plan.workload import PlanWorkload
+
+
+def search_workload(input_tokens: int | None, output_tokens: int | None, objective: str) -> PlanWorkload:
+    """The workload the pairs are ordered for (plan's defaults where none is given), checked as
+    ``plan`` checks it."""
+    from lmi_config.plan import OBJECTIVES, PlanWorkload
+
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; choose {', '.join(OBJECTIVES)}")
+    given = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    return PlanWorkload(**{name: value for name, value in given.items() if value is not None})
+
+
+def value_order(options: Any, predict: Predictor, grid: TrialGrid) -> list[PairValue]:
+    """The grid's (TP, batch) pairs in the planner's order of value for the search's options."""
+    from lmi_config.plan.order import order_pairs
+
+    return order_pairs(
+        predict.writer,
+        predict.instance,
+        predict.release,
+        grid.seed_pairs(),
+        search_workload(options.input_tokens, options.output_tokens, options.objective),
+        options.objective,
+    )
+
+
+def order_line(order: list[PairValue] | None, options: Any) -> str:
+    """The progress line saying which order the search follows."""
+    if order is None:
+        return progress.describe_order(None, options.objective, None)
+    workload = search_workload(options.input_tokens, options.output_tokens, options.objective)
+    return progress.describe_order(order, options.objective, workload)
+
+
+def pair_value(order: list[PairValue] | None, trial: Trial) -> PairValue | None:
+    """The planner's place and figure for the trial's (TP, batch), when the search follows it."""
+    pair = (trial.tensor_parallel_size, trial.batch_size)
+    return next((value for value in order or [] if value.pair == pair), None)
