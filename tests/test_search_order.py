@@ -303,3 +303,26 @@ def _wait_for_export(machines: Machines, pair: tuple[int, int], seconds: float =
     while not any(key[:2] == pair for key in machines.exports()):
         assert time.monotonic() < deadline, f"no export of {pair} started"
         time.sleep(0.05)
+
+
+def test_each_sagemaker_job_follows_the_order_the_user_asked_for() -> None:
+    from conftest import run_cli
+
+    base = (
+        "search", "--model", MISTRAL, "--on", "sagemaker", "--instance", "ml.trn1.32xlarge", "--dry-run",
+        "--role", "arn:aws:iam::123456789012:role/search", "--s3-prefix", "s3://bucket/searches/m",
+        "--region", "us-east-1",
+    )  # fmt: skip
+    asked = run_cli(*base, "--objective", "latency", "--input-tokens", "300")
+    default = run_cli(*base)
+    assert asked.returncode == default.returncode == 0, asked.stderr
+    jobs = [
+        json.loads(line.split(" ", 1)[1])
+        for line in asked.stdout.splitlines()
+        if "create_training_job" in line
+    ]
+    assert jobs
+    for job in jobs:
+        arguments = job["AlgorithmSpecification"]["ContainerArguments"]
+        assert arguments[-4:] == ["--objective", "latency", "--input-tokens", "300"]
+    assert "--objective" not in default.stdout and "--input-tokens" not in default.stdout

@@ -52,3 +52,18 @@ def pair_value(order: list[PairValue] | None, trial: Trial) -> PairValue | None:
     """The planner's place and figure for the trial's (TP, batch), when the search follows it."""
     pair = (trial.tensor_parallel_size, trial.batch_size)
     return next((value for value in order or [] if value.pair == pair), None)
+
+
+def order_arguments(options: Any) -> list[str]:
+    """The ``search`` flags that give another machine (a SageMaker job's shard) the same order:
+    only those that differ from plan's defaults, so a job's command line is unchanged otherwise."""
+    from lmi_config.plan.workload import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS
+
+    arguments = [] if options.objective == "throughput" else ["--objective", options.objective]
+    for flag, value, default in (
+        ("--input-tokens", options.input_tokens, DEFAULT_INPUT_TOKENS),
+        ("--output-tokens", options.output_tokens, DEFAULT_OUTPUT_TOKENS),
+    ):
+        if value is not None and value != default:
+            arguments += [flag, str(value)]
+    return arguments
