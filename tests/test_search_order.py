@@ -326,3 +326,26 @@ def test_each_sagemaker_job_follows_the_order_the_user_asked_for() -> None:
         arguments = job["AlgorithmSpecification"]["ContainerArguments"]
         assert arguments[-4:] == ["--objective", "latency", "--input-tokens", "300"]
     assert "--objective" not in default.stdout and "--input-tokens" not in default.stdout
+
+
+def test_a_shard_tries_its_pairs_in_the_single_searchs_order() -> None:
+    from dataclasses import replace
+
+    from lmi_config.search.shards import Shard
+
+    model, instance = "meta-llama/Llama-3.1-8B-Instruct", "trn1.32xlarge"
+    grid, predict = _setup(model, instance)
+    workload = PlanWorkload()
+    whole = [
+        value.pair
+        for value in order_pairs(
+            predict.writer, predict.instance, predict.release, grid.seed_pairs(), workload, "throughput"
+        )
+    ]
+    for index in (1, 2, 3):
+        sizes = Shard(index, 3).sizes(grid.tensor_parallel_sizes)
+        part = replace(grid, tensor_parallel_sizes=sizes)
+        shard_order = order_pairs(
+            predict.writer, predict.instance, predict.release, part.seed_pairs(), workload, "throughput"
+        )
+        assert [value.pair for value in shard_order] == [pair for pair in whole if pair[0] in sizes]

@@ -270,7 +270,8 @@ def plan(
     type=click.Choice(["guided", "seed"]),
     default="guided",
     show_default=True,
-    help="seed: the seed's exact order; guided: skip what cannot fit, probe each boundary.",
+    help="seed: the seed's exact order; guided: skip what cannot fit, probe each boundary, the (TP, batch) "
+    "pairs plan ranks best for the workload first.",
 )
 @click.option(
     "--instance",
