@@ -27,6 +27,7 @@ def _cuda_graphs() -> dict[str, Any]:
     return dict(load_data("vllm_cuda_graphs.json")["versions"])
 
 
+@cache  # asked once per (instance, TP) group a plan walks
 def cuda_graph_bound(vllm_version: str | None) -> CudaGraphBound | None:
     """The bound of ``vllm_version``; where that version's code states none (or it is not listed),
     the nearest older listed version that states one, marked so; None when no version at or below
