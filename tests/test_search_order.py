@@ -349,3 +349,28 @@ def test_a_shard_tries_its_pairs_in_the_single_searchs_order() -> None:
             predict.writer, predict.instance, predict.release, part.seed_pairs(), workload, "throughput"
         )
         assert [value.pair for value in shard_order] == [pair for pair in whole if pair[0] in sizes]
+
+
+def test_a_workload_no_pair_can_serve_keeps_the_seeds_order_and_says_why(tmp_path: Path) -> None:
+    machines = Machines(tmp_path, truth(MISTRAL, "inf2.8xlarge", 0.9))
+    arguments = [
+        "search",
+        "--model",
+        MISTRAL,
+        "--instance",
+        "inf2.8xlarge",
+        "--dry-run",
+        "--input-tokens",
+        "100000",
+    ]
+    result = machines.run(arguments, tmp_path / "work")
+    assert result.returncode == 0, result.stderr
+    assert "order: the seed's — the planner's throughput ranking for 100000 input" in result.stderr
+    assert "ranks no (TP, batch) pair" in result.stderr and "Traceback" not in result.stderr
+    grid, _ = _setup(MISTRAL, "inf2.8xlarge")
+    listed = [
+        (int(line.split()[1]), int(line.split()[2]))
+        for line in result.stderr.splitlines()
+        if line.split() and line.split()[0].isdigit()
+    ]
+    assert listed == grid.seed_pairs()

@@ -55,10 +55,15 @@ def describe_order(order: Sequence[Any] | None, objective: str, workload: Any) -
     if order is None:
         return "order: the seed's (increasing TP, decreasing batch, decreasing length)"
     first = order[0]
+    asked = (
+        f"the planner's {objective} ranking for {workload.input_tokens} input + {workload.output_tokens} output "
+        "tokens per request (--objective, --input-tokens, --output-tokens)"
+    )
+    if not first.candidate.feasible or first.candidate.figures is None:
+        return f"order: the seed's — {asked} ranks no (TP, batch) pair: {first.describe()}"
     return (
-        f"order: (TP, batch) pairs by the planner's {objective} ranking for {workload.input_tokens} input + "
-        f"{workload.output_tokens} output tokens per request (--objective, --input-tokens, --output-tokens); "
-        f"first TP {first.tensor_parallel_size}, batch {first.batch_size}: {first.describe()}"
+        f"order: (TP, batch) pairs by {asked}; first TP {first.tensor_parallel_size}, batch {first.batch_size}: "
+        f"{first.describe()}"
     )
 
 
