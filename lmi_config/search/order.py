@@ -4,6 +4,7 @@ the search shows it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.errors import InputError
@@ -13,6 +14,9 @@ from lmi_config.search.grid import Predictor, Trial, TrialGrid
 if TYPE_CHECKING:  # the planner is imported only when a search starts
     from lmi_config.plan.order import PairValue
     from lmi_config.plan.workload import PlanWorkload
+
+
+Order = list["PairValue"]  # the grid's pairs, best first
 
 
 def search_workload(input_tokens: int | None, output_tokens: int | None, objective: str) -> PlanWorkload:
@@ -26,7 +30,7 @@ def search_workload(input_tokens: int | None, output_tokens: int | None, objecti
     return PlanWorkload(**{name: value for name, value in given.items() if value is not None})
 
 
-def value_order(options: Any, predict: Predictor, grid: TrialGrid) -> list[PairValue]:
+def value_order(options: Any, predict: Predictor, grid: TrialGrid) -> Order:
     """The grid's (TP, batch) pairs in the planner's order of value for the search's options."""
     from lmi_config.plan.order import order_pairs
 
@@ -40,7 +44,7 @@ def value_order(options: Any, predict: Predictor, grid: TrialGrid) -> list[PairV
     )
 
 
-def order_line(order: list[PairValue] | None, options: Any) -> str:
+def order_line(order: Order | None, options: Any) -> str:
     """The progress line saying which order the search follows."""
     if order is None:
         return progress.describe_order(None, options.objective, None)
@@ -48,7 +52,16 @@ def order_line(order: list[PairValue] | None, options: Any) -> str:
     return progress.describe_order(order, options.objective, workload)
 
 
-def pair_value(order: list[PairValue] | None, trial: Trial) -> PairValue | None:
+def announce_order(
+    order: Order | None, options: Any, emit: Callable[[str], None], listing: bool = False
+) -> None:
+    """Tell the user which order the search follows (with ``listing``, every pair's rank and figure)."""
+    emit(order_line(order, options))
+    if listing and order is not None:
+        emit(progress.format_order(order).rstrip("\n"))
+
+
+def pair_value(order: Order | None, trial: Trial) -> PairValue | None:
     """The planner's place and figure for the trial's (TP, batch), when the search follows it."""
     pair = (trial.tensor_parallel_size, trial.batch_size)
     return next((value for value in order or [] if value.pair == pair), None)

@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lmi_config.errors import InputError
 from lmi_config.knowledge.planning import search_constants
 from lmi_config.search import cache_config, progress
 from lmi_config.search.grid import Predictor, Trial, TrialGrid, export_timeout_seconds, seed_grid
-from lmi_config.search.order import order_line, pair_value, value_order
+from lmi_config.search.order import Order, announce_order, pair_value, value_order
 from lmi_config.search.records import (
     TOKEN_VARIABLE,
     Record,
@@ -37,9 +37,6 @@ from lmi_config.search.runner import ChildRunner, StepResult, classify, remove_a
 from lmi_config.search.shards import Shard
 from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
 from lmi_config.search.system import Machine, machine
-
-if TYPE_CHECKING:  # the planner is imported only when a search starts
-    from lmi_config.plan.order import PairValue
 
 STRATEGIES = ("guided", "seed")
 
@@ -101,7 +98,7 @@ class _Setup:
     strategy: Any
     subject: Subject
     paths: SearchPaths
-    order: list[PairValue] | None = None  # the planner's order of the pairs (guided), best first
+    order: Order | None = None  # the planner's order of the pairs (guided), best first
 
     @property
     def exports(self) -> Path:
@@ -172,9 +169,7 @@ def run_search(
     if options.dry_run:
         guided = GuidedStrategy(setup.grid, setup.predict, search_constants().memory_error_margin)
         rows = [(trial, setup.predict(trial), guided.skip_reason(trial)) for trial in setup.grid.seed_order()]
-        emit(order_line(setup.order, options))
-        if setup.order is not None:
-            emit(progress.format_order(setup.order).rstrip("\n"))
+        announce_order(setup.order, options, emit, listing=True)
         ranks = {value.pair: value.rank for value in setup.order or []}
         text = progress.format_dry_run(rows, options.strategy, ranks)
         return SearchResult("dry-run", options.strategy, dry_run_text=text)
@@ -184,7 +179,7 @@ def run_search(
             options.model, setup.machine, setup.grid, options.strategy, str(setup.paths.results)
         )
     )
-    emit(order_line(setup.order, options))
+    announce_order(setup.order, options, emit)
     token = secrets.token_hex(8)
     with SearchLock(setup.paths.lock):
         ended = end_orphans(setup.paths.running)
