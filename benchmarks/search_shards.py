@@ -6,7 +6,8 @@ Run: python benchmarks/search_shards.py [--seed 7]
 
 Nothing is exported: the oracle of benchmarks/search_trials.py stands in for the Neuron machine
 (the memory model off by a random factor within +-20 % per model, instance and TP). Each shard
-runs the guided strategy (lmi_config.search.strategy) on its own TP sizes, as a shard does.
+runs the guided strategy (lmi_config.search.strategy) on its own TP sizes in the planner's order
+of value for plan's default workload (lmi_config.search.order.value_order), as a shard does.
 
 Printed, per shard count N: whether the shards' trials add up to the single search's (no trial
 repeated, none lost: the target is "equal" everywhere) and whether they find the same valid
@@ -24,7 +25,9 @@ from dataclasses import replace
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.knowledge.models import catalog_rows
 from lmi_config.modelarch import from_catalog
-from lmi_config.search.grid import Predictor, Trial, seed_grid
+from lmi_config.search.grid import Predictor, Trial, TrialGrid, seed_grid
+from lmi_config.search.order import value_order
+from lmi_config.search.session import SearchOptions
 from lmi_config.search.shards import Shard
 from lmi_config.search.strategy import GuidedStrategy, Outcomes
 
@@ -46,6 +49,12 @@ def simulate(strategy, fits) -> tuple[list[Trial], Outcomes]:
             outcomes.successes.add(trial.key)
         else:
             outcomes.failures[trial.key] = "device-oom"
+
+
+def guided(grid: TrialGrid, predict: Predictor, options: SearchOptions) -> GuidedStrategy:
+    """The guided strategy as ``search`` builds it: the grid's pairs in the planner's order."""
+    pairs = [value.pair for value in value_order(options, predict, grid)]
+    return GuidedStrategy(grid, predict, 0.2, pairs)
 
 
 def main() -> None:
@@ -78,20 +87,21 @@ def main() -> None:
                 factor = factors[trial.tensor_parallel_size]
                 return not prediction.blocking and prediction.peak_bytes * factor <= prediction.budget_bytes
 
-            single, found = simulate(GuidedStrategy(grid, predict, 0.2), fits)
+            options = SearchOptions(model=row["model_id"])
+            single, found = simulate(guided(grid, predict, options), fits)
             if not single:
                 continue
             cases += 1
             for count in SHARD_COUNTS:
                 runs = [
                     simulate(
-                        GuidedStrategy(
+                        guided(
                             replace(
                                 grid,
                                 tensor_parallel_sizes=Shard(index, count).sizes(grid.tensor_parallel_sizes),
                             ),
                             predict,
-                            0.2,
+                            options,
                         ),
                         fits,
                     )

@@ -8,7 +8,8 @@ model by a random factor within +-20 % (one factor per model, instance and TP de
 memory still grows with the batch and the sequence length): a trial fits when the judge's
 predicted peak per NeuronCore times that factor is within the budget, and the judge reports no
 error besides memory (the runtime's TP topology, host RAM). Both strategies run against the same
-oracle through the same code the search uses (lmi_config.search.strategy); a trial is one export
+oracle through the same code the search uses (lmi_config.search.strategy; guided in the planner's
+order of value for plan's default workload, as search runs it); a trial is one export
 and its load. "valid" counts the longest valid sequence length per (TP, batch) — the seed's
 results; a miss is a (TP, batch) whose longest valid length guided did not find.
 
@@ -29,6 +30,8 @@ from lmi_config.knowledge.instances import instances
 from lmi_config.knowledge.models import catalog_rows
 from lmi_config.modelarch import from_catalog
 from lmi_config.search.grid import Predictor, Trial, seed_grid
+from lmi_config.search.order import value_order
+from lmi_config.search.session import SearchOptions
 from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
 
 
@@ -97,7 +100,8 @@ def main() -> None:
                 return not prediction.blocking and prediction.peak_bytes * factor <= prediction.budget_bytes
 
             seed_trials, seed = simulate(SeedStrategy(grid), fits)
-            guided_trials, guided = simulate(GuidedStrategy(grid, predict, margin), fits)
+            pairs = [value.pair for value in value_order(SearchOptions(model=row["model_id"]), predict, grid)]
+            guided_trials, guided = simulate(GuidedStrategy(grid, predict, margin, pairs), fits)
             expected, found = longest(seed), longest(guided)
             misses = sum(1 for pair, length in expected.items() if found.get(pair, 0) < length)
             for family in (machine.platform, "all"):

@@ -188,7 +188,8 @@ def test_the_same_shard_running_twice_at_once_stops_the_stale_writer_and_keeps_t
     tmp_path: Path,
 ) -> None:
     shared = tmp_path / "shared"
-    hanging = Machines(tmp_path / "a", truth(MISTRAL, INSTANCE, 0.9, {"2,128,16384": {"export": "hang"}}))
+    # every export hangs: the first copy hangs in its first, whichever the order makes it
+    hanging = Machines(tmp_path / "a", {key: {"export": "hang"} for key in truth(MISTRAL, INSTANCE, 0.9)})
     first = hanging.start(_shard(1, 3, shared), tmp_path / "machine-a")
     deadline = time.monotonic() + 60
     while not hanging.exports():  # the first copy published its object and hangs in its first export

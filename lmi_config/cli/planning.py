@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -21,6 +22,40 @@ from lmi_config.cli.common import (
 )
 from lmi_config.cli.search_remote import REMOTE_FLAGS, remote_options, run_remote, wants_remote
 from lmi_config.errors import PlanningError
+
+
+def workload_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--objective``, ``--input-tokens`` and ``--output-tokens``: the ranking ``plan`` lists and
+    the order ``search`` tries (one definition, so both read them alike). The defaults are
+    ``plan.workload``'s, written out: importing the planner here would slow every command's start."""
+    options = [
+        click.option(
+            "--objective",
+            type=click.Choice(["throughput", "latency", "cost"]),
+            default="throughput",
+            show_default=True,
+            help="throughput: most output tokens/s per instance; latency: lowest time per output token (then "
+            "time to first token); cost: fewest dollars per million output tokens — each predicted for the "
+            "workload.",
+        ),
+        click.option(
+            "--input-tokens",
+            type=count_range(),
+            default=1024,
+            show_default=True,
+            help="Workload: input tokens per request.",
+        ),
+        click.option(
+            "--output-tokens",
+            type=count_range(),
+            default=256,
+            show_default=True,
+            help="Workload: output tokens per request.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -68,28 +103,7 @@ from lmi_config.errors import PlanningError
     help="Plan at least this sequence length (default: the workload's longest request).",
 )
 @click.option("--min-batch-size", type=count_range(), default=None, help="Only batches at least this large.")
-@click.option(
-    "--objective",
-    type=click.Choice(["throughput", "latency", "cost"]),
-    default="throughput",
-    show_default=True,
-    help="throughput: most output tokens/s per instance; latency: lowest time per output token (then "
-    "time to first token); cost: fewest dollars per million output tokens — each predicted for the workload.",
-)
-@click.option(
-    "--input-tokens",
-    type=count_range(),
-    default=1024,
-    show_default=True,
-    help="Workload: input tokens per request.",
-)
-@click.option(
-    "--output-tokens",
-    type=count_range(),
-    default=256,
-    show_default=True,
-    help="Workload: output tokens per request.",
-)
+@workload_options
 @click.option(
     "--concurrency",
     type=count_range(),
@@ -256,7 +270,8 @@ def plan(
     type=click.Choice(["guided", "seed"]),
     default="guided",
     show_default=True,
-    help="seed: the seed's exact order; guided: skip what cannot fit, probe each boundary.",
+    help="seed: the seed's exact order; guided: skip what cannot fit, probe each boundary, the (TP, batch) "
+    "pairs plan ranks best for the workload first.",
 )
 @click.option(
     "--instance",
@@ -335,6 +350,7 @@ def plan(
     is_flag=True,
     help="List the candidates in order with the memory model's prediction; run nothing.",
 )
+@workload_options
 @click.option("--hub", is_flag=True, help="Look up models outside the catalog on the Hugging Face Hub.")
 @remote_options
 def search(python_command: str, require_free_gib: float | None, **options: Any) -> None:
@@ -345,7 +361,10 @@ def search(python_command: str, require_free_gib: float | None, **options: Any) 
     process. Valid ones are saved after every success (optimum-neuron cache-config
     format); failures (with their class and last lines) and skips go to a journal
     beside the results. Run the same command again to resume: no trial is repeated.
-    Ctrl-C ends the running trial's processes and stops (exit 130).
+    Ctrl-C ends the running trial's processes and stops (exit 130). The guided
+    strategy settles the (TP, batch) pairs plan ranks best for the workload
+    (--objective, --input-tokens, --output-tokens) first, so a search stopped early
+    has proven the most valuable configurations; run to its end it finds the same.
 
     Beyond one machine: --shard K/N runs every N-th TP size and publishes to a
     shared --results location (s3:// or a directory); --merge merges the shards;

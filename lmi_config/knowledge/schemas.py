@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
+from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
 from lmi_config.knowledge.price_schemas import OnDemandPrices
@@ -873,6 +874,7 @@ SCHEMAS: dict[str, Any] = {
     "transformers_model_types.json": TransformersModelTypesFile,
     "vllm_engine_args.json": EngineArgsFile,
     "vllm_limits.json": VllmLimitsFile,
+    "vllm_cuda_graphs.json": VllmCudaGraphsFile,
     "vllm_memory.json": VllmMemoryFile,
     "gpu_devices.json": GpuDevicesFile,
     "vllm_capabilities.json": VllmCapabilitiesFile,

@@ -86,7 +86,7 @@ def plan_model(request: PlanRequest) -> PlanResult:
     model_dtype = "fp16" if (arch.torch_dtype or "").lower() in ("float16", "fp16") else "bf16"
     auto_cast = request.dtype if request.dtype in ("bf16", "fp16") else model_dtype
     feasible = ranked if exhaustive else [candidate for candidate in judged if candidate.feasible]
-    return PlanResult(
+    result = PlanResult(
         request.model,
         request.objective,
         ranked + infeasible,
@@ -97,6 +97,11 @@ def plan_model(request: PlanRequest) -> PlanResult:
         auto_cast,
         workload,
     )
+    if request.complete:  # a cache config: every exportable length, not only the workload's
+        from lmi_config.plan.exportable import exportable
+
+        result.exportable = exportable(request, arch, feasible)
+    return result
 
 
 def _refused(

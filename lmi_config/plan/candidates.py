@@ -90,6 +90,8 @@ class PlanResult:
     task: str  # text-generation | feature-extraction (optimum-neuron's)
     auto_cast_type: str  # bf16 | fp16: --dtype, else the model's torch_dtype (the legacy cache format)
     workload: PlanWorkload = field(default_factory=PlanWorkload)
+    # with ``complete`` (a cache config): the longest feasible length per (instance, TP, batch)
+    exportable: list[PlannedCandidate] = field(default_factory=list)
 
 
 @dataclass

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from lmi_config.knowledge.engine_limits import CudaGraphBound
 from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
 from lmi_config.perf.cost import usd_per_million_output_tokens
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.shape import Assessment
 from lmi_config.sizing import MemoryBreakdown
 
-# The planner's bound on running sequences: vLLM captures CUDA graphs for decode batches up to
-# min(2 x max_num_seqs, 512) by default (https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/config/scheduler.py#L244);
-# larger batches decode eagerly, so more sequences buy little. A search bound, not an engine limit.
-GPU_SEQUENCES_CAP = 512
 CONTINUOUS_MODES = ("rolling", "async")
 # engines whose KV cache is paged: max sequences is a scheduler limit, not memory reserved up front
 PAGED_BACKENDS = ("vllm", "lmi-dist", "tensorrt-llm")
@@ -62,10 +59,14 @@ def kv_sequences(memory: MemoryBreakdown | None, workload: PlanWorkload) -> int 
     return max(memory.kv_cache_tokens // workload.request_tokens, 1)
 
 
-def workload_batch(memory: MemoryBreakdown, workload: PlanWorkload, default: int) -> tuple[int, str]:
+def workload_batch(
+    memory: MemoryBreakdown, workload: PlanWorkload, default: int, bound: CudaGraphBound | None
+) -> tuple[int, str]:
     """Max sequences for a paged KV cache: what it holds of the workload's requests (a power of two,
-    at most ``GPU_SEQUENCES_CAP``), never below the container's default — the engine queues what
-    does not fit, so only a KV cache too small for one request would need less — and the reason."""
+    at most the largest batch the image's vLLM captures a CUDA graph for by default, ``bound``:
+    larger batches decode eagerly, so more sequences buy little — a search bound, not an engine
+    limit), never below the container's default — the engine queues what does not fit, so only a
+    KV cache too small for one request would need less — and the reason."""
     held = kv_sequences(memory, workload) or 1
     tokens = workload.request_tokens
     if held <= default:
@@ -74,10 +75,15 @@ def workload_batch(memory: MemoryBreakdown, workload: PlanWorkload, default: int
             "at once and the engine queues the rest"
         )
     power = 1 << (held.bit_length() - 1)
-    batch = max(default, min(power, GPU_SEQUENCES_CAP))
-    capped = (
-        " (the largest batch vLLM captures a CUDA graph for by default)" if power > GPU_SEQUENCES_CAP else ""
-    )
+    cap = bound.max_capture_batch if bound is not None else power
+    batch = max(default, min(power, cap))
+    capped = ""
+    if bound is not None and power > cap:
+        nearest = "" if bound.stated_by_version else ", the nearest older version that states it"
+        capped = (
+            f" (the largest batch vLLM {bound.version}{nearest} captures a CUDA graph for by default: "
+            f"{bound.rule})"
+        )
     return batch, f"the KV cache holds about {held} requests of {tokens} tokens at once{capped}"
 
 

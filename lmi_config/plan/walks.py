@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lmi_config.knowledge.engine_limits import cuda_graph_bound, largest_cuda_graph_bound
 from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
 from lmi_config.perf.cost import usd_per_million_output_tokens
 from lmi_config.plan.candidates import Group, PlannedCandidate
-from lmi_config.plan.performance import CONTINUOUS_MODES, GPU_SEQUENCES_CAP, Figures, workload_batch
+from lmi_config.plan.performance import CONTINUOUS_MODES, Figures, workload_batch
 from lmi_config.plan.workload import PlanWorkload
 
 Judge = Callable[[Group, int, "int | None", str], PlannedCandidate]
@@ -45,7 +46,8 @@ def _paged(group: Group, judge: Judge, workload: PlanWorkload) -> list[PlannedCa
     probe = judge(group, default, group.sequence, "")
     if judged_out(probe) or probe.assessment is None or probe.assessment.memory is None:
         return [probe]
-    batch, reason = workload_batch(probe.assessment.memory, workload, default)
+    bound = cuda_graph_bound(group.release.vllm)
+    batch, reason = workload_batch(probe.assessment.memory, workload, default, bound)
     if batch == default:
         probe.batch_reason = reason
         return [probe]
@@ -73,7 +75,11 @@ def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figur
     shape = writer.base.sizing_shape()
     if shape is None:
         return None
-    batches = group.batches or [1, GPU_SEQUENCES_CAP]
+    if not group.batches:  # paged: at most the CUDA-graph bound (the largest any vLLM states if unknown)
+        bound = cuda_graph_bound(group.release.vllm)
+        batches = [1, bound.max_capture_batch if bound is not None else largest_cuda_graph_bound()]
+    else:
+        batches = group.batches
     batch = min(batches) if objective == "latency" else max(batches)
     shape = shape._replace(
         tensor_parallel_degree=group.degree,

@@ -171,13 +171,14 @@ def spec_documents(result: PlanResult, *, limit: int) -> list[tuple[str, str]]:
 
 
 def cache_config_entries(result: PlanResult, cache_format: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """The feasible Neuron configurations as cache-config entries, and what was left out."""
+    """The exportable Neuron configurations (each (instance, TP, batch) at its longest feasible
+    length, :mod:`lmi_config.plan.exportable`) as cache-config entries, and what was left out."""
     from lmi_config.knowledge.instances import resolve_instance
     from lmi_config.search.cache_config import current_entry, legacy_entry
 
     entries: list[dict[str, Any]] = []
     left_out: set[str] = set()
-    for candidate in result.feasible:
+    for candidate in result.exportable or result.feasible:
         instance = resolve_instance(candidate.instance)
         if instance.accelerator != "neuron":
             left_out.add(candidate.instance)

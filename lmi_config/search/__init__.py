@@ -7,8 +7,10 @@ merged into it (under the file's lock, marked ``exported-and-loaded``) after eve
 failures and skips go to a journal beside it, so an interrupted search resumes where it stopped
 and never repeats a trial. Entries other runs put in the file (``plan --cache-config``'s
 predictions, other models) are kept, and a prediction is not taken for a result. ``--strategy seed`` keeps the seed's exact order; ``guided`` (the
-default) lets the one judge rule out what cannot fit within the memory model's stated margin
-and probes each (TP, batch)'s longest length from the prediction.
+default) lets the one judge rule out what cannot fit within the memory model's stated margin,
+probes each (TP, batch)'s longest length from the prediction, and settles the pairs in the
+planner's order of value for the workload (``search/order.py``), so a search stopped early has
+proven what ``plan`` ranks highest.
 """
 
 from __future__ import annotations

@@ -47,10 +47,17 @@ class TrialGrid:
 
     def seed_order(self) -> Iterator[Trial]:
         """Increasing TP, decreasing batch, decreasing sequence length (the seed's order)."""
-        for tensor_parallel in self.tensor_parallel_sizes:
-            for batch in reversed(self.batch_sizes):
-                for sequence in reversed(self.sequence_lengths):
-                    yield Trial(tensor_parallel, batch, sequence)
+        for tensor_parallel, batch in self.seed_pairs():
+            for sequence in reversed(self.sequence_lengths):
+                yield Trial(tensor_parallel, batch, sequence)
+
+    def seed_pairs(self) -> list[tuple[int, int]]:
+        """The (TP, batch) pairs in the seed's order: increasing TP, decreasing batch."""
+        return [
+            (tensor_parallel, batch)
+            for tensor_parallel in self.tensor_parallel_sizes
+            for batch in reversed(self.batch_sizes)
+        ]
 
     @property
     def size(self) -> int:
@@ -116,6 +123,8 @@ class Predictor:
         target = make_target(backend.id, backend.accelerator, release, instance, arch)
         self.writer = CandidateWriter(items, target, backend.accelerator)
         self.backend = backend.id
+        self.instance = instance
+        self.release = release
         self._cache: dict[Key, Prediction] = {}
 
     def __call__(self, trial: Trial) -> Prediction:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from lmi_config.errors import InputError
 from lmi_config.search.job_package import CHANNEL, job_package
+from lmi_config.search.order import order_arguments
 from lmi_config.search.session import SearchOptions
 from lmi_config.search.shard_run import JOB_NAME_VARIABLE
 from lmi_config.search.shards import PlannedShard, plan_shards
@@ -243,7 +244,7 @@ def shard_arguments(plan: JobPlan, shard: PlannedShard) -> list[str]:
         str(plan.request.s3_prefix),
     ]
     arguments += ["--strategy", options.strategy, "--backend", options.backend, "--work-dir", WORK_DIRECTORY]
-    arguments += ["--region", plan.region]
+    arguments += ["--region", plan.region, *order_arguments(options)]
     for flag, value in (
         ("--task", options.task),
         ("--dtype", options.dtype),

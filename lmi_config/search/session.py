@@ -20,6 +20,7 @@ from lmi_config.errors import InputError
 from lmi_config.knowledge.planning import search_constants
 from lmi_config.search import cache_config, progress
 from lmi_config.search.grid import Predictor, Trial, TrialGrid, export_timeout_seconds, seed_grid
+from lmi_config.search.order import Order, announce_order, pair_value, value_order
 from lmi_config.search.records import (
     TOKEN_VARIABLE,
     Record,
@@ -65,6 +66,10 @@ class SearchOptions:
     # a shard runs only its TP sizes (see search/shards.py); ``where`` marks each proof it records
     shard: Shard | None = None
     where: dict[str, Any] | None = None
+    # the guided strategy tries first the (TP, batch) pairs the planner ranks best for this workload
+    objective: str = "throughput"
+    input_tokens: int | None = None  # None: plan's default
+    output_tokens: int | None = None
 
 
 @dataclass
@@ -93,6 +98,7 @@ class _Setup:
     strategy: Any
     subject: Subject
     paths: SearchPaths
+    order: Order | None = None  # the planner's order of the pairs (guided), best first
 
     @property
     def exports(self) -> Path:
@@ -128,11 +134,12 @@ def _prepare(options: SearchOptions) -> _Setup:
             f"{arch.max_position_embeddings} positions"
         )
     predict = Predictor(arch, instance, options.backend, options.dtype)
-    strategy: Any = (
-        SeedStrategy(grid)
-        if options.strategy == "seed"
-        else GuidedStrategy(grid, predict, search_constants().memory_error_margin)
-    )
+    order = None
+    strategy: Any = SeedStrategy(grid)
+    if options.strategy == "guided":
+        order = value_order(options, predict, grid)
+        pairs = [value.pair for value in order]
+        strategy = GuidedStrategy(grid, predict, search_constants().memory_error_margin, pairs)
     target = cache_config.compile_target(instance.family)
     assert target is not None
     task = options.task or ("text-generation" if arch.is_text_generation else "feature-extraction")
@@ -145,6 +152,7 @@ def _prepare(options: SearchOptions) -> _Setup:
         strategy,
         Subject(options.model, target, task),
         SearchPaths.beside(results),
+        order,
     )
 
 
@@ -161,15 +169,17 @@ def run_search(
     if options.dry_run:
         guided = GuidedStrategy(setup.grid, setup.predict, search_constants().memory_error_margin)
         rows = [(trial, setup.predict(trial), guided.skip_reason(trial)) for trial in setup.grid.seed_order()]
-        return SearchResult(
-            "dry-run", options.strategy, dry_run_text=progress.format_dry_run(rows, options.strategy)
-        )
+        announce_order(setup.order, options, emit, listing=True)
+        ranks = {value.pair: value.rank for value in setup.order or []}
+        text = progress.format_dry_run(rows, options.strategy, ranks)
+        return SearchResult("dry-run", options.strategy, dry_run_text=text)
     _preflight(options)
     emit(
         progress.describe_start(
             options.model, setup.machine, setup.grid, options.strategy, str(setup.paths.results)
         )
     )
+    announce_order(setup.order, options, emit)
     token = secrets.token_hex(8)
     with SearchLock(setup.paths.lock):
         ended = end_orphans(setup.paths.running)
@@ -223,9 +233,17 @@ def _loop(
         timeout = export_timeout_seconds(prediction, options.export_timeout)
         result.trials_run += 1
         upper = result.trials_run + strategy.remaining(outcomes) - 1
+        value = pair_value(setup.order, trial)
         emit(
             progress.describe_trial(
-                result.trials_run, upper, trial, prediction, time.monotonic() - started, durations, timeout
+                result.trials_run,
+                upper,
+                trial,
+                prediction,
+                time.monotonic() - started,
+                durations,
+                timeout,
+                value,
             )
         )
         outcome = _run_trial(setup, runner, trial, timeout)

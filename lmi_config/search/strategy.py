@@ -15,11 +15,17 @@ plus the judge: a candidate whose predicted memory is over the budget even if th
 overestimates by its stated error margin is skipped (and journaled), and the longest length of
 each (TP, batch) is found by probing the judge's predicted boundary and its neighbours instead
 of walking down from the longest. Every configuration it records was exported and loaded.
+It settles the (TP, batch) pairs in the order it is given — the planner's order of value
+(:func:`lmi_config.plan.order.order_pairs`: the pairs ``plan`` ranks best for the workload and
+objective first), else the seed's — so a search stopped early has proven the configurations worth
+the most. The order decides only which pair comes next: what a pair's outcomes imply, what is
+skipped and what is tried are the same in any order, so run to its end it finds the same longest
+length per (TP, batch).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lmi_config.search.grid import Key, Prediction, Trial, TrialGrid
@@ -81,10 +87,19 @@ class GuidedStrategy:
 
     name = "guided"
 
-    def __init__(self, grid: TrialGrid, predict: Callable[[Trial], Prediction], margin: float):
+    def __init__(
+        self,
+        grid: TrialGrid,
+        predict: Callable[[Trial], Prediction],
+        margin: float,
+        pair_order: Sequence[tuple[int, int]] | None = None,
+    ):
         self.grid = grid
         self.predict = predict
         self.margin = margin
+        self.pairs = list(pair_order) if pair_order is not None else grid.seed_pairs()
+        if sorted(self.pairs) != sorted(grid.seed_pairs()):
+            raise ValueError("the pair order must hold every (TP, batch) pair of the grid once")
 
     def skip_reason(self, trial: Trial) -> str | None:
         """Why the judge rules a trial out, or None."""
@@ -111,16 +126,14 @@ class GuidedStrategy:
         return found
 
     def next_trial(self, outcomes: Outcomes) -> Trial | None:
-        """The next probe of the first (TP, batch), in the seed's order, whose longest length is not settled."""
-        for tensor_parallel in self.grid.tensor_parallel_sizes:
-            for batch in reversed(self.grid.batch_sizes):
-                unknown, untested_answer = self._pair(outcomes, tensor_parallel, batch)
-                if unknown:
-                    return Trial(
-                        tensor_parallel, batch, self._probe(tensor_parallel, batch, unknown, outcomes)
-                    )
-                if untested_answer is not None:
-                    return Trial(tensor_parallel, batch, untested_answer)
+        """The next probe of the first (TP, batch), in the strategy's pair order, whose longest
+        length is not settled."""
+        for tensor_parallel, batch in self.pairs:
+            unknown, untested_answer = self._pair(outcomes, tensor_parallel, batch)
+            if unknown:
+                return Trial(tensor_parallel, batch, self._probe(tensor_parallel, batch, unknown, outcomes))
+            if untested_answer is not None:
+                return Trial(tensor_parallel, batch, untested_answer)
         return None
 
     def remaining(self, outcomes: Outcomes) -> int:
