@@ -36,6 +36,8 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
         image=flags["image"],
         region=flags["region"],
         endpoint_url=flags["endpoint_url"],
+        secret_env=tuple(flags["secret_env"]),
+        stopping=bool(flags["stop"]),
     )
     plan = api.plan_search_jobs(request)
     if flags["stop"]:
@@ -104,7 +106,8 @@ def format_calls(plan: Any) -> str:
     upload = api.search_job_package_upload(plan)
     calls = [f"s3.put_object {json.dumps(upload, sort_keys=True)}\n"] if plan.jobs else []
     calls += [
-        f"sagemaker.create_training_job {json.dumps(job.request, sort_keys=True)}\n" for job in plan.jobs
+        f"sagemaker.create_training_job {json.dumps(plan.shown_request(job), sort_keys=True)}\n"
+        for job in plan.jobs
     ]
     return "".join(calls)
 

@@ -30,6 +30,7 @@ from lmi_config.search.results_store import ConflictError, S3Store
 from lmi_config.search.sagemaker_jobs import JobPlan, PlannedJob, split_s3
 from lmi_config.search.shard_merge import MergeReport, merge_journal_entries, merge_results
 from lmi_config.search.shard_objects import SearchDefinition, join_search, now
+from lmi_config.secrets import redact
 from lmi_config.strict_json import dump_json, parse_json
 
 LEASE_KEY = "coordinator.json"
@@ -135,7 +136,10 @@ class Coordinator:
     ) -> None:
         from lmi_config.deploy.aws import aws_errors
 
-        self.plan, self.clients, self.output, self.report = plan, clients, output, report
+        self.plan, self.clients, self.output = plan, clients, output
+        self.secret_values = plan.secret_values()
+        # every line this coordinator hands on passes here: a job can echo its environment in its log
+        self.report = lambda line: report(redact(line, self.secret_values))
         self.errors = aws_errors()
         bucket, prefix = split_s3(str(plan.request.s3_prefix), "--s3-prefix")
         self.store = S3Store(bucket, prefix, clients("s3"), self.errors)
@@ -146,7 +150,8 @@ class Coordinator:
         try:
             return getattr(self.clients(service), operation)(**parameters)
         except self.errors as error:
-            raise DeployError(describe_error(error)) from None
+            # a refused CreateTrainingJob can quote its parameters, the Environment among them
+            raise DeployError(redact(describe_error(error), self.secret_values)) from None
 
     def states(self) -> list[JobState]:
         """The latest attempt of every planned job, found by name in SageMaker."""
@@ -158,7 +163,7 @@ class Coordinator:
         except self.errors as error:
             from lmi_config.deploy.aws import describe_error
 
-            raise DeployError(describe_error(error)) from None
+            raise DeployError(redact(describe_error(error), self.secret_values)) from None
         states = []
         for job in self.plan.jobs:
             state = JobState(job)
@@ -194,7 +199,7 @@ class Coordinator:
             if not created:
                 self.upload_package()
             name = attempt_names(state.job.name, state.attempts + 1)[state.attempts]
-            self._call("sagemaker", "create_training_job", **{**state.job.request, "TrainingJobName": name})
+            self._call("sagemaker", "create_training_job", **attempt_request(state.job.request, name))
             state.name, state.status, state.attempts = name, "InProgress", state.attempts + 1
             created.append(name)
         return created
@@ -210,7 +215,9 @@ class Coordinator:
 
     def merge(self) -> MergeReport:
         """Merge every shard object published so far into the results file and the journal."""
-        return merge_results(self.store, self.output, self.plan.request.search.model)
+        return merge_results(
+            self.store, self.output, self.plan.request.search.model, secret_values=self.secret_values
+        )
 
     def journal_failures(self, states: list[JobState], merged: MergeReport) -> list[dict[str, Any]]:
         """A journal entry (once per job) for every failed or stopped job, with its last log lines."""
@@ -219,7 +226,7 @@ class Coordinator:
             if state.name is None or state.status not in ("Failed", "Stopped"):
                 continue
             described = self._call("sagemaker", "describe_training_job", TrainingJobName=state.name)
-            state.failure_reason = str(described.get("FailureReason", ""))
+            state.failure_reason = redact(str(described.get("FailureReason", "")), self.secret_values)
             entries.append(
                 {
                     "model": self.plan.request.search.model,
@@ -251,7 +258,8 @@ class Coordinator:
                     startFromHead=False,
                 )
                 lines.extend(str(event.get("message", "")).rstrip() for event in events.get("events", []))
-            return lines[-LOG_LINES:] or [f"(no log lines in {LOG_GROUP} for {job_name})"]
+            shown = [redact(line, self.secret_values) for line in lines[-LOG_LINES:]]
+            return shown or [f"(no log lines in {LOG_GROUP} for {job_name})"]
         except self.errors as error:
             from lmi_config.deploy.aws import describe_error
 
@@ -312,6 +320,15 @@ def _owner(data: bytes) -> str | None:
     except InputError:
         return None
     return str(document.get("owner")) if isinstance(document, dict) else None
+
+
+def attempt_request(request: dict[str, Any], name: str) -> dict[str, Any]:
+    """The CreateTrainingJob parameters of one attempt: its own name, also in the job's environment
+    (a retry's proofs name the retry, the job whose log holds them)."""
+    from lmi_config.search.shard_run import JOB_NAME_VARIABLE
+
+    environment = {**request["Environment"], JOB_NAME_VARIABLE: name}
+    return {**request, "TrainingJobName": name, "Environment": environment}
 
 
 def attempt_names(base: str, count: int) -> list[str]:

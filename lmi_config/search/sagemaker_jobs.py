@@ -13,6 +13,12 @@ search of the trn1 targets runs on ml.trn1.
 
 The job runs ``lmi-config search --shard K/N --results <s3 prefix>``: the same command a user
 runs on a machine of their own (see :mod:`lmi_config.search.shard_run`).
+
+Credentials (``--secret-env HF_TOKEN`` for a gated model) are copied from the coordinator's shell
+into the job's ``Environment``, as ``deploy`` gives them to an endpoint: SageMaker stores them
+with the job, and anyone allowed ``sagemaker:DescribeTrainingJob`` in the account can read them
+back (the console shows them too). That is the one place they are; every line this command
+prints, the journal and the S3 objects of the search hold the mask instead.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from lmi_config.search.job_package import CHANNEL, job_package
 from lmi_config.search.session import SearchOptions
 from lmi_config.search.shard_run import JOB_NAME_VARIABLE
 from lmi_config.search.shards import PlannedShard, plan_shards
+from lmi_config.secrets import SECRET_NAMES_VARIABLE
 
 if TYPE_CHECKING:
     from lmi_config.search.grid import Predictor, TrialGrid
@@ -53,6 +60,8 @@ class RemoteRequest:
     image: str | None = None
     region: str | None = None
     endpoint_url: str | None = None
+    secret_env: tuple[str, ...] = ()  # variables copied from this shell into every job, never shown
+    stopping: bool = False  # --stop: only the job names are needed (no credential, no gated check)
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,21 @@ class JobPlan:
     image: str
     jobs: list[PlannedJob] = field(default_factory=list)
     idle: list[PlannedShard] = field(default_factory=list)  # nothing to try: no job is started
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # --secret-env: name -> value
+
+    def secret_values(self) -> frozenset[str]:
+        """The values that must never be printed or written anywhere but the jobs' Environment."""
+        return frozenset(value for value in self.secrets.values() if value)
+
+    def shown_request(self, job: PlannedJob) -> dict[str, Any]:
+        """A job's CreateTrainingJob parameters as they may be printed: credentials masked."""
+        from lmi_config.secrets import MASK
+
+        environment = {
+            name: MASK if name in self.secrets else value
+            for name, value in job.request["Environment"].items()
+        }
+        return {**job.request, "Environment": environment}
 
     @property
     def instance_hours(self) -> float:
@@ -141,7 +165,7 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
     grids = _grids(request)
     tag = search_tag(request.search, request.s3_prefix)
     image = request.image or default_image(region)
-    plan = JobPlan(request, tag, region, image)
+    plan = JobPlan(request, tag, region, image, secrets=job_secrets(request))
     sizes = {name: grid.tensor_parallel_sizes for name, (grid, _) in grids.items()}
     for shard in plan_shards(sizes, request.max_jobs):
         if request.search.strategy == "guided" and _nothing_to_try(shard, *grids[shard.instance_type]):
@@ -152,6 +176,32 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
             PlannedJob(shard, name, create_request(plan, shard, name), _price(shard.instance_type))
         )
     return plan
+
+
+def job_secrets(request: RemoteRequest) -> dict[str, str]:
+    """The ``--secret-env`` values the jobs get; :class:`SpecError` naming a variable that is not
+    set, or :class:`InputError` for a gated model with no Hugging Face token — before any job starts,
+    since each job would pay for its instance and then fail its first download with 401."""
+    from lmi_config.knowledge.models import is_gated
+    from lmi_config.secrets import environment_secrets, hugging_face_token_names
+
+    if request.stopping:
+        return {}
+    reserved = sorted(set(request.secret_env) & {PACKAGE_VARIABLE, JOB_NAME_VARIABLE, SECRET_NAMES_VARIABLE})
+    if reserved:
+        raise InputError(
+            f"--secret-env {', '.join(reserved)}: set by lmi-config for every job; choose another"
+        )
+    values = environment_secrets(tuple(dict.fromkeys(request.secret_env)))
+    model = request.search.model
+    tokens = hugging_face_token_names()
+    if is_gated(model) and not tokens & set(values):
+        raise InputError(
+            f"--model {model}: a gated Hugging Face repository, and no job would have a token to download it "
+            "(it fails with 401 after its instance has started): export HF_TOKEN (a token of an account "
+            "granted access) and pass --secret-env HF_TOKEN; nothing was started"
+        )
+    return values
 
 
 def _grids(request: RemoteRequest) -> dict[str, tuple[TrialGrid, Predictor]]:
@@ -261,7 +311,8 @@ def package_uri(plan: JobPlan) -> str:
 
 
 def create_request(plan: JobPlan, shard: PlannedShard, name: str) -> dict[str, Any]:
-    """The CreateTrainingJob parameters of one shard's job (nothing secret in them)."""
+    """The CreateTrainingJob parameters of one shard's job (with the ``--secret-env`` values: print
+    :meth:`JobPlan.shown_request` instead)."""
     request = plan.request
     return {
         "TrainingJobName": name,
@@ -291,7 +342,14 @@ def create_request(plan: JobPlan, shard: PlannedShard, name: str) -> dict[str, A
             "VolumeSizeInGB": VOLUME_GIB,
         },
         "StoppingCondition": {"MaxRuntimeInSeconds": int(request.max_hours * 3600)},
-        "Environment": {PACKAGE_VARIABLE: job_package().job_path, JOB_NAME_VARIABLE: name},
+        # the credentials go here and nowhere else (see the module docstring: DescribeTrainingJob shows them)
+        "Environment": {
+            PACKAGE_VARIABLE: job_package().job_path,
+            JOB_NAME_VARIABLE: name,
+            **plan.secrets,
+            # the job masks these values in the lines it journals (see runner.py), whatever their names
+            **({SECRET_NAMES_VARIABLE: ",".join(plan.secrets)} if plan.secrets else {}),
+        },
         "Tags": [
             {"Key": "lmi-config:search", "Value": plan.search_tag},
             {"Key": "lmi-config:shard", "Value": shard.name},
