@@ -31,6 +31,7 @@ REMOTE_FLAGS = (
     "endpoint_url",
     "poll_seconds",
     "secret_env",
+    "optimum_neuron",
 )
 
 
@@ -78,7 +79,15 @@ def remote_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "--image",
             metavar="URI",
             default=None,
-            help="The jobs' image (default: the newest Neuron LMI image with optimum-neuron).",
+            help="The jobs' image (default: the Neuron LMI image that ships the --optimum-neuron version).",
+        ),
+        click.option(
+            "--optimum-neuron",
+            "optimum_neuron",
+            metavar="VERSION",
+            default=None,
+            help="The optimum-neuron the jobs export with, which picks their image (default: the one "
+            "installed here, else the newest an image ships).",
         ),
         click.option(
             "--secret-env",

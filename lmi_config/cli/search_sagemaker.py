@@ -37,6 +37,7 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
         region=flags["region"],
         endpoint_url=flags["endpoint_url"],
         secret_env=tuple(flags["secret_env"]),
+        optimum_neuron=flags["optimum_neuron"],
         stopping=bool(flags["stop"]),
     )
     plan = api.plan_search_jobs(request)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.errors import InputError
+from lmi_config.search.job_image import choose_job_image
 from lmi_config.search.job_package import CHANNEL, job_package
 from lmi_config.search.session import SearchOptions
 from lmi_config.search.shard_run import JOB_NAME_VARIABLE
@@ -61,6 +62,7 @@ class RemoteRequest:
     region: str | None = None
     endpoint_url: str | None = None
     secret_env: tuple[str, ...] = ()  # variables copied from this shell into every job, never shown
+    optimum_neuron: str | None = None  # the version the jobs export with (default: the one installed here)
     stopping: bool = False  # --stop: only the job names are needed (no credential, no gated check)
 
 
@@ -82,6 +84,7 @@ class JobPlan:
     search_tag: str
     region: str
     image: str
+    image_reason: str = ""  # why this image (the optimum-neuron it ships, and how that was chosen)
     jobs: list[PlannedJob] = field(default_factory=list)
     idle: list[PlannedShard] = field(default_factory=list)  # nothing to try: no job is started
     secrets: dict[str, str] = field(default_factory=dict, repr=False)  # --secret-env: name -> value
@@ -164,8 +167,8 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
         raise InputError("--on sagemaker needs a region: --region NAME (or AWS_REGION)")
     grids = _grids(request)
     tag = search_tag(request.search, request.s3_prefix)
-    image = request.image or default_image(region)
-    plan = JobPlan(request, tag, region, image, secrets=job_secrets(request))
+    image = choose_job_image(region, request.image, request.optimum_neuron)
+    plan = JobPlan(request, tag, region, image.uri, image.reason, secrets=job_secrets(request))
     sizes = {name: grid.tensor_parallel_sizes for name, (grid, _) in grids.items()}
     for shard in plan_shards(sizes, request.max_jobs):
         if request.search.strategy == "guided" and _nothing_to_try(shard, *grids[shard.instance_type]):
@@ -265,23 +268,6 @@ def _price(instance_type: str) -> float | None:
     return price.usd_per_hour if price is not None else None
 
 
-def default_image(region: str) -> str:
-    """The newest published Neuron LMI image in ``region``, preferring one whose optimum-neuron
-    version the image table records (``data/images.json``)."""
-    from lmi_config.knowledge.images import images, registries, repository
-
-    usable = [
-        image
-        for image in images()
-        if image.framework == "djl-neuronx" and image.published and image.tag and region in image.regions
-    ]
-    if not usable or region not in registries():
-        raise InputError(f"no published Neuron LMI image is known in {region}; give --image URI")
-    with_optimum = [image for image in usable if "optimum-neuron" in image.backend_versions]
-    chosen = (with_optimum or usable)[-1]  # images() is sorted by version
-    return f"{registries()[region].host()}/{repository()}:{chosen.tag}"
-
-
 def shard_arguments(plan: JobPlan, shard: PlannedShard) -> list[str]:
     """The ``lmi-config`` arguments the job runs: this shard of the same search."""
     options = plan.request.search
@@ -364,6 +350,7 @@ def format_plan(plan: JobPlan) -> str:
         f"search {plan.request.search.model} as {len(plan.jobs)} SageMaker training job(s) in {plan.region}, "
         f"results in {plan.request.s3_prefix}",
         f"image {plan.image}",
+        f"  {plan.image_reason}",
         f"{'job':<40} {'instance':<20} {'TP sizes':<14} {'hours':>6} {'at most':>10}",
     ]
     for job in plan.jobs:
