@@ -171,11 +171,15 @@ def usd(price: Any) -> float:
     return price.usd_per_hour if price is not None else 0.0
 
 
-def end(name: str, status: str, reason: str | None = None) -> None:
+def end(name: str, status: str, reason: str | None = None, billable_seconds: int | None = None) -> None:
+    """End job ``name`` as SageMaker would: its status, its failure reason, the time it bills (moto
+    keeps none: DescribeTrainingJob returns ``BillableTimeInSeconds`` only when given here)."""
     job = sagemaker_backends[ACCOUNT][REGION].training_jobs[name]
     job.training_job_status = status
     if reason:
         job.failure_reason = reason
+    if billable_seconds is not None:
+        job.billable_time_in_seconds = billable_seconds
 
 
 def jobs(aws: dict[str, Any]) -> dict[str, str]:

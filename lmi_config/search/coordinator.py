@@ -47,7 +47,8 @@ class JobState:
     name: str | None = None  # None: never started
     status: str = "NotStarted"
     attempts: int = 0
-    hours: float = 0.0
+    hours: float = 0.0  # every attempt's: SageMaker's billable time where it gives one, else elapsed
+    billed_attempts: int = 0  # attempts whose hours are SageMaker's BillableTimeInSeconds
     failure_reason: str = ""
 
 
@@ -143,6 +144,7 @@ class Coordinator:
         self.errors = aws_errors()
         bucket, prefix = split_s3(str(plan.request.s3_prefix), "--s3-prefix")
         self.store = S3Store(bucket, prefix, clients("s3"), self.errors)
+        self.billed_seconds: dict[str, float] = {}  # ended jobs' BillableTimeInSeconds (it no longer changes)
 
     def _call(self, service: str, operation: str, **parameters: Any) -> Any:
         from lmi_config.deploy.aws import describe_error
@@ -172,9 +174,28 @@ class Coordinator:
                 if row is None:
                     break
                 state.name, state.status, state.attempts = name, str(row["TrainingJobStatus"]), attempt + 1
-                state.hours += _hours(row)
+                billed = self.billed_hours(name, state.status)
+                state.hours += _hours(row) if billed is None else billed
+                state.billed_attempts += billed is not None
             states.append(state)
         return states
+
+    def billed_hours(self, name: str, status: str) -> float | None:
+        """The hours SageMaker bills an ended job for (DescribeTrainingJob's ``BillableTimeInSeconds``
+        times its one instance, as botocore's service model documents it); None while it runs or when
+        SageMaker gives none — its elapsed time since creation is the estimate then."""
+        if status not in TERMINAL:
+            return None
+        if name not in self.billed_seconds:
+            try:
+                described = self.clients("sagemaker").describe_training_job(TrainingJobName=name)
+            except self.errors:
+                return None  # the estimate falls back to elapsed time; the next poll asks again
+            seconds = described.get("BillableTimeInSeconds")
+            if not isinstance(seconds, (int, float)):
+                return None
+            self.billed_seconds[name] = float(seconds)
+        return self.billed_seconds[name] / 3600
 
     def upload_package(self) -> None:
         """Put the lmi-config the jobs install under the search's prefix (named by its content, so an
@@ -272,9 +293,14 @@ class Coordinator:
             counts[state.status] = counts.get(state.status, 0) + 1
         jobs = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
         spent = sum(state.hours * (state.job.usd_per_hour or 0.0) for state in states)
+        billed = sum(state.billed_attempts for state in states)
+        elapsed = sum(state.attempts for state in states) - billed
+        basis = [f"SageMaker's billable time of {billed} ended job(s)"] if billed else []
+        basis += [f"the elapsed time of {elapsed} job(s)"] if elapsed else []
         return (
             f"jobs: {jobs}; {merged.trials} trial(s) done, {merged.valid} valid configuration(s) so far "
             f"(in {merged.results}); estimated cost so far ${spent:,.2f} of at most ${self.plan.cost_bound_usd:,.2f}"
+            + (f" (from {' and '.join(basis)})" if basis else "")
         )
 
     def run(
