@@ -32,6 +32,7 @@ REMOTE_FLAGS = (
     "poll_seconds",
     "secret_env",
     "optimum_neuron",
+    "max_attempts",
 )
 
 
@@ -99,6 +100,13 @@ def remote_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--yes", is_flag=True, help="Start the jobs without asking (for scripts)."),
         click.option(
             "--retry-failed", is_flag=True, help="Start a failed or stopped job again (resumes its shard)."
+        ),
+        click.option(
+            "--max-attempts",
+            type=count_range(1, 100),
+            default=2,
+            show_default=True,
+            help="Jobs per shard at most, the first one included: --retry-failed starts no more.",
         ),
         click.option("--stop", is_flag=True, help="Stop every running job of this search."),
         click.option(

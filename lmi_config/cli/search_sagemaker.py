@@ -69,6 +69,7 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
             plan,
             output=options["output"],
             retry_failed=flags["retry_failed"],
+            max_attempts=flags["max_attempts"],
             wait=not flags["no_wait"],
             poll_seconds=flags["poll_seconds"],
             confirm=confirm,
@@ -82,7 +83,7 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
             "stopped watching; the jobs keep running: run the same command to watch and merge again", err=True
         )
         sys.exit(130)
-    _print_result(result)
+    _print_result(result, flags["max_attempts"])
 
 
 def _stop(plan: Any) -> None:
@@ -113,7 +114,7 @@ def format_calls(plan: Any) -> str:
     return "".join(calls)
 
 
-def _print_result(result: Any) -> None:
+def _print_result(result: Any, max_attempts: int) -> None:
     if result.declined:
         click.echo("nothing was started", err=True)
         sys.exit(1)
@@ -131,7 +132,17 @@ def _print_result(result: Any) -> None:
     if merged is not None:
         click.echo(f"{merged.valid} valid configuration(s) in {merged.results} (journal {merged.journal})")
     if result.failures and result.finished:
-        click.echo("run again with --retry-failed to start the failed shards again (they resume)", err=True)
+        failed = [state for state in result.states if state.status in ("Failed", "Stopped")]
+        if any(state.attempts < max_attempts for state in failed):
+            click.echo(
+                "run again with --retry-failed to start the failed shards again (they resume)", err=True
+            )
+        else:
+            click.echo(
+                f"every failed shard has had --max-attempts {max_attempts} job(s); give a larger "
+                "--max-attempts with --retry-failed to run them once more",
+                err=True,
+            )
         sys.exit(DEPLOY_FAILED)
     if merged is not None and merged.refused:
         sys.exit(2)
