@@ -98,6 +98,9 @@ def test_a_gated_model_without_a_token_is_refused_before_any_job_starts(
         assert f"--model {MISTRAL}: a gated Hugging Face repository" in result.stderr
         assert "--secret-env HF_TOKEN" in result.stderr and "Traceback" not in result.stderr
     assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)
+    # stopping a search starts nothing, so it needs no token
+    stopped = search.coordinate("--stop", secret_env=(), unset=("HF_TOKEN",))
+    assert stopped.returncode == 0 and "stopped 0 job(s)" in stopped.stdout, stopped.stderr
     # a model anyone may download needs no token
     command = search.coordinator_command("--dry-run", secret_env=())
     command[command.index(MISTRAL)] = "Qwen/Qwen2.5-7B-Instruct"
