@@ -75,3 +75,17 @@ def test_retrying_starts_the_shards_below_the_bound_and_names_those_at_it(
     retried = search.coordinate("--yes", "--retry-failed", "--no-wait")
     assert retried.returncode == 0, retried.stderr
     assert f"started {first}-r1" in retried.stderr and f"started {second}-r1" in retried.stderr
+
+
+def test_a_damaged_attempts_record_is_refused_by_its_key_and_nothing_starts(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    search = Search(server, tmp_path)
+    aws["s3"].put_object(Bucket=BUCKET, Key="mistral/attempts.json", Body=b'{"format": 1, "shards": [')
+    result = search.coordinate("--yes", "--no-wait")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"s3://{BUCKET}/mistral/attempts.json" in result.stderr and jobs(aws) == {}
+    aws["s3"].put_object(Bucket=BUCKET, Key="mistral/attempts.json", Body=b'{"format": 1, "shards": []}')
+    foreign = search.coordinate("--yes", "--no-wait")
+    assert foreign.returncode == 2 and "not a record of a search's attempts" in foreign.stderr
+    assert jobs(aws) == {}
