@@ -89,3 +89,9 @@ def test_a_damaged_attempts_record_is_refused_by_its_key_and_nothing_starts(
     foreign = search.coordinate("--yes", "--no-wait")
     assert foreign.returncode == 2 and "not a record of a search's attempts" in foreign.stderr
     assert jobs(aws) == {}
+    # a damaged record keeps nobody from stopping the jobs
+    aws["s3"].delete_object(Bucket=BUCKET, Key="mistral/attempts.json")
+    assert search.coordinate("--yes", "--no-wait").returncode == 0 and len(jobs(aws)) == 3
+    aws["s3"].put_object(Bucket=BUCKET, Key="mistral/attempts.json", Body=b"\x00 not json")
+    stopped = search.coordinate("--stop")
+    assert stopped.returncode == 0 and "stopped 3 job(s)" in stopped.stdout, stopped.stderr

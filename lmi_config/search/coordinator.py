@@ -94,8 +94,9 @@ class Coordinator:
             # a refused CreateTrainingJob can quote its parameters, the Environment among them
             raise DeployError(redact(describe_error(error), self.secret_values)) from None
 
-    def states(self) -> list[JobState]:
-        """The latest attempt of every planned job, found by name in SageMaker."""
+    def states(self, record: bool = True) -> list[JobState]:
+        """The latest attempt of every planned job, found by name in SageMaker (and, with ``record``,
+        counted with ``attempts.json``)."""
         listed: dict[str, dict[str, Any]] = {}
         paginator = self.clients("sagemaker").get_paginator("list_training_jobs")
         try:
@@ -105,7 +106,8 @@ class Coordinator:
             from lmi_config.deploy.aws import describe_error
 
             raise DeployError(redact(describe_error(error), self.secret_values)) from None
-        self.attempts.load()
+        if record:
+            self.attempts.load()
         states = []
         for job in self.plan.jobs:
             state = JobState(job)
@@ -203,7 +205,8 @@ class Coordinator:
     def stop(self) -> list[str]:
         """Stop every running job of the search; returns their names."""
         stopped = []
-        for state in self.states():
+        # SageMaker's list alone: a damaged attempts.json must not keep anyone from stopping the jobs
+        for state in self.states(record=False):
             if state.name is not None and state.status == "InProgress":
                 self._call("sagemaker", "stop_training_job", TrainingJobName=state.name)
                 stopped.append(state.name)
