@@ -672,22 +672,30 @@ def run_search_jobs(
     *,
     output: str | None = None,
     retry_failed: bool = False,
+    max_attempts: int = 2,
     wait: bool = True,
     poll_seconds: float = 60.0,
     confirm: Callable[[list[str]], bool],
     report: Callable[[str], None] | None = None,
 ) -> CoordinatorResult:
-    """Start the jobs of ``plan`` not started yet (only when ``confirm`` agrees), watch them and merge
+    """Start the jobs of ``plan`` not started yet (only when ``confirm`` agrees; with ``retry_failed``
+    a new job for each failed shard that has had fewer than ``max_attempts``), watch them and merge
     their shards into ``output`` and its journal; a coordinator stopped and run again resumes.
-    Raises :class:`InputError` when another coordinator watches the search, :class:`DeployError`
-    when AWS refuses a call."""
+    Raises :class:`InputError` when another coordinator watches the search or when every failed
+    shard to retry has had ``max_attempts`` jobs, :class:`DeployError` when AWS refuses a call."""
     from lmi_config.deploy.aws import Clients
     from lmi_config.search.coordinator import Coordinator
 
     coordinator = Coordinator(
         plan, Clients(plan.region, plan.request.endpoint_url), output, report or (lambda _: None)
     )
-    return coordinator.run(retry_failed=retry_failed, wait=wait, poll_seconds=poll_seconds, confirm=confirm)
+    return coordinator.run(
+        retry_failed=retry_failed,
+        max_attempts=max_attempts,
+        wait=wait,
+        poll_seconds=poll_seconds,
+        confirm=confirm,
+    )
 
 
 def stop_search_jobs(plan: JobPlan) -> list[str]:

@@ -35,12 +35,16 @@ saying so (:mod:`lmi_config.convert`).
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache, lru_cache
+from typing import Any
 
 from lmi_config.knowledge.environment import secret_patterns, secret_variables
 
 MASK = "…(redacted)"
+# set by ``search --on sagemaker`` on its jobs: the --secret-env names, whatever their names look like
+SECRET_NAMES_VARIABLE = "LMI_CONFIG_SECRET_NAMES"
 _SECRET_SUBSTRINGS = ("PASSWORD", "PASSWD", "PASSPHRASE", "SECRET")
 _SECRET_WORDS = frozenset({"CREDENTIAL", "CREDENTIALS", "AUTHORIZATION", "SIGNATURE", "SIG"})
 # words after which KEY names a record (a sort key, an object key), not something that unlocks
@@ -120,6 +124,52 @@ def is_secret_name(name: str) -> bool:
         or catalogue().get("option." + "_".join(words).lower(), ())
     )
     return not (specs and all(spec.type in _TYPES_WITHOUT_CREDENTIALS for spec in specs))
+
+
+def hugging_face_token_names() -> frozenset[str]:
+    """The credential variables a Hugging Face download reads a token from (``HF_TOKEN`` …)."""
+    return frozenset(name for name in secret_variable_names() if name.startswith(("HF_", "HUGGING_FACE")))
+
+
+def environment_secrets(names: tuple[str, ...], option: str = "--secret-env") -> dict[str, str]:
+    """Credentials a container or job needs (``HF_TOKEN`` …), copied from this shell by name — never
+    from a file or an argument, so they are in no command line and no shell history. Raises
+    :class:`SpecError` naming a variable that is not a variable name or is not set."""
+    from lmi_config.errors import SpecError
+    from lmi_config.knowledge.sagemaker import sagemaker_limits
+
+    values = {}
+    for name in names:
+        if not re.fullmatch(sagemaker_limits().environment_key.pattern or ".*", name):
+            raise SpecError(f"{option} {name!r} is not an environment variable name")
+        value = os.environ.get(name)
+        if not value:
+            raise SpecError(f"{option} {name}: {name} is not set in this shell; export it first")
+        values[name] = value
+    return values
+
+
+def environment_secret_values(environment: dict[str, str] | None = None) -> frozenset[str]:
+    """The values of this process's credential variables (by name, :func:`is_secret_name`, or
+    listed in ``LMI_CONFIG_SECRET_NAMES``): what a tool this process starts may echo into its log."""
+    environment = dict(os.environ) if environment is None else environment
+    listed = set(filter(None, environment.get(SECRET_NAMES_VARIABLE, "").split(",")))
+    return frozenset(
+        value
+        for name, value in environment.items()
+        if value and (name in listed or (name != SECRET_NAMES_VARIABLE and is_secret_name(name)))
+    )
+
+
+def redact_document(value: Any, values: frozenset[str]) -> Any:
+    """A JSON-able document with every string in it redacted (:func:`redact`), deeply."""
+    if isinstance(value, str):
+        return redact(value, values)
+    if isinstance(value, dict):
+        return {key: redact_document(item, values) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact_document(item, values) for item in value]
+    return value
 
 
 def _url_secret_spans(value: str) -> list[tuple[int, int]]:

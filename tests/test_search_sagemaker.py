@@ -1,11 +1,5 @@
-"""``search --on sagemaker`` against moto's real HTTP server on 127.0.0.1, driven as a user drives it.
-
-moto does not run containers, so the tests play each job's part: they read the job's own command
-from DescribeTrainingJob (``ContainerArguments``) and run it — ``lmi-config search --shard K/N
---results s3://…`` — with the fake exporter, then set the job's status on the server as SageMaker
-would. moto's gaps are patched in-process (ThreadedMotoServer shares the process): its training
-jobs are born ``Completed`` (here ``InProgress``) and StopTrainingJob is not implemented.
-"""
+"""``search --on sagemaker`` against moto's real HTTP server on 127.0.0.1, driven as a user drives it
+(the server, the coordinator and the jobs' machines: ``tests/search_jobs_harness.py``)."""
 
 from __future__ import annotations
 
@@ -15,162 +9,30 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-from moto.sagemaker.models import FakeTrainingJob, sagemaker_backends
-from moto.sagemaker.responses import SageMakerResponse
-from shard_machines import MISTRAL, Machines, failed, proven, truth
+from search_jobs_harness import (
+    BUCKET,
+    FAILURE_LINES,
+    LOG_GROUP,
+    PREFIX,
+    SECRET_KEY,
+    Search,
+    aws,
+    end,
+    jobs,
+    named,
+    server,
+    usd,
+)
+from shard_machines import MISTRAL, failed, proven
 
 from lmi_config.knowledge.planning import on_demand_price
 
-REGION = "us-east-1"
-ACCOUNT = "123456789012"
-ROLE = f"arn:aws:iam::{ACCOUNT}:role/SageMakerExecution"
-BUCKET = "lmi-searches"
-PREFIX = f"s3://{BUCKET}/mistral"
-ACCESS_KEY = "AKIAFAKEFAKEFAKEFAKE"
-SECRET_KEY = "fake/Secret+Access/Key0123456789abcdefghij"
-LOG_GROUP = "/aws/sagemaker/TrainingJobs"
-FAILURE_LINES = [
-    "Downloading model…",
-    "RuntimeError: Neuron runtime could not allocate NeuronCore 0 (NRT_RESOURCE)",
-]
-ORIGINAL_INIT = FakeTrainingJob.__init__
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="the fake machines run real processes")
-
-
-def _born_running(self: Any, *args: Any, **kwargs: Any) -> None:
-    ORIGINAL_INIT(self, *args, **kwargs)
-    self.training_job_status = "InProgress"
-
-
-def _stop_training_job(self: Any) -> str:
-    job = self.sagemaker_backend.training_jobs[self._get_param("TrainingJobName")]
-    job.training_job_status = "Stopped"
-    return "{}"  # StopTrainingJob has no output; a JSON body every moto from the declared floor accepts
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    patch = pytest.MonkeyPatch()
-    patch.setattr(FakeTrainingJob, "__init__", _born_running)
-    patch.setattr(SageMakerResponse, "stop_training_job", _stop_training_job, raising=False)
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    host, port = moto.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        moto.stop()
-        patch.undo()
-
-
-@pytest.fixture
-def aws(server: str) -> dict[str, Any]:
-    """A clean server with the results bucket and the jobs' log group."""
-    urllib.request.urlopen(urllib.request.Request(f"{server}/moto-api/reset", method="POST"), timeout=10)
-    session = boto3.session.Session(
-        aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name=REGION
-    )
-    clients = {name: session.client(name, endpoint_url=server) for name in ("s3", "sagemaker", "logs")}
-    clients["s3"].create_bucket(Bucket=BUCKET)
-    clients["logs"].create_log_group(logGroupName=LOG_GROUP)
-    return clients
-
-
-class Search:
-    """The user's coordinator and the jobs' machines, all sending AWS calls to the server."""
-
-    def __init__(self, server: str, root: Path) -> None:
-        self.server, self.root = server, root
-        self.machines = Machines(
-            root, truth(MISTRAL, "trn1.32xlarge", 0.9, {"2,128,16384": {"export": "compiler-error"}})
-        )
-        self.results = root / "mistral.json"
-        self.journal = root / "mistral.journal.json"
-
-    def environment(self, **extra: str) -> dict[str, str]:
-        environment = {
-            key: value
-            for key, value in self.machines.environment().items()
-            if not key.startswith(("AWS_", "HF_")) and key.lower() not in ("http_proxy", "https_proxy")
-        }
-        return {
-            **environment,
-            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-            "AWS_EC2_METADATA_DISABLED": "true",
-            "AWS_CONFIG_FILE": str(self.root / "no-aws-config"),
-            "AWS_SHARED_CREDENTIALS_FILE": str(self.root / "no-aws-credentials"),
-            "AWS_ENDPOINT_URL": "http://127.0.0.1:9",  # a client without --endpoint-url fails here
-            "NO_PROXY": "127.0.0.1,localhost",
-            **extra,
-        }
-
-    def coordinator_command(self, *extra: str) -> list[str]:
-        return [
-            sys.executable, "-m", "lmi_config", "search", "--model", MISTRAL, "--on", "sagemaker",
-            "--instance", "ml.trn1.32xlarge", "--instance", "ml.trn1.2xlarge", "--max-jobs", "3", "--max-hours", "8",
-            "--role", ROLE, "--s3-prefix", PREFIX, "--region", REGION, "--endpoint-url", self.server,
-            "--output", str(self.results), "--poll-seconds", "0.05", *extra,
-        ]  # fmt: skip
-
-    def coordinate(self, *extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            self.coordinator_command(*extra),
-            env=self.environment(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def play(self, aws: dict[str, Any], name: str, status: str = "Completed") -> None:
-        """Be job ``name``: run the command it was created with (the fake machine's tools appended),
-        then end it as SageMaker would."""
-        described = aws["sagemaker"].describe_training_job(TrainingJobName=name)
-        arguments = [
-            *described["AlgorithmSpecification"]["ContainerArguments"],
-            "--endpoint-url",
-            self.server,
-        ]
-        # moto keeps no Environment: the job name the coordinator put there is given as SageMaker would
-        completed = subprocess.run(
-            self.machines.command(arguments, self.root / name),
-            env=self.environment(LMI_CONFIG_JOB_NAME=name),
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert completed.returncode == 0, completed.stderr
-        end(name, status)
-
-
-def _usd(price: Any) -> float:
-    return price.usd_per_hour if price is not None else 0.0
-
-
-def end(name: str, status: str, reason: str | None = None) -> None:
-    job = sagemaker_backends[ACCOUNT][REGION].training_jobs[name]
-    job.training_job_status = status
-    if reason:
-        job.failure_reason = reason
-
-
-def jobs(aws: dict[str, Any]) -> dict[str, str]:
-    summaries = aws["sagemaker"].list_training_jobs()["TrainingJobSummaries"]
-    return {row["TrainingJobName"]: row["TrainingJobStatus"] for row in summaries}
-
-
-def named(aws: dict[str, Any], fragment: str) -> str:
-    (name,) = [name for name in jobs(aws) if name.endswith(fragment)]
-    return name
+__all__ = ["aws", "server"]  # fixtures
 
 
 def test_three_shards_over_two_instance_types_one_failing_and_a_coordinator_restarted_half_way(
@@ -180,7 +42,7 @@ def test_three_shards_over_two_instance_types_one_failing_and_a_coordinator_rest
     started = search.coordinate("--yes", "--no-wait")
     assert started.returncode == 0, started.stderr
     prices = {name: on_demand_price(name) for name in ("trn1.32xlarge", "trn1.2xlarge")}
-    bound = 8 * (2 * _usd(prices["trn1.32xlarge"]) + _usd(prices["trn1.2xlarge"]))  # 3 jobs x 8 h at most
+    bound = 8 * (2 * usd(prices["trn1.32xlarge"]) + usd(prices["trn1.2xlarge"]))  # 3 jobs x 8 h at most
     assert f"at most ${bound:,.2f}" in started.stderr and "24 instance-hours at most" in started.stderr
     for name, price in prices.items():
         assert (f"the hours of {name}" in started.stderr or f", {name} (no list" in started.stderr) == (

@@ -30,6 +30,9 @@ REMOTE_FLAGS = (
     "region",
     "endpoint_url",
     "poll_seconds",
+    "secret_env",
+    "optimum_neuron",
+    "max_attempts",
 )
 
 
@@ -77,11 +80,33 @@ def remote_options(command: Callable[..., Any]) -> Callable[..., Any]:
             "--image",
             metavar="URI",
             default=None,
-            help="The jobs' image (default: the newest Neuron LMI image with optimum-neuron).",
+            help="The jobs' image (default: the Neuron LMI image that ships the --optimum-neuron version).",
+        ),
+        click.option(
+            "--optimum-neuron",
+            "optimum_neuron",
+            metavar="VERSION",
+            default=None,
+            help="The optimum-neuron the jobs export with, which picks their image (default: the one "
+            "installed here, else the newest an image ships).",
+        ),
+        click.option(
+            "--secret-env",
+            multiple=True,
+            metavar="NAME",
+            help="Copy NAME (e.g. HF_TOKEN, needed for a gated model) from this shell into every job's "
+            "Environment; never printed, but readable by anyone allowed sagemaker:DescribeTrainingJob.",
         ),
         click.option("--yes", is_flag=True, help="Start the jobs without asking (for scripts)."),
         click.option(
             "--retry-failed", is_flag=True, help="Start a failed or stopped job again (resumes its shard)."
+        ),
+        click.option(
+            "--max-attempts",
+            type=count_range(1, 100),
+            default=2,
+            show_default=True,
+            help="Jobs per shard at most, the first one included: --retry-failed starts no more.",
         ),
         click.option("--stop", is_flag=True, help="Stop every running job of this search."),
         click.option(
@@ -106,7 +131,14 @@ def remote_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def wants_remote(flags: dict[str, Any]) -> bool:
     """Whether a flag of this module was given (else ``search`` runs on this machine, as before)."""
-    return bool(flags["shard"] or flags["results_location"] or flags["merge"] or flags["on"] or flags["stop"])
+    return bool(
+        flags["shard"]
+        or flags["results_location"]
+        or flags["merge"]
+        or flags["on"]
+        or flags["stop"]
+        or flags["secret_env"]
+    )
 
 
 def run_remote(flags: dict[str, Any], options: dict[str, Any], report: Callable[[str], None]) -> None:
@@ -118,6 +150,11 @@ def run_remote(flags: dict[str, Any], options: dict[str, Any], report: Callable[
             _fail_input(
                 "--on sagemaker plans the shards itself and merges into --output: give --s3-prefix, "
                 "not --shard, --results or --merge"
+            )
+        if flags["secret_env"] and not (flags["on"] or flags["stop"]):
+            _fail_input(
+                "--secret-env gives credentials to SageMaker jobs: use it with --on sagemaker (a search on "
+                "this machine reads HF_TOKEN from this shell as it is)"
             )
         if flags["on"] or flags["stop"]:
             from lmi_config.cli.search_sagemaker import run_sagemaker

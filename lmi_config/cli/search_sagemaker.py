@@ -36,6 +36,9 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
         image=flags["image"],
         region=flags["region"],
         endpoint_url=flags["endpoint_url"],
+        secret_env=tuple(flags["secret_env"]),
+        optimum_neuron=flags["optimum_neuron"],
+        stopping=bool(flags["stop"]),
     )
     plan = api.plan_search_jobs(request)
     if flags["stop"]:
@@ -66,6 +69,7 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
             plan,
             output=options["output"],
             retry_failed=flags["retry_failed"],
+            max_attempts=flags["max_attempts"],
             wait=not flags["no_wait"],
             poll_seconds=flags["poll_seconds"],
             confirm=confirm,
@@ -79,7 +83,7 @@ def run_sagemaker(flags: dict[str, Any], options: dict[str, Any], report: Callab
             "stopped watching; the jobs keep running: run the same command to watch and merge again", err=True
         )
         sys.exit(130)
-    _print_result(result)
+    _print_result(result, flags["max_attempts"])
 
 
 def _stop(plan: Any) -> None:
@@ -104,12 +108,13 @@ def format_calls(plan: Any) -> str:
     upload = api.search_job_package_upload(plan)
     calls = [f"s3.put_object {json.dumps(upload, sort_keys=True)}\n"] if plan.jobs else []
     calls += [
-        f"sagemaker.create_training_job {json.dumps(job.request, sort_keys=True)}\n" for job in plan.jobs
+        f"sagemaker.create_training_job {json.dumps(plan.shown_request(job), sort_keys=True)}\n"
+        for job in plan.jobs
     ]
     return "".join(calls)
 
 
-def _print_result(result: Any) -> None:
+def _print_result(result: Any, max_attempts: int) -> None:
     if result.declined:
         click.echo("nothing was started", err=True)
         sys.exit(1)
@@ -127,7 +132,17 @@ def _print_result(result: Any) -> None:
     if merged is not None:
         click.echo(f"{merged.valid} valid configuration(s) in {merged.results} (journal {merged.journal})")
     if result.failures and result.finished:
-        click.echo("run again with --retry-failed to start the failed shards again (they resume)", err=True)
+        failed = [state for state in result.states if state.status in ("Failed", "Stopped")]
+        if any(state.attempts < max_attempts for state in failed):
+            click.echo(
+                "run again with --retry-failed to start the failed shards again (they resume)", err=True
+            )
+        else:
+            click.echo(
+                f"every failed shard has had --max-attempts {max_attempts} job(s); give a larger "
+                "--max-attempts with --retry-failed to run them once more",
+                err=True,
+            )
         sys.exit(DEPLOY_FAILED)
     if merged is not None and merged.refused:
         sys.exit(2)

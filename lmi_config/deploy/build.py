@@ -28,6 +28,7 @@ from lmi_config.knowledge import parse_lmi_version, resolve_backend
 from lmi_config.knowledge.images import images
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.knowledge.sagemaker import deploy_policy, sagemaker_limits
+from lmi_config.secrets import environment_secrets
 from lmi_config.spec import Spec
 
 if TYPE_CHECKING:
@@ -88,19 +89,6 @@ def _render_for_delivery(spec: Spec, name: str, request: DeployRequest, hub: boo
             "--s3-prefix s3://BUCKET/PREFIX to upload it as serving.properties instead"
         )
     return _render(spec, name, "properties", hub), "s3"
-
-
-def _secret_environment(names: tuple[str, ...]) -> dict[str, str]:
-    """Credentials the container needs (HF_TOKEN …), copied from this shell, never from a file."""
-    values = {}
-    for name in names:
-        if not re.fullmatch(sagemaker_limits().environment_key.pattern or ".*", name):
-            raise SpecError(f"--secret-env {name!r} is not an environment variable name")
-        value = os.environ.get(name)
-        if not value:
-            raise SpecError(f"--secret-env {name}: {name} is not set in this shell")
-        values[name] = value
-    return values
 
 
 def _read_upload(path: str) -> bytes:
@@ -304,7 +292,7 @@ def build_plan(
         environment = dict(json.loads(rendered.text))
     else:
         environment = dict(spec.env)
-    secrets = _secret_environment(request.secret_env)
+    secrets = environment_secrets(request.secret_env)
     clashing = sorted(set(secrets) & set(environment))
     if clashing:
         raise SpecError(f"--secret-env {', '.join(clashing)}: already set by the configuration")

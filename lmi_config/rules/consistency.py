@@ -322,7 +322,7 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
 )
 def gated_model_without_token(unit: LintUnit) -> Iterator[Finding]:
     from lmi_config.knowledge.models import is_gated
-    from lmi_config.secrets import secret_variable_names
+    from lmi_config.secrets import hugging_face_token_names
 
     setting = unit.config.settings.get("option.model_id")
     if setting is None:
@@ -333,7 +333,7 @@ def gated_model_without_token(unit: LintUnit) -> Iterator[Finding]:
     environments = [source for source in unit.sources if source.env is not None]
     if not environments:
         return  # serving.properties alone says nothing about the container's environment
-    tokens = {name for name in secret_variable_names() if name.startswith(("HF_", "HUGGING_FACE"))}
+    tokens = hugging_face_token_names()
     if any(entry.name in tokens for source in environments for entry in source.env.entries):  # type: ignore[union-attr]
         return
     yield unit.finding(

@@ -6,19 +6,17 @@ started again at any moment, because everything it knows is somewhere else:
   ``-r1``, ``-r2`` … for retries, so a restarted coordinator finds them by name);
 - what the jobs found: their shard objects in S3, merged into the results file and the journal
   beside it with the local search's guarantees (:mod:`lmi_config.search.shard_merge`);
-- that only one coordinator watches a search: a lease object in the results location, created
-  only when absent and renewed only when unchanged (S3 conditional writes); a lease not renewed
-  for a while (its coordinator was killed) can be taken over.
+- how many jobs each shard has had: ``attempts.json`` in the results location
+  (:mod:`lmi_config.search.attempts`), or the names SageMaker lists, whichever counts more;
+- that only one coordinator watches a search: the lease (:mod:`lmi_config.search.lease`).
 
 A failed or stopped job is journaled once, with SageMaker's reason and the last lines of its
-CloudWatch log, and started again only with ``--retry-failed`` (the retry resumes its shard).
+CloudWatch log, and started again only with ``--retry-failed`` (the retry resumes its shard), and
+only while its shard has had fewer than ``--max-attempts`` jobs.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,16 +24,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lmi_config.errors import DeployError, InputError
-from lmi_config.search.results_store import ConflictError, S3Store
+from lmi_config.search.attempts import AttemptLog
+from lmi_config.search.lease import Lease
+from lmi_config.search.results_store import S3Store
 from lmi_config.search.sagemaker_jobs import JobPlan, PlannedJob, split_s3
 from lmi_config.search.shard_merge import MergeReport, merge_journal_entries, merge_results
 from lmi_config.search.shard_objects import SearchDefinition, join_search, now
-from lmi_config.strict_json import dump_json, parse_json
+from lmi_config.secrets import redact
 
-LEASE_KEY = "coordinator.json"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 LOG_LINES = 20
 TERMINAL = ("Completed", "Failed", "Stopped")
+UNSUCCESSFUL = ("Failed", "Stopped")
 
 
 @dataclass
@@ -46,7 +46,8 @@ class JobState:
     name: str | None = None  # None: never started
     status: str = "NotStarted"
     attempts: int = 0
-    hours: float = 0.0
+    hours: float = 0.0  # every attempt's: SageMaker's billable time where it gives one, else elapsed
+    billed_attempts: int = 0  # attempts whose hours are SageMaker's BillableTimeInSeconds
     failure_reason: str = ""
 
 
@@ -58,73 +59,12 @@ class CoordinatorResult:
     merge: MergeReport | None = None
     created: list[str] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    exhausted: list[str] = field(default_factory=list)  # shards not retried: --max-attempts reached
     declined: bool = False
 
     @property
     def finished(self) -> bool:
         return bool(self.states) and all(state.status in TERMINAL for state in self.states)
-
-
-class Lease:
-    """``coordinator.json``: who watches the search, renewed at every poll."""
-
-    def __init__(self, store: S3Store, lapse_seconds: float) -> None:
-        self.store, self.lapse_seconds = store, lapse_seconds
-        self.owner = secrets.token_hex(8)
-        self.version: str | None = None
-
-    def _document(self) -> bytes:
-        body = {"owner": self.owner, "host": socket.gethostname(), "pid": os.getpid(), "renewed": time.time()}
-        return dump_json(body, indent=None).encode()
-
-    def acquire(self) -> None:
-        """Take the lease, or :class:`InputError` naming the coordinator that holds it."""
-        try:
-            self.version = self.store.write(LEASE_KEY, self._document(), if_absent=True)
-            return
-        except ConflictError:
-            pass
-        found = self.store.read(LEASE_KEY)
-        holder: dict[str, Any] = {}
-        if found is not None:
-            try:
-                parsed = parse_json(found[0], LEASE_KEY)
-                holder = parsed if isinstance(parsed, dict) else {}
-            except InputError:
-                holder = {}  # a damaged lease protects nothing: take it over
-        renewed = holder.get("renewed")
-        age = time.time() - renewed if isinstance(renewed, (int, float)) else float("inf")
-        if age < self.lapse_seconds:
-            raise InputError(
-                f"{self.store.describe(LEASE_KEY)}: another coordinator (host {holder.get('host')}, pid "
-                f"{holder.get('pid')}) watches this search, renewed {age:.0f} s ago; stop it first (Ctrl-C), "
-                f"or wait {self.lapse_seconds:.0f} s after its last renewal if it was killed"
-            )
-        try:
-            self.version = self.store.write(
-                LEASE_KEY, self._document(), if_match=found[1] if found else None, if_absent=found is None
-            )
-        except ConflictError:
-            raise InputError(
-                f"{self.store.describe(LEASE_KEY)}: another coordinator took this search over just now"
-            ) from None
-
-    def renew(self) -> None:
-        """Renew the lease; :class:`InputError` when another coordinator took it over."""
-        try:
-            self.version = self.store.write(LEASE_KEY, self._document(), if_match=self.version)
-        except ConflictError:
-            raise InputError(
-                f"{self.store.describe(LEASE_KEY)}: another coordinator took this search over; this one stops"
-            ) from None
-
-    def release(self) -> None:
-        """Give the lease up if it is still ours."""
-        found = self.store.read(LEASE_KEY)
-        # by owner, not by version: a Ctrl-C can land after a renewal was written and before its
-        # new version was kept
-        if found is not None and _owner(found[0]) == self.owner:
-            self.store.delete(LEASE_KEY)
 
 
 class Coordinator:
@@ -135,10 +75,15 @@ class Coordinator:
     ) -> None:
         from lmi_config.deploy.aws import aws_errors
 
-        self.plan, self.clients, self.output, self.report = plan, clients, output, report
+        self.plan, self.clients, self.output = plan, clients, output
+        self.secret_values = plan.secret_values()
+        # every line this coordinator hands on passes here: a job can echo its environment in its log
+        self.report = lambda line: report(redact(line, self.secret_values))
         self.errors = aws_errors()
         bucket, prefix = split_s3(str(plan.request.s3_prefix), "--s3-prefix")
         self.store = S3Store(bucket, prefix, clients("s3"), self.errors)
+        self.attempts = AttemptLog(self.store)
+        self.billed_seconds: dict[str, float] = {}  # ended jobs' BillableTimeInSeconds (it no longer changes)
 
     def _call(self, service: str, operation: str, **parameters: Any) -> Any:
         from lmi_config.deploy.aws import describe_error
@@ -146,10 +91,12 @@ class Coordinator:
         try:
             return getattr(self.clients(service), operation)(**parameters)
         except self.errors as error:
-            raise DeployError(describe_error(error)) from None
+            # a refused CreateTrainingJob can quote its parameters, the Environment among them
+            raise DeployError(redact(describe_error(error), self.secret_values)) from None
 
-    def states(self) -> list[JobState]:
-        """The latest attempt of every planned job, found by name in SageMaker."""
+    def states(self, record: bool = True) -> list[JobState]:
+        """The latest attempt of every planned job, found by name in SageMaker (and, with ``record``,
+        counted with ``attempts.json``)."""
         listed: dict[str, dict[str, Any]] = {}
         paginator = self.clients("sagemaker").get_paginator("list_training_jobs")
         try:
@@ -158,18 +105,46 @@ class Coordinator:
         except self.errors as error:
             from lmi_config.deploy.aws import describe_error
 
-            raise DeployError(describe_error(error)) from None
+            raise DeployError(redact(describe_error(error), self.secret_values)) from None
+        if record:
+            self.attempts.load()
         states = []
         for job in self.plan.jobs:
             state = JobState(job)
-            for attempt, name in enumerate(attempt_names(job.name, len(listed) + 1)):
+            recorded = self.attempts.count(job.shard.name)
+            # every name an attempt may have had: one SageMaker no longer lists leaves a gap
+            for attempt, name in enumerate(attempt_names(job.name, len(listed) + recorded + 1)):
                 row = listed.get(name)
                 if row is None:
-                    break
+                    continue
                 state.name, state.status, state.attempts = name, str(row["TrainingJobStatus"]), attempt + 1
-                state.hours += _hours(row)
+                billed = self.billed_hours(name, state.status)
+                state.hours += _hours(row) if billed is None else billed
+                state.billed_attempts += billed is not None
+            # the search's own record counts attempts SageMaker does not list (yet: a job just created)
+            state.attempts = max(state.attempts, recorded)
+            last = self.attempts.last(job.shard.name)
+            if state.name is None and last is not None:
+                state.name, state.status = str(last.get("job")), str(last.get("status") or "InProgress")
             states.append(state)
         return states
+
+    def billed_hours(self, name: str, status: str) -> float | None:
+        """The hours SageMaker bills an ended job for (DescribeTrainingJob's ``BillableTimeInSeconds``
+        times its one instance, as botocore's service model documents it); None while it runs or when
+        SageMaker gives none — its elapsed time since creation is the estimate then."""
+        if status not in TERMINAL:
+            return None
+        if name not in self.billed_seconds:
+            try:
+                described = self.clients("sagemaker").describe_training_job(TrainingJobName=name)
+            except self.errors:
+                return None  # the estimate falls back to elapsed time; the next poll asks again
+            seconds = described.get("BillableTimeInSeconds")
+            if not isinstance(seconds, (int, float)):
+                return None
+            self.billed_seconds[name] = float(seconds)
+        return self.billed_seconds[name] / 3600
 
     def upload_package(self) -> None:
         """Put the lmi-config the jobs install under the search's prefix (named by its content, so an
@@ -185,24 +160,53 @@ class Coordinator:
             pass  # not there yet (or not readable: the put says which)
         self._call("s3", "put_object", Bucket=bucket, Key=key, Body=job_package().data)
 
-    def start(self, states: list[JobState], retry_failed: bool) -> list[str]:
-        """Create the jobs never started (and, when asked, a new attempt of the failed ones)."""
+    def startable(
+        self, states: list[JobState], retry_failed: bool, max_attempts: int
+    ) -> tuple[list[JobState], list[str]]:
+        """(the jobs to start: never started, or failed and asked to retry below ``max_attempts``;
+        the failed shards at ``max_attempts``, each with its last failure)."""
+        starting, exhausted = [], []
+        for state in states:
+            if state.name is None:
+                starting.append(state)
+            elif retry_failed and state.status in UNSUCCESSFUL:
+                if state.attempts < max_attempts:
+                    starting.append(state)
+                else:
+                    exhausted.append(
+                        f"{state.job.shard.name} ({state.attempts} job(s), last {self._last_failure(state)})"
+                    )
+        return starting, exhausted
+
+    def _last_failure(self, state: JobState) -> str:
+        if self.attempts.count(state.job.shard.name):
+            return self.attempts.last_failure(state.job.shard.name)
+        return f"{state.name} {state.status}"
+
+    def start(self, states: list[JobState]) -> list[str]:
+        """Create a job (the next attempt) for each of ``states``; each is recorded in ``attempts.json``."""
         created: list[str] = []
         for state in states:
-            if state.name is not None and not (retry_failed and state.status in ("Failed", "Stopped")):
-                continue
             if not created:
                 self.upload_package()
             name = attempt_names(state.job.name, state.attempts + 1)[state.attempts]
-            self._call("sagemaker", "create_training_job", **{**state.job.request, "TrainingJobName": name})
+            self._call("sagemaker", "create_training_job", **attempt_request(state.job.request, name))
+            self.attempts.started(state.job.shard.name, name)
             state.name, state.status, state.attempts = name, "InProgress", state.attempts + 1
             created.append(name)
         return created
 
+    def record_endings(self, states: list[JobState]) -> None:
+        """Record in ``attempts.json`` how each ended job ended (written only when that is news)."""
+        for state in states:
+            if state.name is not None and state.status in TERMINAL:
+                self.attempts.ended(state.job.shard.name, state.name, state.status, state.failure_reason)
+
     def stop(self) -> list[str]:
         """Stop every running job of the search; returns their names."""
         stopped = []
-        for state in self.states():
+        # SageMaker's list alone: a damaged attempts.json must not keep anyone from stopping the jobs
+        for state in self.states(record=False):
             if state.name is not None and state.status == "InProgress":
                 self._call("sagemaker", "stop_training_job", TrainingJobName=state.name)
                 stopped.append(state.name)
@@ -210,16 +214,18 @@ class Coordinator:
 
     def merge(self) -> MergeReport:
         """Merge every shard object published so far into the results file and the journal."""
-        return merge_results(self.store, self.output, self.plan.request.search.model)
+        return merge_results(
+            self.store, self.output, self.plan.request.search.model, secret_values=self.secret_values
+        )
 
     def journal_failures(self, states: list[JobState], merged: MergeReport) -> list[dict[str, Any]]:
         """A journal entry (once per job) for every failed or stopped job, with its last log lines."""
         entries = []
         for state in states:
-            if state.name is None or state.status not in ("Failed", "Stopped"):
+            if state.name is None or state.status not in UNSUCCESSFUL:
                 continue
             described = self._call("sagemaker", "describe_training_job", TrainingJobName=state.name)
-            state.failure_reason = str(described.get("FailureReason", ""))
+            state.failure_reason = redact(str(described.get("FailureReason", "")), self.secret_values)
             entries.append(
                 {
                     "model": self.plan.request.search.model,
@@ -251,7 +257,8 @@ class Coordinator:
                     startFromHead=False,
                 )
                 lines.extend(str(event.get("message", "")).rstrip() for event in events.get("events", []))
-            return lines[-LOG_LINES:] or [f"(no log lines in {LOG_GROUP} for {job_name})"]
+            shown = [redact(line, self.secret_values) for line in lines[-LOG_LINES:]]
+            return shown or [f"(no log lines in {LOG_GROUP} for {job_name})"]
         except self.errors as error:
             from lmi_config.deploy.aws import describe_error
 
@@ -264,16 +271,28 @@ class Coordinator:
             counts[state.status] = counts.get(state.status, 0) + 1
         jobs = ", ".join(f"{count} {status}" for status, count in sorted(counts.items()))
         spent = sum(state.hours * (state.job.usd_per_hour or 0.0) for state in states)
+        billed = sum(state.billed_attempts for state in states)
+        elapsed = sum(state.attempts for state in states) - billed
+        basis = [f"SageMaker's billable time of {billed} ended job(s)"] if billed else []
+        basis += [f"the elapsed time of {elapsed} job(s)"] if elapsed else []
         return (
             f"jobs: {jobs}; {merged.trials} trial(s) done, {merged.valid} valid configuration(s) so far "
             f"(in {merged.results}); estimated cost so far ${spent:,.2f} of at most ${self.plan.cost_bound_usd:,.2f}"
+            + (f" (from {' and '.join(basis)})" if basis else "")
         )
 
     def run(
-        self, *, retry_failed: bool, wait: bool, poll_seconds: float, confirm: Callable[[list[str]], bool]
+        self,
+        *,
+        retry_failed: bool,
+        wait: bool,
+        poll_seconds: float,
+        confirm: Callable[[list[str]], bool],
+        max_attempts: int = 2,
     ) -> CoordinatorResult:
         """Start what is to be started (after ``confirm``), then watch and merge until every job has
-        ended (or once, without ``wait``)."""
+        ended (or once, without ``wait``). :class:`InputError` when ``retry_failed`` finds only
+        failed shards that have had ``max_attempts`` jobs (named, with their last failure)."""
         options = self.plan.request.search
         definition = SearchDefinition(
             options.model, options.strategy, options.task, options.backend, options.dtype
@@ -283,20 +302,26 @@ class Coordinator:
         result = CoordinatorResult()
         try:
             states = self.states()
-            pending = [
-                state.job.name
-                for state in states
-                if state.name is None or (retry_failed and state.status in ("Failed", "Stopped"))
-            ]
+            starting, result.exhausted = self.startable(states, retry_failed, max_attempts)
+            if result.exhausted:
+                refusal = (
+                    f"--max-attempts {max_attempts}: not started again: {'; '.join(result.exhausted)}; "
+                    "give a larger --max-attempts to run them once more"
+                )
+                if not starting:
+                    raise InputError(redact(refusal + " (nothing was started)", self.secret_values))
+                self.report(refusal)
+            pending = [state.job.name for state in starting]
             if pending and not confirm(pending):
                 result.declined, result.states = True, states
                 return result
             join_search(self.store, definition)  # before any job: the jobs join this search
-            result.created = self.start(states, retry_failed)
+            result.created = self.start(starting)
             while True:
                 result.states = self.states()
                 result.merge = self.merge()
                 result.failures = self.journal_failures(result.states, result.merge)
+                self.record_endings(result.states)
                 self.report(self.progress(result.states, result.merge))
                 if result.finished or not wait:
                     return result
@@ -306,12 +331,13 @@ class Coordinator:
             lease.release()
 
 
-def _owner(data: bytes) -> str | None:
-    try:
-        document = parse_json(data, LEASE_KEY)
-    except InputError:
-        return None
-    return str(document.get("owner")) if isinstance(document, dict) else None
+def attempt_request(request: dict[str, Any], name: str) -> dict[str, Any]:
+    """The CreateTrainingJob parameters of one attempt: its own name, also in the job's environment
+    (a retry's proofs name the retry, the job whose log holds them)."""
+    from lmi_config.search.shard_run import JOB_NAME_VARIABLE
+
+    environment = {**request["Environment"], JOB_NAME_VARIABLE: name}
+    return {**request, "TrainingJobName": name, "Environment": environment}
 
 
 def attempt_names(base: str, count: int) -> list[str]:

@@ -130,7 +130,12 @@ def _tail(log_path: Path) -> list[str]:
             text = log.read().decode("utf-8", "replace")
     except OSError:
         return []
-    return [line.rstrip() for line in text.splitlines()[-TAIL_LINES:]]
+    from lmi_config.secrets import environment_secret_values, redact
+
+    # the lines go into the journal (and a shard's S3 object): a tool that echoes its environment
+    # (HF_TOKEN of a gated model's download) must not put the token there
+    secret_values = environment_secret_values()
+    return [redact(line.rstrip(), secret_values) for line in text.splitlines()[-TAIL_LINES:]]
 
 
 def remove_artifacts(*paths: Path) -> None:

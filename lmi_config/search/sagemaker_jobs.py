@@ -13,6 +13,12 @@ search of the trn1 targets runs on ml.trn1.
 
 The job runs ``lmi-config search --shard K/N --results <s3 prefix>``: the same command a user
 runs on a machine of their own (see :mod:`lmi_config.search.shard_run`).
+
+Credentials (``--secret-env HF_TOKEN`` for a gated model) are copied from the coordinator's shell
+into the job's ``Environment``, as ``deploy`` gives them to an endpoint: SageMaker stores them
+with the job, and anyone allowed ``sagemaker:DescribeTrainingJob`` in the account can read them
+back (the console shows them too). That is the one place they are; every line this command
+prints, the journal and the S3 objects of the search hold the mask instead.
 """
 
 from __future__ import annotations
@@ -23,11 +29,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.errors import InputError
+from lmi_config.search.job_image import choose_job_image
 from lmi_config.search.job_package import CHANNEL, job_package
 from lmi_config.search.order import order_arguments
 from lmi_config.search.session import SearchOptions
 from lmi_config.search.shard_run import JOB_NAME_VARIABLE
 from lmi_config.search.shards import PlannedShard, plan_shards
+from lmi_config.secrets import SECRET_NAMES_VARIABLE
 
 if TYPE_CHECKING:
     from lmi_config.search.grid import Predictor, TrialGrid
@@ -54,6 +62,9 @@ class RemoteRequest:
     image: str | None = None
     region: str | None = None
     endpoint_url: str | None = None
+    secret_env: tuple[str, ...] = ()  # variables copied from this shell into every job, never shown
+    optimum_neuron: str | None = None  # the version the jobs export with (default: the one installed here)
+    stopping: bool = False  # --stop: only the job names are needed (no credential, no gated check)
 
 
 @dataclass(frozen=True)
@@ -74,8 +85,24 @@ class JobPlan:
     search_tag: str
     region: str
     image: str
+    image_reason: str = ""  # why this image (the optimum-neuron it ships, and how that was chosen)
     jobs: list[PlannedJob] = field(default_factory=list)
     idle: list[PlannedShard] = field(default_factory=list)  # nothing to try: no job is started
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)  # --secret-env: name -> value
+
+    def secret_values(self) -> frozenset[str]:
+        """The values that must never be printed or written anywhere but the jobs' Environment."""
+        return frozenset(value for value in self.secrets.values() if value)
+
+    def shown_request(self, job: PlannedJob) -> dict[str, Any]:
+        """A job's CreateTrainingJob parameters as they may be printed: credentials masked."""
+        from lmi_config.secrets import MASK
+
+        environment = {
+            name: MASK if name in self.secrets else value
+            for name, value in job.request["Environment"].items()
+        }
+        return {**job.request, "Environment": environment}
 
     @property
     def instance_hours(self) -> float:
@@ -141,8 +168,8 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
         raise InputError("--on sagemaker needs a region: --region NAME (or AWS_REGION)")
     grids = _grids(request)
     tag = search_tag(request.search, request.s3_prefix)
-    image = request.image or default_image(region)
-    plan = JobPlan(request, tag, region, image)
+    image = choose_job_image(region, request.image, request.optimum_neuron)
+    plan = JobPlan(request, tag, region, image.uri, image.reason, secrets=job_secrets(request))
     sizes = {name: grid.tensor_parallel_sizes for name, (grid, _) in grids.items()}
     for shard in plan_shards(sizes, request.max_jobs):
         if request.search.strategy == "guided" and _nothing_to_try(shard, *grids[shard.instance_type]):
@@ -153,6 +180,32 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
             PlannedJob(shard, name, create_request(plan, shard, name), _price(shard.instance_type))
         )
     return plan
+
+
+def job_secrets(request: RemoteRequest) -> dict[str, str]:
+    """The ``--secret-env`` values the jobs get; :class:`SpecError` naming a variable that is not
+    set, or :class:`InputError` for a gated model with no Hugging Face token — before any job starts,
+    since each job would pay for its instance and then fail its first download with 401."""
+    from lmi_config.knowledge.models import is_gated
+    from lmi_config.secrets import environment_secrets, hugging_face_token_names
+
+    if request.stopping:
+        return {}
+    reserved = sorted(set(request.secret_env) & {PACKAGE_VARIABLE, JOB_NAME_VARIABLE, SECRET_NAMES_VARIABLE})
+    if reserved:
+        raise InputError(
+            f"--secret-env {', '.join(reserved)}: set by lmi-config for every job; choose another"
+        )
+    values = environment_secrets(tuple(dict.fromkeys(request.secret_env)))
+    model = request.search.model
+    tokens = hugging_face_token_names()
+    if is_gated(model) and not tokens & set(values):
+        raise InputError(
+            f"--model {model}: a gated Hugging Face repository, and no job would have a token to download it "
+            "(it fails with 401 after its instance has started): export HF_TOKEN (a token of an account "
+            "granted access) and pass --secret-env HF_TOKEN; nothing was started"
+        )
+    return values
 
 
 def _grids(request: RemoteRequest) -> dict[str, tuple[TrialGrid, Predictor]]:
@@ -216,23 +269,6 @@ def _price(instance_type: str) -> float | None:
     return price.usd_per_hour if price is not None else None
 
 
-def default_image(region: str) -> str:
-    """The newest published Neuron LMI image in ``region``, preferring one whose optimum-neuron
-    version the image table records (``data/images.json``)."""
-    from lmi_config.knowledge.images import images, registries, repository
-
-    usable = [
-        image
-        for image in images()
-        if image.framework == "djl-neuronx" and image.published and image.tag and region in image.regions
-    ]
-    if not usable or region not in registries():
-        raise InputError(f"no published Neuron LMI image is known in {region}; give --image URI")
-    with_optimum = [image for image in usable if "optimum-neuron" in image.backend_versions]
-    chosen = (with_optimum or usable)[-1]  # images() is sorted by version
-    return f"{registries()[region].host()}/{repository()}:{chosen.tag}"
-
-
 def shard_arguments(plan: JobPlan, shard: PlannedShard) -> list[str]:
     """The ``lmi-config`` arguments the job runs: this shard of the same search."""
     options = plan.request.search
@@ -262,7 +298,8 @@ def package_uri(plan: JobPlan) -> str:
 
 
 def create_request(plan: JobPlan, shard: PlannedShard, name: str) -> dict[str, Any]:
-    """The CreateTrainingJob parameters of one shard's job (nothing secret in them)."""
+    """The CreateTrainingJob parameters of one shard's job (with the ``--secret-env`` values: print
+    :meth:`JobPlan.shown_request` instead)."""
     request = plan.request
     return {
         "TrainingJobName": name,
@@ -292,7 +329,14 @@ def create_request(plan: JobPlan, shard: PlannedShard, name: str) -> dict[str, A
             "VolumeSizeInGB": VOLUME_GIB,
         },
         "StoppingCondition": {"MaxRuntimeInSeconds": int(request.max_hours * 3600)},
-        "Environment": {PACKAGE_VARIABLE: job_package().job_path, JOB_NAME_VARIABLE: name},
+        # the credentials go here and nowhere else (see the module docstring: DescribeTrainingJob shows them)
+        "Environment": {
+            PACKAGE_VARIABLE: job_package().job_path,
+            JOB_NAME_VARIABLE: name,
+            **plan.secrets,
+            # the job masks these values in the lines it journals (see runner.py), whatever their names
+            **({SECRET_NAMES_VARIABLE: ",".join(plan.secrets)} if plan.secrets else {}),
+        },
         "Tags": [
             {"Key": "lmi-config:search", "Value": plan.search_tag},
             {"Key": "lmi-config:shard", "Value": shard.name},
@@ -307,6 +351,7 @@ def format_plan(plan: JobPlan) -> str:
         f"search {plan.request.search.model} as {len(plan.jobs)} SageMaker training job(s) in {plan.region}, "
         f"results in {plan.request.s3_prefix}",
         f"image {plan.image}",
+        f"  {plan.image_reason}",
         f"{'job':<40} {'instance':<20} {'TP sizes':<14} {'hours':>6} {'at most':>10}",
     ]
     for job in plan.jobs:

@@ -17,6 +17,7 @@ from lmi_config.io import update_locked
 from lmi_config.search import cache_config
 from lmi_config.search.records import JOURNAL_LIMIT_BYTES, SearchPaths, journal_identity, results_path
 from lmi_config.search.shard_objects import SHARDS_FOLDER, ShardState, parse_shard, read_search
+from lmi_config.secrets import redact_document
 from lmi_config.strict_json import dump_json, parse_json
 
 
@@ -87,11 +88,16 @@ def merge_journal_entries(path: Path, entries: list[dict[str, Any]]) -> int:
     return update_locked(path, update, limit_bytes=JOURNAL_LIMIT_BYTES)
 
 
-def merge_state(state: ShardState, results: Path, journal: Path, model: str) -> tuple[int, int]:
-    """Merge one shard's proven entries and journal into the files; (results added, journal added)."""
+def merge_state(
+    state: ShardState, results: Path, journal: Path, model: str, secret_values: frozenset[str] = frozenset()
+) -> tuple[int, int]:
+    """Merge one shard's proven entries and journal into the files; (results added, journal added).
+    Journal lines holding one of ``secret_values`` (a job's credentials echoed by a tool) are masked."""
     proven = [entry for entry in state.results.get(model, []) if cache_config.proven(entry)]
     added_results = cache_config.merge_into_file(str(results), model, proven) if proven else 0
-    entries = [{**entry, "shard": state.name} for entry in state.journal_entries]
+    entries = [
+        {**redact_document(entry, secret_values), "shard": state.name} for entry in state.journal_entries
+    ]
     added_journal = merge_journal_entries(journal, entries) if entries else 0
     return added_results, added_journal
 
@@ -112,7 +118,9 @@ def read_shards(store: Any, search_id: str) -> tuple[list[ShardState], list[str]
     return states, refused
 
 
-def merge_results(store: Any, output: str | None, model: str | None = None) -> MergeReport:
+def merge_results(
+    store: Any, output: str | None, model: str | None = None, *, secret_values: frozenset[str] = frozenset()
+) -> MergeReport:
     """Merge every shard of the search in ``store`` into the results file ``output`` (default
     ``<model name>.json``) and the journal beside it. A damaged shard object, or one of another
     search, is refused (listed in the report) and the others are merged."""
@@ -126,7 +134,9 @@ def merge_results(store: Any, output: str | None, model: str | None = None) -> M
     report = MergeReport(paths.results, paths.journal)
     report.shards, report.refused = read_shards(store, str(search["id"]))
     for state in report.shards:
-        added_results, added_journal = merge_state(state, paths.results, paths.journal, search_model)
+        added_results, added_journal = merge_state(
+            state, paths.results, paths.journal, search_model, secret_values
+        )
         report.added_results += added_results
         report.added_journal += added_journal
     return report
