@@ -305,11 +305,13 @@ def _wait_for_export(machines: Machines, pair: tuple[int, int], seconds: float =
         time.sleep(0.05)
 
 
-def test_each_sagemaker_job_follows_the_order_the_user_asked_for() -> None:
+def test_each_sagemaker_job_follows_the_order_the_user_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import run_cli
 
+    monkeypatch.setenv("HF_TOKEN", "token-of-an-account-granted-access")  # Mistral is gated
     base = (
         "search", "--model", MISTRAL, "--on", "sagemaker", "--instance", "ml.trn1.32xlarge", "--dry-run",
+        "--secret-env", "HF_TOKEN",
         "--role", "arn:aws:iam::123456789012:role/search", "--s3-prefix", "s3://bucket/searches/m",
         "--region", "us-east-1",
     )  # fmt: skip
