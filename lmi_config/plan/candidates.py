@@ -37,6 +37,8 @@ class PlanRequest:
     top: int = 10  # 0: every feasible candidate
     include_infeasible: bool = False  # --all: also list what the judge or the limits refuse
     complete: bool = False  # every feasible candidate (for a cache config)
+    # for an optimum-neuron export (a cache config): its exporter, not the LMI image, must know the model
+    optimum_neuron_export: bool = False
     hub: bool = False
     price_kind: str = "sagemaker"
     workload: PlanWorkload = field(default_factory=PlanWorkload)

@@ -6,6 +6,7 @@ from typing import Any
 
 from lmi_config.errors import InputError
 from lmi_config.knowledge import Release, default_release, parse_lmi_version, resolve_backend
+from lmi_config.knowledge.engine_support import ANY_OPTIMUM_NEURON
 from lmi_config.knowledge.instances import Instance, instances, resolve_instance
 from lmi_config.knowledge.planning import on_demand_price
 from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlanRequest, batch_grid
@@ -93,7 +94,14 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
         if request.dtype:
             items["option.dtype"] = request.dtype
         items.update(extra)
-        target = make_target(backend.id, backend.accelerator, release, instance, arch)
+        target = make_target(
+            backend.id,
+            backend.accelerator,
+            release,
+            instance,
+            arch,
+            optimum_neuron_export=ANY_OPTIMUM_NEURON if request.optimum_neuron_export else None,
+        )
         writer = CandidateWriter(items, target, backend.accelerator)
         degrees = _degrees(request, instance, target, backend.accelerator)
         price = on_demand_price(instance.instance_type, request.price_kind)

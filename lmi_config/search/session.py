@@ -103,6 +103,7 @@ class _Setup:
 def _prepare(options: SearchOptions) -> _Setup:
     from lmi_config.knowledge.instances import resolve_instance
     from lmi_config.modelarch import ModelResolutionError, resolve_model
+    from lmi_config.shape.engines import export_problems
 
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose guided or seed")
@@ -128,6 +129,9 @@ def _prepare(options: SearchOptions) -> _Setup:
             f"{arch.max_position_embeddings} positions"
         )
     predict = Predictor(arch, instance, options.backend, options.dtype)
+    unexported = export_problems(predict.writer.target)  # every trial's export would stop the same way
+    if unexported:
+        raise InputError(unexported[0].message)
     strategy: Any = (
         SeedStrategy(grid)
         if options.strategy == "seed"
