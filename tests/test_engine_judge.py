@@ -16,7 +16,8 @@ from lmi_config.knowledge import load_data, releases, resolve_backend
 from lmi_config.plan import PlanRequest, plan_model
 from lmi_config.spec import parse_spec_text
 
-MODEL_TYPE_CODES = {"LMI206", "LMI611"}
+# the model type unknown to the image's transformers or handler, to the loader; a model's own code untrusted
+MODEL_TYPE_CODES = {"LMI206", "LMI611", "LMI207"}
 INSTANCE = "ml.trn1.32xlarge"  # 32 NeuronCores: every catalog model has a TP whose memory fits
 CATALOG = sorted(model["model_id"] for model in load_data("models.json")["models"])
 

@@ -35,7 +35,6 @@ from lmi_config.knowledge.image_support import (
     first_knowing,
     image_of,
     known_to_transformers,
-    neuron_model_types,
     pins_at,
     releases_knowing,
 )
@@ -130,30 +129,19 @@ def neuron_loader_problems(config: CanonicalConfig, target: Target) -> list[Prob
     return [Problem(CHECK, "error", message, key)]
 
 
-def _transformers_refuses(target: Target, model_type: str) -> bool:
-    """The image's transformers does not know the model type (its own code may: remote-code-not-trusted)."""
-    from lmi_config.knowledge import backends
-
-    backend = backends().get(target.backend)
-    image = image_of(backend, target.release, None) if backend is not None else None
-    pins = pins_at(image, target.release) if image else None
-    version = pins.pinned("transformers", target.backend) if pins else None
-    return version is not None and known_to_transformers(model_type, version) is False
-
-
 def handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
     """The transformers-neuronx handler's own tables (optimum first, then its tnx loader), reported by LMI206."""
     model_type = model_type_of(target)
     if target.backend != "transformers-neuronx" or model_type is None or target.arch is None:
         return []
-    if target.arch.model_type == "unknown" or _transformers_refuses(target, model_type):
+    if target.arch.model_type == "unknown":
         return []
     loader = (config.get("option.model_loader") or "").strip().lower()
     if loader in JUDGED_LOADERS or rolling_batch == "vllm":
         return []  # vLLM (or NxD Inference) loads the model, not the handler's tables: see neuron_loader_problems
     names = ("tnx",) if loader == "tnx" else ("optimum",) if loader == "optimum" else ("optimum", "tnx")
-    tables = [neuron_model_types(name, target.release) for name in names]
-    known = {known_type for table in tables if table for known_type in table[0]}
+    tables = [neuron_registry(target.release.djl, name) for name in names]
+    known = {known_type for table in tables if table for known_type in table.model_types}
     if not any(tables) or model_type in known:
         return []
     others = [name for name in loaders_knowing(target.release.djl, model_type) if name not in names]
