@@ -5,6 +5,9 @@ the lint of its own rendered file refuses for the model type, and ``search`` / `
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,7 +79,14 @@ def test_plan_never_ranks_what_the_lint_of_its_rendered_file_refuses_for_the_mod
 def test_plan_for_the_image_refuses_a_model_type_nxd_inference_does_not_load() -> None:
     """The issue's example: NxD Inference 0.1.1 (the LMI 0.34 image's, pytorch-inf2.Dockerfile ARG
     neuronx_distributed_inference_version=0.1.1) has no mistral in MODEL_TYPES; plan ranked it before."""
-    arguments = ("--backend", "nxdi", "--model", "mistralai/Mistral-7B-v0.1", "--instance", "ml.inf2.24xlarge")
+    arguments = (
+        "--backend",
+        "nxdi",
+        "--model",
+        "mistralai/Mistral-7B-v0.1",
+        "--instance",
+        "ml.inf2.24xlarge",
+    )
     result = run_cli("plan", *arguments)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "NxD Inference 0.1.1 loads only dbrx, llama, mixtral, mllama" in result.stderr
@@ -99,11 +109,20 @@ def test_a_cache_config_plan_judges_the_exporter_not_the_image(tmp_path: Path) -
     assert json.loads(cache.read_text())["Qwen/Qwen3-8B"]
 
 
-def _search(tmp_path: Path, model: str) -> tuple[int, str, Path]:
-    work = tmp_path / "data"
-    result = run_cli(
-        "search", "--model", model, "--instance", "inf2.24xlarge", "--dry-run", "--work-dir", str(work)
-    )
+def _search(tmp_path: Path, model: str, installed: str | None = None) -> tuple[int, str, Path]:
+    """``search --dry-run`` whose ``--python`` has optimum-neuron ``installed`` (its distribution metadata
+    only: the search reads the version, it does not import the package), or none."""
+    work, site = tmp_path / "data", tmp_path / "site"
+    if installed is not None:
+        metadata = site / f"optimum_neuron-{installed}.dist-info"
+        metadata.mkdir(parents=True)
+        (metadata / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: optimum-neuron\nVersion: {installed}\n"
+        )
+    command = [sys.executable, "-m", "lmi_config", "search", "--model", model, "--instance", "inf2.24xlarge"]
+    command += ["--dry-run", "--work-dir", str(work), "--python", sys.executable]
+    environment = {**os.environ, "PYTHONPATH": str(site)}
+    result = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
     assert "Traceback" not in result.stderr
     return result.returncode, result.stdout + result.stderr, work
 
@@ -112,7 +131,9 @@ def test_search_runs_a_model_optimum_neuron_exports_although_the_image_loaders_d
     """qwen2: no loader of the LMI 0.34 Neuron image loads it (the handler's tables, NxD Inference 0.1.1:
     lint refuses it), optimum-neuron exports it from 0.0.27 (decoder_configs.py @register_in_tasks_manager)."""
     model = "Qwen/Qwen2.5-7B-Instruct"
-    codes = _lint_codes(f"option.model_id={model}\noption.tensor_parallel_degree=8\n", model, "nxdi", "0.34.0")
+    codes = _lint_codes(
+        f"option.model_id={model}\noption.tensor_parallel_degree=8\n", model, "nxdi", "0.34.0"
+    )
     assert "LMI611" in codes
     code, output, _ = _search(tmp_path, model)
     assert code == 0 and "candidates in the seed's order" in output
@@ -126,3 +147,16 @@ def test_search_refuses_a_model_no_optimum_neuron_release_exports(tmp_path: Path
     newest = "gemma3_text, granite, llama, llama4_text, mixtral, phi3, qwen2, qwen3, qwen3_moe, smollm3"
     assert f"the newest, 0.4.6.dev4, exports {newest}" in output
     assert not work.exists()
+
+
+def test_search_judges_the_registry_of_the_optimum_neuron_its_python_has(tmp_path: Path) -> None:
+    """mistral: registered for text-generation up to optimum-neuron 0.1.0 (exporters/neuron/model_configs/
+    decoder_configs.py), not from 0.2.0 (optimum/neuron/models/inference/auto_models.py registers granite,
+    llama, mixtral, phi3, qwen2 …): with 0.4.5 installed every export would fail, with 0.0.27 it runs."""
+    mistral = "mistralai/Mistral-7B-Instruct-v0.2"
+    code, output, work = _search(tmp_path / "new", mistral, installed="0.4.5")
+    assert code == 2 and "optimum-neuron 0.4.5 registers text-generation only for granite, llama" in output
+    assert "optimum-neuron 0.1.0 exports it" in output and not work.exists()
+    for installed in ("0.0.27", "9.9.9"):  # a version lmi-config has no registry for: any release it knows
+        code, output, _ = _search(tmp_path / installed, mistral, installed=installed)
+        assert code == 0 and "candidates in the seed's order" in output

@@ -64,7 +64,8 @@ def _model_line(unit: LintUnit) -> dict[str, object]:
     why=(
         "Each image pins one transformers release, and AutoConfig refuses a model_type that release does not "
         "know ('Transformers does not recognize this architecture'); the transformers-neuronx handler loads only "
-        "the model types of its own tables ('Unsupported model'). Qwen3 needs transformers 4.51, which no Neuron "
+        "the model types of its own tables ('Unsupported model'), per release. The judge refuses both, so plan and "
+        "render auto never propose the model on such an image. Qwen3 needs transformers 4.51, which no Neuron "
         "image pins; gemma is newer than the 0.27 Neuron image's transformers 4.36.2."
     ),
     bad=Example(

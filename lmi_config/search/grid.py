@@ -102,7 +102,14 @@ class Prediction:
 class Predictor:
     """Writes each trial as the configuration the export builds and asks the judge (cached)."""
 
-    def __init__(self, arch: Any, instance: Any, backend_name: str, dtype: str | None = None):
+    def __init__(
+        self,
+        arch: Any,
+        instance: Any,
+        backend_name: str,
+        dtype: str | None = None,
+        exporter: str | None = None,
+    ):
         from lmi_config.knowledge import default_release, resolve_backend
         from lmi_config.knowledge.engine_support import ANY_OPTIMUM_NEURON
         from lmi_config.planner import CandidateWriter
@@ -115,7 +122,12 @@ class Predictor:
         if dtype:
             items["option.dtype"] = dtype
         target = make_target(
-            backend.id, backend.accelerator, release, instance, arch, optimum_neuron_export=ANY_OPTIMUM_NEURON
+            backend.id,
+            backend.accelerator,
+            release,
+            instance,
+            arch,
+            optimum_neuron_export=exporter or ANY_OPTIMUM_NEURON,
         )
         self.writer = CandidateWriter(items, target, backend.accelerator)
         self.backend = backend.id
