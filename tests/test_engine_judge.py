@@ -160,3 +160,15 @@ def test_search_judges_the_registry_of_the_optimum_neuron_its_python_has(tmp_pat
     for installed in ("0.0.27", "9.9.9"):  # a version lmi-config has no registry for: any release it knows
         code, output, _ = _search(tmp_path / installed, mistral, installed=installed)
         assert code == 0 and "candidates in the seed's order" in output
+
+
+def test_render_auto_names_the_refusal_of_the_model_not_a_larger_instance(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "model: mistralai/Mistral-7B-v0.1\ninstance: ml.inf2.24xlarge\nbackend: nxdi\nlmi_version: 0.34.0\n"
+        "options:\n  tensor_parallel_degree: auto\n  max_rolling_batch_size: auto\n"
+    )
+    result = run_cli("render", str(spec))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "cannot be planned on the LMI 0.34.0 (LMI v16) image" in result.stderr
+    assert "NxD Inference 0.1.1 loads only" in result.stderr and "larger instance" not in result.stderr

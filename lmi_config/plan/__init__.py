@@ -22,6 +22,7 @@ from lmi_config.plan.candidates import (
     PlanRequest,
     PlanResult,
     blocked_by,
+    model_refusal,
     planned,
     rank_key,
 )
@@ -67,7 +68,9 @@ def plan_model(request: PlanRequest) -> PlanResult:
     exhaustive = request.complete or request.top <= 0
     ranked, judged = rank_groups(groups, judge, request.objective, workload, request.top, exhaustive)
     if not ranked and not request.include_infeasible:
-        _refuse_the_model(request.model, judged)
+        refusal = model_refusal(judged)
+        if refusal:
+            raise PlanningError(f"no configuration of {request.model} can be planned: {refusal}")
         raise PlanningError(
             f"no configuration of {request.model} serves {workload.longest_request}-token requests on any of the "
             f"{len({g.instance.instance_type for g in groups})} instance types planned"
@@ -98,23 +101,6 @@ def plan_model(request: PlanRequest) -> PlanResult:
         auto_cast,
         workload,
     )
-
-
-# the judge's refusals of the model itself: no instance, TP or batch changes them
-MODEL_CHECKS = ("model-type-unsupported", "model-type-unknown-to-neuron-engine")
-
-
-def _refuse_the_model(model: str, judged: list[PlannedCandidate]) -> None:
-    """Nothing ranked because what loads the model does not know it: say that, not "nothing fits"."""
-    refusals = {
-        problem.message
-        for candidate in judged
-        if candidate.assessment is not None
-        for problem in candidate.assessment.problems
-        if problem.check in MODEL_CHECKS
-    }
-    if judged and all(set(candidate.blocked_by) & set(MODEL_CHECKS) for candidate in judged):
-        raise PlanningError(f"no configuration of {model} can be planned: " + "; ".join(sorted(refusals)))
 
 
 def _refused(

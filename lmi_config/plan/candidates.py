@@ -119,6 +119,23 @@ def batch_grid(cap: int, minimum: int | None) -> list[int]:
     return sorted(value for value in values if minimum is None or value >= minimum)
 
 
+def model_refusal(judged: list[PlannedCandidate]) -> str | None:
+    """What refuses the model itself, when every judged candidate is refused for it (what loads the model
+    does not know its type): no instance, TP or batch helps, so a search that found nothing says that."""
+    from lmi_config.shape.engines import MODEL_CHECKS
+
+    if not judged or not all(set(candidate.blocked_by) & set(MODEL_CHECKS) for candidate in judged):
+        return None
+    messages = {
+        problem.message
+        for candidate in judged
+        if candidate.assessment is not None
+        for problem in candidate.assessment.problems
+        if problem.check in MODEL_CHECKS
+    }
+    return "; ".join(sorted(messages))
+
+
 def blocked_by(assessment: Assessment) -> tuple[str, ...]:
     """The rule slugs that make a candidate infeasible (empty when it is feasible).
 

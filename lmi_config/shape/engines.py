@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 CHECK = "model-type-unknown-to-neuron-engine"
 HANDLER_CHECK = "model-type-unsupported"  # LMI206: the image's transformers, the handler's tables
+# the refusals of the model itself: no instance, TP, batch or length changes them
+MODEL_CHECKS = (HANDLER_CHECK, CHECK)
 JUDGED_LOADERS = ("vllm", "nxdi")  # the paths LMI206's handler tables do not cover
 
 
