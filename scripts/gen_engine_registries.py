@@ -35,8 +35,10 @@ earlier images build with the trtllm toolkit, whose code is not public), ``trtll
 - ``java_defaults``: ``setProperty("option.X", "N")`` in the trtllm branch of ``LmiConfigRecommender.java``.
 
 Not covered, with the reason: TensorRT-LLM's model registry (its repository is larger than the mirror
-limit of this project's tooling, and no per-release MODEL_MAP could be read offline) and lmi-dist (no
-public source).
+limit of this project's tooling; the code index holds ``tensorrt_llm/models/__init__.py`` at one commit only,
+b57221b, not at the releases the images install — 0.21.0rc1 in LMI 0.33, 1.0.0 in 0.35 — and the
+octoml/TensorRT-LLM-release mirror has only the 0.5.0 and 0.7.1 branches, older than any engine djl-serving
+builds itself) and lmi-dist (no public source).
 
 Run (stdlib only, deterministic; git mirrors of the three repositories):
     python scripts/gen_engine_registries.py \\
