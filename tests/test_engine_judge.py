@@ -172,3 +172,22 @@ def test_render_auto_names_the_refusal_of_the_model_not_a_larger_instance(tmp_pa
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "cannot be planned on the LMI 0.34.0 (LMI v16) image" in result.stderr
     assert "NxD Inference 0.1.1 loads only" in result.stderr and "larger instance" not in result.stderr
+
+
+def test_plan_refuses_a_release_whose_images_do_not_ship_the_backend() -> None:
+    """NxD Inference is installed from the 0.32.0 djl-neuronx image (pytorch-inf2.Dockerfile ARG
+    neuronx_distributed_inference_version); at 0.30 its option.model_loader=nxdi is refused by the handler
+    (LMI102), so plan ranked configurations render would not write."""
+    arguments = ("--model", "meta-llama/Llama-3.1-8B-Instruct", "--top", "2")
+    refused = run_cli(
+        "plan", *arguments, "--backend", "nxdi", "--instance", "ml.inf2.24xlarge", "--lmi-version", "0.30.0"
+    )
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "no image of LMI 0.30.0 (LMI v12) ships backend nxdi" in refused.stderr
+    assert "LMI 0.32.0 (LMI v14) to 0.34.0 (LMI v16)" in refused.stderr
+    mixed = run_cli("plan", *arguments, "--family", "inf2,g5", "--lmi-version", "0.36.0", "--format", "json")
+    document = json.loads(mixed.stdout)
+    assert mixed.returncode == 0 and {c["instance"].split(".")[0] for c in document["candidates"]} == {"g5"}
+    assert any(
+        "ships backend transformers-neuronx" in note and "left out" in note for note in document["notes"]
+    )
