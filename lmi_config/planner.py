@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from lmi_config.errors import PlanningError as PlanningError
 from lmi_config.knowledge.memory import container_default
 from lmi_config.knowledge.planning import on_demand_price
-from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlannedCandidate, batch_grid, planned
+from lmi_config.plan.candidates import (
+    NEURON_BATCH_CAP,
+    Group,
+    PlannedCandidate,
+    batch_grid,
+    model_refusal,
+    planned,
+)
 from lmi_config.plan.performance import PAGED_BACKENDS, describe_figures
 from lmi_config.plan.ranking import rank_groups
 from lmi_config.plan.workload import PlanWorkload
@@ -121,6 +128,9 @@ def _groups(writer: CandidateWriter, request: AutoRequest, sequence: int | None)
 
 def _nothing_fits(target: Target, judged: list[PlannedCandidate], workload: PlanWorkload) -> str:
     assert target.arch is not None and target.instance is not None
+    refusal = model_refusal(judged)
+    if refusal:
+        return f"{target.arch.model_id} cannot be planned on {target.planned_for}: {refusal}"
     reasons = sorted({slug for candidate in judged for slug in candidate.blocked_by})
     because = f" ({', '.join(reasons)})" if reasons else ""
     return (

@@ -18,8 +18,10 @@ built from (the commit is pinned in each source URL), this script reads:
 
 For NxD Inference (model_loader=nxdi) the model types come from the NxDI release the image installs:
 ``MODEL_TYPES`` in ``neuronx_distributed_inference/utils/constants.py`` at that tag. For optimum-neuron
-the model types its exporter registers for ``text-generation`` (``@register_in_tasks_manager``) at the
-release the image installs. How a model maps to these names: every one of these gates compares the
+the model types its exporter registers for ``text-generation`` (``@register_in_tasks_manager`` up to 0.1,
+``@register_neuron_model_for_inference`` from 0.2) at every release from the oldest an image installs, and
+at the main branch (under its development version, at a pinned commit): an export made by ``search`` or
+planned by ``plan --cache-config`` uses the optimum-neuron of the user's environment, not the image's. How a model maps to these names: every one of these gates compares the
 ``model_type`` of the model's ``config.json`` (transformers' ``AutoConfig``) with its keys, so the data
 holds model types, not architecture class names.
 
@@ -33,8 +35,10 @@ earlier images build with the trtllm toolkit, whose code is not public), ``trtll
 - ``java_defaults``: ``setProperty("option.X", "N")`` in the trtllm branch of ``LmiConfigRecommender.java``.
 
 Not covered, with the reason: TensorRT-LLM's model registry (its repository is larger than the mirror
-limit of this project's tooling, and no per-release MODEL_MAP could be read offline) and lmi-dist (no
-public source).
+limit of this project's tooling; the code index holds ``tensorrt_llm/models/__init__.py`` at one commit only,
+b57221b, not at the releases the images install — 0.21.0rc1 in LMI 0.33, 1.0.0 in 0.35 — and the
+octoml/TensorRT-LLM-release mirror has only the 0.5.0 and 0.7.1 branches, older than any engine djl-serving
+builds itself) and lmi-dist (no public source).
 
 Run (stdlib only, deterministic; git mirrors of the three repositories):
     python scripts/gen_engine_registries.py \\
@@ -186,40 +190,73 @@ def nxdi_releases(repository: Path, wanted: set[str]) -> dict[str, Any]:
     return releases
 
 
-_REGISTER = re.compile(r'@register_in_tasks_manager\(\s*"([\w-]+)",\s*"text-generation"')
+# the exporter's text-generation registrations: TasksManager's decorator up to 0.1, optimum-neuron's own
+# model registry from 0.2 (``get_neuron_model_class``: "Model type X is not supported for task ...")
+_REGISTER = re.compile(
+    r'@register_(?:in_tasks_manager|neuron_model_for_inference)\(\s*"([\w-]+)",\s*"text-generation"'
+)
+_RELEASE_TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
+
+
+def optimum_versions(repository: Path, installed: set[str]) -> set[str]:
+    """The release versions from the oldest an image installs to the newest tag: what images install, and
+    the newer releases a search environment may have (their registries name where a model type arrives)."""
+    oldest = min(tuple(int(part) for part in version.split(".")) for version in installed)
+    found = set(installed)
+    for tag in git(repository, "tag").split():
+        match = _RELEASE_TAG.match(tag)
+        if match and tuple(int(part) for part in match.groups()) >= oldest:
+            found.add(tag[1:])
+    return found
+
+
+def optimum_registry(repository: Path, revision: str, url_revision: str) -> dict[str, Any] | None:
+    """The model types optimum-neuron's exporter registers for text-generation at a revision."""
+    hits = git(
+        repository,
+        "grep",
+        "-n",
+        "-E",
+        r"register_(in_tasks_manager|neuron_model_for_inference)\(",
+        revision,
+        "--",
+        "optimum/exporters/neuron",
+        "optimum/neuron/models",
+    )
+    model_types, first = set(), None
+    for hit in hits.splitlines():
+        _, path, line, code = hit.split(":", 3)
+        match = _REGISTER.search(code)
+        if match:
+            model_types.add(match.group(1))
+            first = first or (path, int(line))
+    if first is None:
+        return None
+    url = OPTIMUM_URL.format(tag=url_revision, path=first[0], line=first[1])
+    return {
+        "model_types": sorted(model_types),
+        "source": f"{first[0]}:{first[1]} @register_*(..., 'text-generation') {url}",
+    }
+
+
+_VERSION = re.compile(r'^__version__ = "([^"]+)"', re.MULTILINE)
 
 
 def optimum_releases(repository: Path, wanted: set[str]) -> dict[str, Any]:
-    """The model types optimum-neuron's exporter registers for text-generation at each release."""
+    """The text-generation registry of each release, and of the main branch under its development
+    version (what the seed's workflow installs from source), at the commit main points at."""
     tags = set(git(repository, "tag").split())
     releases = {}
-    for version in sorted(wanted):
+    for version in sorted(wanted, key=lambda text: tuple(int(part) for part in text.split("."))):
         tag = f"v{version}"
-        if tag not in tags:
-            continue
-        hits = git(
-            repository,
-            "grep",
-            "-n",
-            "-E",
-            r"register_in_tasks_manager\(",
-            tag,
-            "--",
-            "optimum/exporters/neuron",
-        )
-        model_types, first = set(), None
-        for hit in hits.splitlines():
-            _, path, line, code = hit.split(":", 3)
-            match = _REGISTER.search(code)
-            if match:
-                model_types.add(match.group(1))
-                first = first or (path, int(line))
-        if first:
-            url = OPTIMUM_URL.format(tag=tag, path=first[0], line=first[1])
-            releases[version] = {
-                "model_types": sorted(model_types),
-                "source": f"{first[0]}:{first[1]} @register_in_tasks_manager(..., 'text-generation') {url}",
-            }
+        found = optimum_registry(repository, tag, tag) if tag in tags else None
+        if found:
+            releases[version] = found
+    commit = git(repository, "rev-parse", "main").strip()
+    development = _VERSION.search(git(repository, "show", f"{commit}:optimum/neuron/version.py"))
+    found = optimum_registry(repository, commit, commit)
+    if development and found:
+        releases[development.group(1)] = found
     return releases
 
 
@@ -343,7 +380,7 @@ def generate(djl_serving: Path, nxdi: Path, optimum: Path) -> dict[str, Any]:
         ),
         "neuron_releases": neuron,
         "nxdi": nxdi_releases(nxdi, installed["nxdi"]),
-        "optimum_neuron": optimum_releases(optimum, installed["optimum-neuron"]),
+        "optimum_neuron": optimum_releases(optimum, optimum_versions(optimum, installed["optimum-neuron"])),
         "trtllm_releases": trtllm_releases(djl_serving),
     }
 

@@ -161,3 +161,21 @@ def test_plan_never_ranks_vllm_on_an_image_whose_transformers_cannot_read_the_mo
     )
     accepted = run_cli("plan", *arguments, "--lmi-version", "0.34.0")
     assert accepted.returncode == 0 and json.loads(accepted.stdout)["candidates"][0]["feasible"]
+
+
+def test_optimum_neuron_registers_text_generation_per_release_with_both_decorators() -> None:
+    """optimum-neuron v0.1.0 optimum/exporters/neuron/model_configs/decoder_configs.py registers mistral
+    (@register_in_tasks_manager("mistral", "text-generation")); from v0.2.0 the exporter asks its own
+    registry (optimum/neuron/models/inference/auto_models.py @register_neuron_model_for_inference), which has
+    no mistral; main (0.4.6.dev4 at a pinned commit) adds gemma3_text."""
+    from lmi_config.knowledge.engine_support import optimum_export_registry, optimum_versions_exporting
+
+    assert "mistral" in optimum_export_registry("0.1.0").model_types  # type: ignore[union-attr]
+    newer = optimum_export_registry("0.2.0")
+    assert newer is not None and newer.model_types == {"granite", "llama", "mixtral", "phi3", "qwen2"}
+    assert "optimum-neuron/blob/v0.2.0/optimum/neuron/models/inference/auto_models.py#L" in newer.source
+    assert optimum_versions_exporting("mistral")[-1] == "0.1.0"
+    assert optimum_versions_exporting("gemma3_text") == ["0.4.6.dev4"]
+    line = '@register_neuron_model_for_inference("qwen3_moe", "text-generation")'
+    match = generator._REGISTER.search(line)
+    assert match is not None and match.group(1) == "qwen3_moe"

@@ -214,6 +214,7 @@ def plan(
             families=tuple(_split(families)),
             options=tuple(options),
             complete=cache_config is not None,
+            optimum_neuron_export=cache_config is not None,
             price_kind=prices,
             **request,
         )

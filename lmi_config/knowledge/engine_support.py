@@ -66,6 +66,43 @@ def neuron_registry(djl_version: str, loader: str) -> Registry | None:
     return Registry(loader, engine, frozenset(gate["model_types"]), gate["source"])
 
 
+# the export's optimum-neuron version is not known (plan --cache-config, a search environment that
+# does not say): judged against every release of the data, so only a model type none exports is refused
+ANY_OPTIMUM_NEURON = "any"
+
+
+def optimum_export_registry(version: str) -> Registry | None:
+    """The model types optimum-neuron's exporter registers for text-generation at a version, or at
+    any version of the data (``ANY_OPTIMUM_NEURON``); None: a version not generated."""
+    tables = _data()["optimum_neuron"]
+    if version == ANY_OPTIMUM_NEURON:
+        ordered = sorted(tables, key=version_tuple)
+        every = frozenset(model_type for table in tables.values() for model_type in table["model_types"])
+        engine = f"no optimum-neuron release from {ordered[0]} to {ordered[-1]}"
+        return Registry("export", engine, every, tables[ordered[-1]]["source"])
+    table = tables.get(version)
+    if table is None:
+        return None
+    return Registry("export", f"optimum-neuron {version}", frozenset(table["model_types"]), table["source"])
+
+
+def optimum_versions_exporting(model_type: str) -> list[str]:
+    """The optimum-neuron versions (of the data) whose exporter registers ``model_type``, oldest first."""
+    tables = _data()["optimum_neuron"]
+    return [
+        version
+        for version in sorted(tables, key=version_tuple)
+        if model_type in tables[version]["model_types"]
+    ]
+
+
+def newest_optimum_neuron() -> tuple[str, frozenset[str]]:
+    """The newest optimum-neuron version of the data and the model types it exports."""
+    tables = _data()["optimum_neuron"]
+    newest = max(tables, key=version_tuple)
+    return newest, frozenset(tables[newest]["model_types"])
+
+
 def first_release_loading(loader: str, model_type: str) -> str | None:
     """The first djl-neuronx release whose ``loader`` path loads ``model_type`` (None: none does)."""
     for djl_version in sorted(_data()["neuron_releases"], key=version_tuple):

@@ -130,3 +130,20 @@ def releases_knowing(model_type: str, image: str, backend: str) -> list[str]:
         if version and known_to_transformers(model_type, version):
             found.append(release.label())
     return found
+
+
+def backend_ships(backend: Backend, release: Release) -> bool:
+    """Whether an image of the release ships the backend (its feature, from the backend's first release)."""
+    from lmi_config.knowledge import version_tuple
+
+    if backend.feature is None:
+        return True
+    too_early = bool(backend.since) and release.djl_tuple < version_tuple(backend.since)
+    return not too_early and any(backend.feature in features for features in release.features.values())
+
+
+def releases_shipping(backend: Backend) -> list[Release]:
+    """The releases an image of which ships the backend, oldest first."""
+    from lmi_config.knowledge import releases
+
+    return [release for release in releases() if backend_ships(backend, release)]

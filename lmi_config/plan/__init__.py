@@ -22,6 +22,7 @@ from lmi_config.plan.candidates import (
     PlanRequest,
     PlanResult,
     blocked_by,
+    model_refusal,
     planned,
     rank_key,
 )
@@ -67,6 +68,9 @@ def plan_model(request: PlanRequest) -> PlanResult:
     exhaustive = request.complete or request.top <= 0
     ranked, judged = rank_groups(groups, judge, request.objective, workload, request.top, exhaustive)
     if not ranked and not request.include_infeasible:
+        refusal = model_refusal(judged)
+        if refusal:
+            raise PlanningError(f"no configuration of {request.model} can be planned: {refusal}")
         raise PlanningError(
             f"no configuration of {request.model} serves {workload.longest_request}-token requests on any of the "
             f"{len({g.instance.instance_type for g in groups})} instance types planned"

@@ -37,6 +37,8 @@ class PlanRequest:
     top: int = 10  # 0: every feasible candidate
     include_infeasible: bool = False  # --all: also list what the judge or the limits refuse
     complete: bool = False  # every feasible candidate (for a cache config)
+    # for an optimum-neuron export (a cache config): its exporter, not the LMI image, must know the model
+    optimum_neuron_export: bool = False
     hub: bool = False
     price_kind: str = "sagemaker"
     workload: PlanWorkload = field(default_factory=PlanWorkload)
@@ -117,6 +119,23 @@ def batch_grid(cap: int, minimum: int | None) -> list[int]:
     if minimum is not None:
         values.add(minimum)
     return sorted(value for value in values if minimum is None or value >= minimum)
+
+
+def model_refusal(judged: list[PlannedCandidate]) -> str | None:
+    """What refuses the model itself, when every judged candidate is refused for it (what loads the model
+    does not know its type): no instance, TP or batch helps, so a search that found nothing says that."""
+    from lmi_config.shape.engines import MODEL_CHECKS
+
+    if not judged or not all(set(candidate.blocked_by) & set(MODEL_CHECKS) for candidate in judged):
+        return None
+    messages = {
+        problem.message
+        for candidate in judged
+        if candidate.assessment is not None
+        for problem in candidate.assessment.problems
+        if problem.check in MODEL_CHECKS
+    }
+    return "; ".join(sorted(messages))
 
 
 def blocked_by(assessment: Assessment) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from typing import Any
 
 from lmi_config.errors import InputError
 from lmi_config.knowledge import Release, default_release, parse_lmi_version, resolve_backend
+from lmi_config.knowledge.engine_support import ANY_OPTIMUM_NEURON
 from lmi_config.knowledge.instances import Instance, instances, resolve_instance
 from lmi_config.knowledge.planning import on_demand_price
 from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlanRequest, batch_grid
@@ -59,6 +60,18 @@ def _release(request: PlanRequest, backend_id: str) -> Release:
         raise InputError(str(error)) from None
 
 
+def absent_backend(backend: Any, release: Release) -> str | None:
+    """Why no configuration of the backend can be written for the release: no image of it ships the
+    backend (lint refuses every such file: LMI102/LMI103); None when one does."""
+    from lmi_config.knowledge.image_support import backend_ships, releases_shipping
+
+    if backend_ships(backend, release):
+        return None
+    having = [item.label() for item in releases_shipping(backend)]
+    span = f"LMI {having[0]} to {having[-1]}" if having else "no known release"
+    return f"no image of LMI {release.label()} ships backend {backend.id} (it ships in {span})"
+
+
 def planned_sequence_length(workload: PlanWorkload, maximum: int | None, minimum: int | None) -> int:
     """The one sequence length of a plan: --max-model-len as given; else the workload's longest
     request (and --min-sequence-length) rounded up to a power of two from 1024 — the lengths
@@ -85,15 +98,27 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
     )
     unpriced: list[str] = []
     stand_ins: list[str] = []
+    absent: dict[str, list[str]] = {}  # why no image ships the backend -> the instances left out
     for instance in _instances(request):
         backend = _backend(request, instance)
         release = _release(request, backend.id)
+        why = absent_backend(backend, release)
+        if why is not None:
+            absent.setdefault(why, []).append(instance.instance_type)
+            continue
         items = backend.render_options(release)
         items["option.model_id"] = request.model
         if request.dtype:
             items["option.dtype"] = request.dtype
         items.update(extra)
-        target = make_target(backend.id, backend.accelerator, release, instance, arch)
+        target = make_target(
+            backend.id,
+            backend.accelerator,
+            release,
+            instance,
+            arch,
+            optimum_neuron_export=ANY_OPTIMUM_NEURON if request.optimum_neuron_export else None,
+        )
         writer = CandidateWriter(items, target, backend.accelerator)
         degrees = _degrees(request, instance, target, backend.accelerator)
         price = on_demand_price(instance.instance_type, request.price_kind)
@@ -125,6 +150,9 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
                     minimum_batch=request.min_batch_size or 1,
                 )
             )
+    if absent and (request.backend or not groups):
+        raise InputError(f"{min(absent)}; choose --lmi-version in that range or another backend")
+    notes.extend(f"{why}: {', '.join(sorted(left))} left out" for why, left in sorted(absent.items()))
     notes.extend(_price_notes(request.price_kind, unpriced, stand_ins))
     return groups, notes
 

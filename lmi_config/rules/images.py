@@ -12,11 +12,9 @@ from lmi_config.knowledge.image_support import (
     first_knowing,
     image_of,
     known_to_transformers,
-    neuron_model_types,
     pins_at,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-from lmi_config.shape.engines import transformers_problems
 
 if TYPE_CHECKING:
     from lmi_config.modelarch import ModelArch
@@ -66,7 +64,8 @@ def _model_line(unit: LintUnit) -> dict[str, object]:
     why=(
         "Each image pins one transformers release, and AutoConfig refuses a model_type that release does not "
         "know ('Transformers does not recognize this architecture'); the transformers-neuronx handler loads only "
-        "the model types of its own tables ('Unsupported model'). Qwen3 needs transformers 4.51, which no Neuron "
+        "the model types of its own tables ('Unsupported model'), per release. The judge refuses both, so plan and "
+        "render auto never propose the model on such an image. Qwen3 needs transformers 4.51, which no Neuron "
         "image pins; gemma is newer than the 0.27 Neuron image's transformers 4.36.2."
     ),
     bad=Example(
@@ -81,44 +80,9 @@ def _model_line(unit: LintUnit) -> dict[str, object]:
     source=IMAGES_SOURCE,
 )
 def model_type_unsupported(unit: LintUnit) -> Iterator[Finding]:
-    """The image's transformers as the judge reads it (``shape/engines.py``), then the Neuron handler's tables."""
-    model = unit.context.model
-    if model is None or model.model_type == "unknown":
-        return
-    judged = unit.problems("model-type-unsupported")
-    if not judged and unit.assessment is not None:
-        judged = transformers_problems(
-            unit.assessment.target
-        )  # Neuron: reported, not judged (shape/engines.py)
-    for problem in judged:
+    """The judge's verdict (``shape/engines.py``): the image's transformers, then the Neuron handler's tables."""
+    for problem in unit.problems("model-type-unsupported"):
         yield unit.report("LMI206", problem)
-    pinned = _transformers(unit)
-    if judged or (pinned is not None and known_to_transformers(model_type_of(model), pinned[0]) is False):
-        return  # AutoConfig fails first (or the model's own code decides: remote-code-not-trusted)
-    yield from _neuron_handler(unit)
-
-
-def _neuron_handler(unit: LintUnit) -> Iterator[Finding]:
-    """The transformers-neuronx handler's own tables (optimum first, then its tnx loader)."""
-    model = unit.context.model
-    if unit.context.backend.id != "transformers-neuronx" or model is None:
-        return
-    loader = (unit.config.get("option.model_loader") or "").strip().lower()
-    effective = unit.assessment.shape.batching.rolling_batch.value if unit.assessment else ""
-    if loader in ("vllm", "nxdi") or effective == "vllm":
-        return  # vLLM (or NxD Inference) loads the model, not the handler's tables
-    loaders = ("tnx",) if loader == "tnx" else ("optimum",) if loader == "optimum" else ("optimum", "tnx")
-    tables = [neuron_model_types(name, unit.context.release) for name in loaders]
-    known = {model_type for table in tables if table for model_type in table[0]}
-    if not any(tables) or model.model_type in known:
-        return
-    yield unit.finding(
-        "LMI206",
-        f"{model.model_id} is a {model.model_type} model: the transformers-neuronx handler of LMI "
-        f"{unit.context.release.label()} loads {', '.join(sorted(known))} ('Unsupported model') — serve it with "
-        "option.rolling_batch=vllm (vLLM on Neuron) or on a GPU backend",
-        **_model_line(unit),  # type: ignore[arg-type]
-    )
 
 
 @rule(

@@ -109,8 +109,16 @@ class Prediction:
 class Predictor:
     """Writes each trial as the configuration the export builds and asks the judge (cached)."""
 
-    def __init__(self, arch: Any, instance: Any, backend_name: str, dtype: str | None = None):
+    def __init__(
+        self,
+        arch: Any,
+        instance: Any,
+        backend_name: str,
+        dtype: str | None = None,
+        exporter: str | None = None,
+    ):
         from lmi_config.knowledge import default_release, resolve_backend
+        from lmi_config.knowledge.engine_support import ANY_OPTIMUM_NEURON
         from lmi_config.planner import CandidateWriter
         from lmi_config.shape import make_target
 
@@ -120,7 +128,14 @@ class Predictor:
         items["option.model_id"] = arch.model_id
         if dtype:
             items["option.dtype"] = dtype
-        target = make_target(backend.id, backend.accelerator, release, instance, arch)
+        target = make_target(
+            backend.id,
+            backend.accelerator,
+            release,
+            instance,
+            arch,
+            optimum_neuron_export=exporter or ANY_OPTIMUM_NEURON,
+        )
         self.writer = CandidateWriter(items, target, backend.accelerator)
         self.backend = backend.id
         self.instance = instance

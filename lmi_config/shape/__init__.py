@@ -114,10 +114,16 @@ def make_target(
     arch: ModelArch | None,
     *,
     nodes: int | None = None,
+    optimum_neuron_export: str | None = None,
 ) -> Target:
-    """The target of a judgement; the instance's accelerator wins over the backend's."""
+    """The target of a judgement; the instance's accelerator wins over the backend's.
+
+    ``optimum_neuron_export``: the configuration describes an export by that optimum-neuron version
+    (``search``, ``plan --cache-config``; ``ANY_OPTIMUM_NEURON`` when the version is not known), judged
+    against its exporter's registry; otherwise (None) against the LMI image's handler and loaders."""
     accelerator = instance.accelerator if instance is not None else backend_accelerator
-    return Target(backend, accelerator, release, instance, arch, nodes)
+    export = optimum_neuron_export if accelerator == "neuron" else None
+    return Target(backend, accelerator, release, instance, arch, nodes, export)
 
 
 def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:
@@ -225,7 +231,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
     problems.extend(judge_capabilities(config, target))
-    problems.extend(judge_engine_registries(config, target))
+    problems.extend(judge_engine_registries(config, target, shape.batching.rolling_batch.value))
     problems.extend(judge_trtllm_limits(config, target, shape.batch_size.value if shape.batch_size else None))
     problems.extend(judge_settings_without_effect(config, shape, target))
     return Assessment(target, shape, memory, loading, tuple(problems))

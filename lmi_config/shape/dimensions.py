@@ -37,6 +37,16 @@ class Target(NamedTuple):
     instance: Instance | None = None
     arch: ModelArch | None = None
     nodes: int | None = None  # DJL_CLUSTER_SIZE of a multi-node deployment
+    # what loads the model: None, the LMI image (its handler and loaders at its release); a version,
+    # an export by that optimum-neuron (search, plan --cache-config), whose exporter registry differs
+    optimum_neuron_export: str | None = None
+
+    @property
+    def planned_for(self) -> str:
+        """What the configuration is judged for, in words."""
+        if self.optimum_neuron_export is not None:
+            return f"an optimum-neuron {self.optimum_neuron_export} export"
+        return f"the LMI {self.release.label()} image"
 
     @property
     def smart_defaults_apply(self) -> bool:

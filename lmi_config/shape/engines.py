@@ -1,26 +1,35 @@
-"""Whether the image can load the model's type, beyond vLLM's registry on GPU (``shape/capability.py``).
+"""Whether what loads the model knows its type, beyond vLLM's registry on GPU (``shape/capability.py``).
 
-The judge refuses, on the GPU images, a model type the image's transformers does not know
-(model-type-unsupported, LMI206): AutoConfig fails before any engine runs, so ``plan`` and
-``render auto`` never propose it. On Neuron the djl-neuronx handler chooses a loader from
-``option.model_loader`` and refuses a ``model_type`` its loader does not list ("VllmModelLoader does not
-support this config", NxD Inference has no model class for it); facts generated from djl-serving's
-handler and NxD Inference's ``MODEL_TYPES`` per release (``knowledge/engine_support.py``). Those Neuron
-checks are reported by the rules (LMI206's handler tables, LMI611) but do not block the planner:
-``search`` and ``plan --cache-config`` use the Neuron backends as the memory model of an optimum-neuron
-export, whose registry differs from the LMI image's (deciding which engine a plan is for is the
-planner's; see the report of issue 17).
+The target says what the configuration is planned for (``Target.planned_for``):
+
+- **the LMI image** (``lint``, ``explain``, ``plan``, ``render auto``): its transformers must know the
+  model type (AutoConfig fails first otherwise), and on Neuron the djl-neuronx handler must load it: its
+  transformers-neuronx and optimum tables ("Unsupported model"), or the loader ``option.model_loader``
+  names (vLLM on Neuron: "VllmModelLoader does not support this config"; NxD Inference: no model class)
+  — model-type-unsupported (LMI206) and model-type-unknown-to-neuron-engine (LMI611);
+- **an optimum-neuron export** (``search``, ``plan --cache-config``): the Neuron backends are only the
+  memory model there; the exporter of that optimum-neuron version must register the model type for
+  text-generation (model-type-unknown-to-neuron-engine).
+
+Facts generated from djl-serving's handler, the images' Dockerfiles, NxD Inference's ``MODEL_TYPES`` and
+optimum-neuron's exporter registrations per release (``knowledge/engine_support.py``,
+``knowledge/image_support.py``). All are in the judge, so no command ranks or writes what another refuses.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.engine_support import (
+    ANY_OPTIMUM_NEURON,
     LOADER_ENGINES,
     first_release_loading,
     loaders_knowing,
     neuron_registry,
+    newest_optimum_neuron,
+    optimum_export_registry,
+    optimum_versions_exporting,
 )
 from lmi_config.knowledge.image_support import (
     first_knowing,
@@ -37,6 +46,8 @@ if TYPE_CHECKING:
 
 CHECK = "model-type-unknown-to-neuron-engine"
 HANDLER_CHECK = "model-type-unsupported"  # LMI206: the image's transformers, the handler's tables
+# the refusals of the model itself: no instance, TP, batch or length changes them
+MODEL_CHECKS = (HANDLER_CHECK, CHECK)
 JUDGED_LOADERS = ("vllm", "nxdi")  # the paths LMI206's handler tables do not cover
 
 
@@ -59,9 +70,14 @@ def model_type_of(target: Target) -> str | None:
     return str(target.arch.loading.get("model_type") or target.arch.model_type)
 
 
-def judge_engine_registries(config: CanonicalConfig, target: Target) -> list[Problem]:
-    """An error when a GPU image's transformers does not know the model type (Neuron: see the module)."""
-    return [] if target.accelerator == "neuron" else transformers_problems(target)
+def judge_engine_registries(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
+    """An error when what loads the model does not know its type (see the module)."""
+    if target.optimum_neuron_export is not None:
+        return export_problems(target)
+    problems = transformers_problems(target)
+    if problems or target.accelerator != "neuron":
+        return problems
+    return handler_problems(config, target, rolling_batch) + neuron_loader_problems(config, target)
 
 
 def transformers_problems(target: Target) -> list[Problem]:
@@ -113,3 +129,64 @@ def neuron_loader_problems(config: CanonicalConfig, target: Target) -> list[Prob
     )
     key = "option.model_loader" if config.has("option.model_loader") else "option.model_id"
     return [Problem(CHECK, "error", message, key)]
+
+
+def handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
+    """The transformers-neuronx handler's own tables (optimum first, then its tnx loader), reported by LMI206."""
+    model_type = model_type_of(target)
+    if target.backend != "transformers-neuronx" or model_type is None or target.arch is None:
+        return []
+    if target.arch.model_type == "unknown":
+        return []
+    loader = (config.get("option.model_loader") or "").strip().lower()
+    if loader in JUDGED_LOADERS or rolling_batch == "vllm":
+        return []  # vLLM (or NxD Inference) loads the model, not the handler's tables: see neuron_loader_problems
+    names = ("tnx",) if loader == "tnx" else ("optimum",) if loader == "optimum" else ("optimum", "tnx")
+    tables = [neuron_registry(target.release.djl, name) for name in names]
+    known = {known_type for table in tables if table for known_type in table.model_types}
+    if not any(tables) or model_type in known:
+        return []
+    others = [name for name in loaders_knowing(target.release.djl, model_type) if name not in names]
+    later = first_release_loading("tnx", model_type)
+    if later and version_tuple(later) <= target.release.djl_tuple:
+        later = None  # an older image loaded it: no upgrade helps
+    if others:
+        instead = f"use option.model_loader={others[0]} ({LOADER_ENGINES[others[0]]} of this image loads it)"
+    elif later:
+        instead = f"use LMI {later} or later, whose transformers-neuronx loads it, or a GPU backend"
+    else:
+        instead = "serve it on a GPU backend (no djl-neuronx image's handler loads it)"
+    message = (
+        f"{target.arch.model_id} is a {model_type} model: the transformers-neuronx handler of LMI "
+        f"{target.release.label()} loads {', '.join(sorted(known))} ('Unsupported model') — {instead}"
+    )
+    return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
+
+
+def export_problems(target: Target) -> list[Problem]:
+    """The optimum-neuron exporter does not register the model type for text-generation."""
+    version = target.optimum_neuron_export
+    arch = target.arch
+    if version is None or arch is None or arch.model_type == "unknown" or not arch.is_text_generation:
+        return []  # other tasks have registries of their own, not generated
+    model_type = arch.model_type  # the exporter reads the text model's config (get_text_config)
+    registry = optimum_export_registry(version)
+    if registry is None or model_type in registry.model_types:
+        return []
+    if version == ANY_OPTIMUM_NEURON:
+        newest, exported = newest_optimum_neuron()
+        message = (
+            f"{arch.model_id} is a {model_type} model: {registry.engine} registers it for text-generation "
+            f"(the newest, {newest}, exports {', '.join(sorted(exported))}), so the export stops before "
+            "compiling — choose a model of those types"
+        )
+    else:
+        others = optimum_versions_exporting(model_type)
+        where = (
+            f"optimum-neuron {others[-1]} exports it" if others else "no optimum-neuron release exports it"
+        )
+        message = (
+            f"{arch.model_id} is a {model_type} model: {registry.engine} registers text-generation only for "
+            f"{', '.join(sorted(registry.model_types))}, so the export stops before compiling — {where}"
+        )
+    return [Problem(CHECK, "error", message, "option.model_id")]
