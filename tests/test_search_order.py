@@ -171,7 +171,14 @@ def test_the_search_order_is_plans_ranking_of_the_same_pairs(objective: str) -> 
     model, instance = "Qwen/Qwen2.5-7B-Instruct", "trn1.32xlarge"
     grid, _ = _setup(model, instance)
     order = _planner_pairs(model, instance, objective, DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS)
-    ranked = api.plan(model=model, instances=(instance,), backend="nxdi", objective=objective, top=0)
+    ranked = api.plan(
+        model=model,
+        instances=(instance,),
+        backend="nxdi",
+        objective=objective,
+        top=0,
+        optimum_neuron_export=True,
+    )
     plan_pairs = [(row.tensor_parallel_degree, row.batch_size) for row in ranked.candidates if row.rank]
     common = set(plan_pairs) & set(order)
     assert len(common) >= 5  # enough pairs in both for the comparison to mean something
