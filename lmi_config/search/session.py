@@ -36,7 +36,7 @@ from lmi_config.search.records import (
 from lmi_config.search.runner import ChildRunner, StepResult, classify, remove_artifacts
 from lmi_config.search.shards import Shard
 from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
-from lmi_config.search.system import Machine, machine
+from lmi_config.search.system import Machine, check_commands, machine
 
 STRATEGIES = ("guided", "seed")
 
@@ -179,7 +179,7 @@ def run_search(
         ranks = {value.pair: value.rank for value in setup.order or []}
         text = progress.format_dry_run(rows, options.strategy, ranks)
         return SearchResult("dry-run", options.strategy, dry_run_text=text)
-    _preflight(options)
+    check_commands(options.exporter, options.python)
     emit(
         progress.describe_start(
             options.model, setup.machine, setup.grid, options.strategy, str(setup.paths.results)
@@ -348,31 +348,6 @@ def _lost_export(output: Path, trial: Trial, step: str) -> None:
         f"{output}: no exported model for {trial.label()}: {why}; the trial was not recorded, "
         "run the same command to try it again"
     )
-
-
-def _preflight(options: SearchOptions) -> None:
-    """Refuse to start when the commands cannot run at all: every trial would fail the same way
-    and be journaled as a failure that a resume then skips."""
-    for what, command in (("--exporter", options.exporter), ("--python", options.python)):
-        words = shlex.split(command)
-        if not words or shutil.which(words[0]) is None:
-            raise InputError(f"{what} {command!r}: {words[0] if words else 'the command'} is not found")
-    from lmi_config.search.system import run_captured
-
-    check = [*shlex.split(options.python), "-c", "import optimum.neuron"]
-    try:
-        completed = run_captured(check, 300)
-    except OSError as error:
-        raise InputError(f"--python {options.python!r} cannot be run ({error})") from None
-    problem = completed.problem(f"--python {options.python!r}", 300)
-    if problem is not None:
-        raise InputError(f"{problem} while importing optimum.neuron; point --python at a Python interpreter")
-    if completed.returncode != 0:
-        last = (completed.stderr.strip().splitlines() or ["no output"])[-1]
-        raise InputError(
-            f"--python {options.python!r} cannot import optimum.neuron ({last}); run the search in the "
-            "environment where optimum-neuron is installed, or point --python at its interpreter"
-        )
 
 
 def _check_disk(setup: _Setup) -> None:

@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import time
@@ -165,3 +166,26 @@ def machine(instance: str | None, cores: int | None, cores_per_device: int | Non
         number(cores_per_device, "cores_per_device", known.cores_per_device),
         detected is not None,
     )
+
+
+def check_commands(exporter: str, python: str) -> None:
+    """Refuse to start when the commands cannot run at all: every trial would fail the same way
+    and be journaled as a failure that a resume then skips."""
+    for what, command in (("--exporter", exporter), ("--python", python)):
+        words = shlex.split(command)
+        if not words or shutil.which(words[0]) is None:
+            raise InputError(f"{what} {command!r}: {words[0] if words else 'the command'} is not found")
+    check = [*shlex.split(python), "-c", "import optimum.neuron"]
+    try:
+        completed = run_captured(check, 300)
+    except OSError as error:
+        raise InputError(f"--python {python!r} cannot be run ({error})") from None
+    problem = completed.problem(f"--python {python!r}", 300)
+    if problem is not None:
+        raise InputError(f"{problem} while importing optimum.neuron; point --python at a Python interpreter")
+    if completed.returncode != 0:
+        last = (completed.stderr.strip().splitlines() or ["no output"])[-1]
+        raise InputError(
+            f"--python {python!r} cannot import optimum.neuron ({last}); run the search in the "
+            "environment where optimum-neuron is installed, or point --python at its interpreter"
+        )
