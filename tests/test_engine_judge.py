@@ -156,7 +156,7 @@ def test_search_judges_the_registry_of_the_optimum_neuron_its_python_has(tmp_pat
     mistral = "mistralai/Mistral-7B-Instruct-v0.2"
     code, output, work = _search(tmp_path / "new", mistral, installed="0.4.5")
     assert code == 2 and "optimum-neuron 0.4.5 registers text-generation only for granite, llama" in output
-    assert "optimum-neuron 0.1.0 exports it" in output and not work.exists()
+    assert "optimum-neuron 0.0.17 to 0.1.0 export it" in output and not work.exists()
     for installed in ("0.0.27", "9.9.9"):  # a version lmi-config has no registry for: any release it knows
         code, output, _ = _search(tmp_path / installed, mistral, installed=installed)
         assert code == 0 and "candidates in the seed's order" in output

@@ -103,7 +103,9 @@ def test_a_gated_model_without_a_token_is_refused_before_any_job_starts(
     assert stopped.returncode == 0 and "stopped 0 job(s)" in stopped.stdout, stopped.stderr
     # a model anyone may download needs no token
     command = search.coordinator_command("--dry-run", secret_env=())
-    command[command.index(MISTRAL)] = "Qwen/Qwen2.5-7B-Instruct"
+    command[command.index(MISTRAL)] = (
+        "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"  # open, a llama every image exports
+    )
     open_model = subprocess.run(
         command, env=search.environment(), capture_output=True, text=True, timeout=120
     )

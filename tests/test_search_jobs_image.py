@@ -20,6 +20,10 @@ from lmi_config.knowledge.images import images
 
 __all__ = ["aws", "server"]  # fixtures
 
+# a llama: every optimum-neuron an image ships exports it (the harness's Mistral only from 0.0.17 on),
+# so these tests see the image choice, not the exporter's refusal
+EVERY_IMAGE_EXPORTS = ("--model", "meta-llama/Llama-3.1-8B-Instruct")
+
 
 def shipped() -> dict[str, str]:
     """Image tag -> the optimum-neuron it ships, for the published Neuron images in the region."""
@@ -62,7 +66,11 @@ def with_installed(search: Search, version: str, root: Path) -> subprocess.Compl
     environment = search.environment()
     environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), environment.get("PYTHONPATH")]))
     return subprocess.run(
-        search.coordinator_command("--dry-run"), env=environment, capture_output=True, text=True, timeout=120
+        search.coordinator_command("--dry-run", *EVERY_IMAGE_EXPORTS),
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -71,7 +79,7 @@ def test_the_jobs_image_ships_the_optimum_neuron_version_asked_for(
 ) -> None:
     search = Search(server, tmp_path)
     for version in sorted(set(shipped().values())):
-        uri, why = planned(search.coordinate("--dry-run", "--optimum-neuron", version))
+        uri, why = planned(search.coordinate("--dry-run", *EVERY_IMAGE_EXPORTS, "--optimum-neuron", version))
         assert optimum_of(uri) == version
         assert why == f"ships optimum-neuron {version}, as --optimum-neuron {version}"
 
@@ -84,7 +92,7 @@ def test_the_optimum_neuron_installed_here_picks_the_image_when_none_is_asked_fo
     uri, why = planned(with_installed(search, oldest, tmp_path))
     assert optimum_of(uri) == oldest and f"the optimum-neuron installed here ({oldest})" in why
     # nothing installed, nothing asked: the newest image that ships optimum-neuron, said as such
-    uri, why = planned(search.coordinate("--dry-run"))
+    uri, why = planned(search.coordinate("--dry-run", *EVERY_IMAGE_EXPORTS))
     assert optimum_of(uri) == max(shipped().values(), key=version_tuple)
     assert "no optimum-neuron is installed here and --optimum-neuron was not given" in why
 
@@ -98,7 +106,7 @@ def test_a_version_no_image_ships_takes_the_nearest_of_the_same_minor_and_says_s
     patches = {patch for (major_, minor_, patch) in known if (major_, minor_) == (major, minor)}
     missing = next(patch for patch in range(min(patches), max(patches)) if patch not in patches)  # a gap
     wanted = f"{major}.{minor}.{missing}"
-    uri, why = planned(search.coordinate("--dry-run", "--optimum-neuron", wanted))
+    uri, why = planned(search.coordinate("--dry-run", *EVERY_IMAGE_EXPORTS, "--optimum-neuron", wanted))
     chosen = version_tuple(optimum_of(uri))
     assert chosen[:2] == (major, minor)
     assert abs(chosen[2] - missing) == min(abs(patch - missing) for patch in patches)
@@ -114,7 +122,7 @@ def test_a_version_of_another_minor_is_refused_with_the_known_versions_and_image
     assert "no published Neuron LMI image in us-east-1 ships optimum-neuron 9.9.x" in result.stderr
     assert all(version in result.stderr for version in shipped().values()) and "--image URI" in result.stderr
     assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)
-    garbled = search.coordinate("--dry-run", "--optimum-neuron", "latest")
+    garbled = search.coordinate("--dry-run", *EVERY_IMAGE_EXPORTS, "--optimum-neuron", "latest")
     assert garbled.returncode == 2 and "give a version such as" in garbled.stderr
 
 
@@ -123,5 +131,21 @@ def test_an_image_given_is_used_as_given(
     aws: dict[str, Any], server: str, tmp_path: Path, asked: tuple[str, ...]
 ) -> None:
     image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-neuron:1"
-    uri, why = planned(Search(server, tmp_path).coordinate("--dry-run", "--image", image, *asked))
+    uri, why = planned(
+        Search(server, tmp_path).coordinate("--dry-run", *EVERY_IMAGE_EXPORTS, "--image", image, *asked)
+    )
     assert uri == image and why == "as given by --image"
+
+
+def test_a_model_the_images_optimum_neuron_does_not_export_is_refused_before_any_job(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    # the same refusal the local search gives (export_problems), judged against the optimum-neuron
+    # of the image the jobs would run, before anything is uploaded or started
+    search = Search(server, tmp_path)
+    result = search.coordinate("--yes", "--model", "google/gemma-2-9b-it")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    uri_version = max(shipped().values(), key=version_tuple)
+    assert f"optimum-neuron {uri_version} registers text-generation only for" in result.stderr
+    assert "gemma2" in result.stderr and "nothing was started" in result.stderr
+    assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)

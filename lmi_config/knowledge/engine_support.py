@@ -86,13 +86,14 @@ def optimum_export_registry(version: str) -> Registry | None:
     return Registry("export", f"optimum-neuron {version}", frozenset(table["model_types"]), table["source"])
 
 
-def optimum_versions_exporting(model_type: str) -> list[str]:
-    """The optimum-neuron versions (of the data) whose exporter registers ``model_type``, oldest first."""
+def optimum_versions_exporting(model_type: str | None) -> list[str]:
+    """The optimum-neuron versions (of the data) whose exporter registers ``model_type`` (None: every
+    version of the data), oldest first."""
     tables = _data()["optimum_neuron"]
     return [
         version
         for version in sorted(tables, key=version_tuple)
-        if model_type in tables[version]["model_types"]
+        if model_type is None or model_type in tables[version]["model_types"]
     ]
 
 

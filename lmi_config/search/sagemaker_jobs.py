@@ -166,9 +166,9 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
     region = request.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if not region:
         raise InputError("--on sagemaker needs a region: --region NAME (or AWS_REGION)")
-    grids = _grids(request)
-    tag = search_tag(request.search, request.s3_prefix)
     image = choose_job_image(region, request.image, request.optimum_neuron)
+    grids = _grids(request, image.optimum_neuron)
+    tag = search_tag(request.search, request.s3_prefix)
     plan = JobPlan(request, tag, region, image.uri, image.reason, secrets=job_secrets(request))
     sizes = {name: grid.tensor_parallel_sizes for name, (grid, _) in grids.items()}
     for shard in plan_shards(sizes, request.max_jobs):
@@ -208,11 +208,15 @@ def job_secrets(request: RemoteRequest) -> dict[str, str]:
     return values
 
 
-def _grids(request: RemoteRequest) -> dict[str, tuple[TrialGrid, Predictor]]:
-    """Per instance type: the seed's grid for the model and the judge's predictor."""
+def _grids(request: RemoteRequest, exporter: str | None) -> dict[str, tuple[TrialGrid, Predictor]]:
+    """Per instance type: the seed's grid for the model and the judge's predictor, which judges the
+    export registry of ``exporter`` (the optimum-neuron the jobs' image ships; None: any release
+    lmi-config knows). A model that registry does not export is refused before any job is planned,
+    as the local search refuses it."""
     from lmi_config.knowledge.instances import resolve_instance
     from lmi_config.modelarch import ModelResolutionError, resolve_model
     from lmi_config.search.grid import Predictor, seed_grid
+    from lmi_config.shape.engines import export_problems
 
     try:
         arch = resolve_model(request.search.model, allow_hub=request.search.hub)
@@ -247,7 +251,11 @@ def _grids(request: RemoteRequest) -> dict[str, tuple[TrialGrid, Predictor]]:
                 f"--instance {name}: no candidate for {request.search.model} (no TP size divides its heads)"
             )
         options = request.search
-        grids[instance.instance_type] = (grid, Predictor(arch, instance, options.backend, options.dtype))
+        predict = Predictor(arch, instance, options.backend, options.dtype, exporter)
+        unexported = export_problems(predict.writer.target)  # every job's export would stop the same way
+        if unexported:
+            raise InputError(f"{unexported[0].message}; nothing was started")
+        grids[instance.instance_type] = (grid, predict)
     return grids
 
 

@@ -163,6 +163,20 @@ def handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str
     return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
 
 
+def _exporting_releases(versions: list[str]) -> str:
+    """Which optimum-neuron releases export the model, as a user picks one: a run of consecutive
+    releases as its first and newest (a user on an older release needs the first), else each."""
+    if not versions:
+        return "no optimum-neuron release exports it"
+    if len(versions) == 1:
+        return f"optimum-neuron {versions[0]} exports it"
+    known = optimum_versions_exporting(None)
+    start = known.index(versions[0])
+    if known[start : start + len(versions)] == versions:
+        return f"optimum-neuron {versions[0]} to {versions[-1]} export it"
+    return f"optimum-neuron {', '.join(versions)} export it"
+
+
 def export_problems(target: Target) -> list[Problem]:
     """The optimum-neuron exporter does not register the model type for text-generation."""
     version = target.optimum_neuron_export
@@ -181,10 +195,7 @@ def export_problems(target: Target) -> list[Problem]:
             "compiling — choose a model of those types"
         )
     else:
-        others = optimum_versions_exporting(model_type)
-        where = (
-            f"optimum-neuron {others[-1]} exports it" if others else "no optimum-neuron release exports it"
-        )
+        where = _exporting_releases(optimum_versions_exporting(model_type))
         message = (
             f"{arch.model_id} is a {model_type} model: {registry.engine} registers text-generation only for "
             f"{', '.join(sorted(registry.model_types))}, so the export stops before compiling — {where}"
