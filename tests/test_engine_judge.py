@@ -50,7 +50,8 @@ def _lint_codes(text: str, model: str, backend: str, version: str) -> dict[str, 
 def test_plan_never_ranks_what_the_lint_of_its_rendered_file_refuses_for_the_model_type(
     backend: str, version: str
 ) -> None:
-    """Every catalog model: a ranked plan renders a file lint accepts (no model-type error); a plan
+    """Every catalog model: a ranked plan renders a file lint accepts (no error at all; at 0.22.1 the
+    handler module is transformers-neuronx.py, render wrote the 0.23 name before); a plan
     refused for the model type names the refusal lint gives the same configuration."""
     ranked = refused = 0
     for model in CATALOG:
@@ -72,7 +73,7 @@ def test_plan_never_ranks_what_the_lint_of_its_rendered_file_refuses_for_the_mod
         name, spec_text = plan_specs(result, 1)[0]
         rendered = render(parse_spec_text(spec_text, name))
         codes = _lint_codes(rendered.text, model, backend, version)
-        assert not codes.keys() & MODEL_TYPE_CODES, (model, backend, version, codes)
+        assert not codes, (model, backend, version, codes)  # the file plan wrote runs: no error at all
     assert ranked and refused  # each combination has models the image loads and models it does not
 
 
