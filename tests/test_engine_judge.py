@@ -192,3 +192,58 @@ def test_plan_refuses_a_release_whose_images_do_not_ship_the_backend() -> None:
     assert any(
         "ships backend transformers-neuronx" in note and "left out" in note for note in document["notes"]
     )
+
+
+def _gpu_releases(backend: str, newest: int = 3) -> list[str]:
+    """The newest releases whose images ship the GPU backend."""
+    feature = resolve_backend(backend).feature
+    found = [
+        release.djl
+        for release in releases()
+        if any(feature in shipped for shipped in release.features.values())
+    ]
+    return found[-newest:]
+
+
+GPU_COMBINATIONS = [
+    (backend, version, instance)
+    for backend in ("vllm", "lmi-dist", "trtllm")
+    for version in _gpu_releases(backend)
+    for instance in ("ml.g4dn.12xlarge", "ml.g5.12xlarge")  # a T4 (7.5: no bf16) and an A10G (8.6)
+]
+
+
+@pytest.mark.parametrize(("backend", "version", "instance"), GPU_COMBINATIONS)
+def test_every_file_plan_writes_for_a_gpu_image_lints_without_error(
+    backend: str, version: str, instance: str
+) -> None:
+    """Advice that fails when followed, on GPU: the top plan of every catalog model, rendered, has no
+    error in lint — before, a model that ships its own code for a type the image's transformers does
+    not know (internlm2 on LMI 0.35) was planned without option.trust_remote_code and lint refused it."""
+    ranked = 0
+    for model in CATALOG:
+        request = PlanRequest(model=model, instances=(instance,), backend=backend, lmi_version=version, top=1)
+        try:
+            result = plan_model(request)
+        except PlanningError:
+            continue
+        ranked += 1
+        name, spec_text = plan_specs(result, 1)[0]
+        rendered = render(parse_spec_text(spec_text, name))
+        errors = lint_text(
+            rendered.text, instance=instance, model=model, backend=backend, lmi_version=version
+        )
+        assert not [f.message for f in errors.findings if f.severity == "error"], (model, rendered.text)
+    assert ranked
+
+
+def test_a_model_with_its_own_code_is_planned_only_when_the_user_trusts_it() -> None:
+    """internlm2: transformers 4.57.1 (LMI 0.35's vLLM image) has no class for it; the repository's
+    code runs only with option.trust_remote_code=true, which the planner never sets on its own."""
+    arguments = ("plan", "--model", "internlm/internlm2_5-7b-chat", "--instance", "ml.g5.12xlarge")
+    refused = run_cli(*arguments, "--lmi-version", "0.35.0")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "ships its own code" in refused.stderr and "--set option.trust_remote_code=true" in refused.stderr
+    trusted = run_cli(*arguments, "--lmi-version", "0.35.0", "--set", "option.trust_remote_code=true")
+    assert trusted.returncode == 0, trusted.stderr
+    assert "g5.12xlarge" in trusted.stdout

@@ -124,18 +124,24 @@ def batch_grid(cap: int, minimum: int | None) -> list[int]:
 def model_refusal(judged: list[PlannedCandidate]) -> str | None:
     """What refuses the model itself, when every judged candidate is refused for it (what loads the model
     does not know its type): no instance, TP or batch helps, so a search that found nothing says that."""
-    from lmi_config.shape.engines import MODEL_CHECKS
+    from lmi_config.shape.engines import MODEL_CHECKS, REMOTE_CODE_CHECK
 
     if not judged or not all(set(candidate.blocked_by) & set(MODEL_CHECKS) for candidate in judged):
         return None
-    messages = {
-        problem.message
+    problems = [
+        problem
         for candidate in judged
         if candidate.assessment is not None
         for problem in candidate.assessment.problems
         if problem.check in MODEL_CHECKS
-    }
-    return "; ".join(sorted(messages))
+    ]
+    refusal = "; ".join(sorted({problem.message for problem in problems}))
+    if any(problem.check == REMOTE_CODE_CHECK for problem in problems):
+        # the planner does not trust a repository's code on the user's behalf: it says how to
+        refusal += (
+            " (plan: --set option.trust_remote_code=true; a render spec: options: {trust_remote_code: true})"
+        )
+    return refusal
 
 
 def blocked_by(assessment: Assessment) -> tuple[str, ...]:

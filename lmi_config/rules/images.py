@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.image_support import (
     ImagePins,
-    first_knowing,
     image_of,
     known_to_transformers,
     pins_at,
@@ -26,7 +25,6 @@ IMAGES_SOURCE = (
     "https://github.com/deepjavalibrary/djl-serving/blob/63a6dcf39c797f5e09804ba3b4dd85dc5641f3bd/serving/docker/pytorch-inf2.Dockerfile "
     "https://github.com/huggingface/transformers/blob/v4.45.2/src/transformers/models/auto/configuration_auto.py"
 )
-_TRUE = ("true", "1", "yes", "on", "t", "y")
 
 
 def image_pins(unit: LintUnit) -> ImagePins | None:
@@ -45,10 +43,6 @@ def _transformers(unit: LintUnit) -> tuple[str, ImagePins] | None:
 def model_type_of(model: ModelArch) -> str:
     """The top-level model type (what AutoConfig looks up), not the nested text model's."""
     return str(model.loading.get("model_type") or model.model_type)
-
-
-def _trusts_remote_code(unit: LintUnit) -> bool:
-    return (unit.config.get("option.trust_remote_code") or "").strip().lower() in _TRUE
 
 
 def _model_line(unit: LintUnit) -> dict[str, object]:
@@ -93,7 +87,10 @@ def model_type_unsupported(unit: LintUnit) -> Iterator[Finding]:
     why=(
         "When the image's transformers does not know the model type, only the code the repository ships "
         "(config.json auto_map) can load it, and transformers runs that code only with trust_remote_code; "
-        "without it the load stops with 'requires you to execute the configuration file in that repo'."
+        "without it the load stops with 'requires you to execute the configuration file in that repo'. The "
+        "judge refuses it, so plan and render auto never write such a file; they do not set the option on "
+        "their own either (running a repository's code is your decision): plan takes --set "
+        "option.trust_remote_code=true, a render spec options: {trust_remote_code: true}."
     ),
     bad=Example(
         "option.model_id=internlm/internlm2_5-7b-chat\noption.rolling_batch=vllm\n",
@@ -107,30 +104,9 @@ def model_type_unsupported(unit: LintUnit) -> Iterator[Finding]:
     + " https://github.com/huggingface/transformers/blob/v4.45.2/src/transformers/dynamic_module_utils.py",
 )
 def remote_code_not_trusted(unit: LintUnit) -> Iterator[Finding]:
-    model = unit.context.model
-    if model is None or "auto_map" not in model.loading or _trusts_remote_code(unit):
-        return
-    model_type = model_type_of(model)
-    pinned = _transformers(unit)
-    if pinned is not None:
-        known = known_to_transformers(model_type, pinned[0])
-        where = f"transformers {pinned[0]} in this image"
-    else:
-        known = first_knowing(model_type) is not None or None
-        where = "the transformers of the LMI images"
-    if known:
-        return  # the image's transformers has its own class for the model type: no remote code runs
-    setting = unit.config.settings.get("option.trust_remote_code") or unit.config.settings.get(
-        "option.model_id"
-    )
-    yield unit.finding(
-        "LMI207",
-        f"{model.model_id} ships its own code (auto_map in config.json) for model type {model_type}, which "
-        f"{where} does not know; without option.trust_remote_code=true transformers refuses to run it — set it "
-        "(after reading that code)",
-        setting=setting,
-        line=None if setting is None else setting.origin.line,
-    )
+    """The judge's verdict (``shape/engines.py remote_code_problems``), so plan never proposes it."""
+    for problem in unit.problems("remote-code-not-trusted"):
+        yield unit.report("LMI207", problem)
 
 
 @rule(

@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 
 CHECK = "model-type-unknown-to-neuron-engine"
 HANDLER_CHECK = "model-type-unsupported"  # LMI206: the image's transformers, the handler's tables
+REMOTE_CODE_CHECK = "remote-code-not-trusted"  # LMI207: the model's own code, not trusted
+TRUE_VALUES = ("true", "1", "yes", "on", "t", "y")
 # the refusals of the model itself: no instance, TP, batch or length changes them
-MODEL_CHECKS = (HANDLER_CHECK, CHECK)
+MODEL_CHECKS = (HANDLER_CHECK, CHECK, REMOTE_CODE_CHECK)
 JUDGED_LOADERS = ("vllm", "nxdi")  # the paths LMI206's handler tables do not cover
 
 
@@ -74,24 +76,25 @@ def judge_engine_registries(config: CanonicalConfig, target: Target, rolling_bat
     """An error when what loads the model does not know its type (see the module)."""
     if target.optimum_neuron_export is not None:
         return export_problems(target)
-    problems = transformers_problems(target)
+    problems = transformers_problems(config, target)
     if problems or target.accelerator != "neuron":
         return problems
     return handler_problems(config, target, rolling_batch) + neuron_loader_problems(config, target)
 
 
-def transformers_problems(target: Target) -> list[Problem]:
-    """The image's transformers does not know the model type: AutoConfig fails before any engine runs."""
+def transformers_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """The image's transformers does not know the model type: AutoConfig fails before any engine runs
+    (or, for a model that ships its own code, unless option.trust_remote_code=true lets it run that)."""
     from lmi_config.knowledge import backends
 
     model_type, backend = model_type_of(target), backends().get(target.backend)
     if model_type is None or target.arch is None or backend is None or target.arch.model_type == "unknown":
         return []
-    if "auto_map" in target.arch.loading:
-        return []  # the model brings its own code: remote-code-not-trusted decides
     image = image_of(backend, target.release, None)
     pins = pins_at(image, target.release) if image else None
     version = pins.pinned("transformers", target.backend) if pins else None
+    if "auto_map" in target.arch.loading:
+        return remote_code_problems(config, target, model_type, version)
     if pins is None or version is None or known_to_transformers(model_type, version) is not False:
         return []
     newer = releases_knowing(model_type, pins.image, target.backend)
@@ -104,6 +107,32 @@ def transformers_problems(target: Target) -> list[Problem]:
         f"transformers: {first_knowing(model_type) or 'none'}), so AutoConfig fails — use {advice}"
     )
     return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
+
+
+def remote_code_problems(
+    config: CanonicalConfig, target: Target, model_type: str, version: str | None
+) -> list[Problem]:
+    """A model that ships its own code (auto_map) for a type the image's transformers (``version``;
+    None: not known, then every LMI image's) does not know runs only with option.trust_remote_code=true.
+    The judge does not set it: running a repository's code is the user's decision, so a planner names it."""
+    assert target.arch is not None
+    if (config.get("option.trust_remote_code") or "").strip().lower() in TRUE_VALUES:
+        return []
+    if version is not None:
+        known = known_to_transformers(model_type, version)
+        where = f"transformers {version} in this image"
+    else:
+        known = first_knowing(model_type) is not None or None
+        where = "the transformers of the LMI images"
+    if known is not False:
+        return []  # the image's transformers has its own class for the model type (or cannot tell)
+    message = (
+        f"{target.arch.model_id} ships its own code (auto_map in config.json) for model type {model_type}, which "
+        f"{where} does not know; without option.trust_remote_code=true transformers refuses to run it — set it "
+        "(after reading that code)"
+    )
+    key = "option.trust_remote_code" if config.has("option.trust_remote_code") else "option.model_id"
+    return [Problem(REMOTE_CODE_CHECK, "error", message, key)]
 
 
 def neuron_loader_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
