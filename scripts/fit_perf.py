@@ -1,7 +1,7 @@
 """Fit the performance model's efficiency parameters per engine family and write data/perf_fit.json.
 
 Run: python scripts/fit_perf.py [--measurements FILE] [--family NAME ...] [--output FILE | --check]
-     [--cross-validate]
+     [--cross-validate [--leave-out model|hardware]]
 
 Physics stays in ``lmi_config/perf/model.py``; this script only chooses, per engine family
 (neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the parameters of ``Efficiency`` that minimize
@@ -47,6 +47,8 @@ FAMILIES = ("neuron-tnx", "neuron-nxd", "gpu-vllm", "gpu-trtllm")
 HELD_OUT_MODELS = ("meta-llama/Llama-2-13b-hf", "codellama/CodeLlama-13b-hf", "Qwen/Qwen3-32B")
 # rows whose figures contradict themselves in the source are reported, never fitted
 UNFITTED_FLAGS = ("source_inconsistency:tpot_p99_ms<tpot_ms",)
+# what --cross-validate can leave out in turn (a column of the rows)
+LEAVE_OUT = ("model", "hardware")
 PRIOR_WEIGHT = 0.02  # squared-log penalty per parameter, small next to one figure's error
 PARAMETERS: dict[str, tuple[float, float, float, str, str]] = {
     # name: (prior, lower, upper, unit, meaning)
@@ -255,18 +257,20 @@ def fit_rows(fitted: Pairs) -> tuple[Efficiency, list[bool]]:
     return Efficiency(*(_round(v) for v in _efficiency(best))), seen
 
 
-def cross_validate(family: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Leave one model out: for every model of the family (held-out models included), fit on the
-    other models' rows and predict its rows -- the error on data the parameters never saw."""
+def cross_validate(family: str, rows: list[dict[str, Any]], leave_out: str = "model") -> list[dict[str, Any]]:
+    """Leave one group out: for every value of ``leave_out`` (a model, or a hardware: the closest
+    these rows come to another source measuring on other machines) among the family's rows
+    (held-out models included), fit on the other rows and predict its rows -- the error on data
+    the parameters never saw."""
     fitted, held_out, _ = split_rows(family, rows)
     pool = fitted + held_out
     residuals: list[dict[str, Any]] = []
-    for model in sorted({str(row.get("model")) for row, _ in pool}):
-        training = [pair for pair in pool if str(pair[0].get("model")) != model]
+    for group in sorted({str(row.get(leave_out)) for row, _ in pool}):
+        training = [pair for pair in pool if str(pair[0].get(leave_out)) != group]
         if not training:
-            continue  # a family measured on one model only cannot leave it out
+            continue  # a family measured on one group only cannot leave it out
         efficiency, _ = fit_rows(training)
-        left_out = [pair for pair in pool if str(pair[0].get("model")) == model]
+        left_out = [pair for pair in pool if str(pair[0].get(leave_out)) == group]
         residuals += _residuals(left_out, efficiency, "left out")
     return residuals
 
@@ -344,12 +348,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also leave each model out in turn, fit on the others and print the error on its rows",
     )
+    parser.add_argument(
+        "--leave-out",
+        choices=LEAVE_OUT,
+        default="model",
+        help="what --cross-validate leaves out in turn: a model (default) or a hardware",
+    )
     arguments = parser.parse_args(argv)
     families = arguments.family or list(FAMILIES)
     try:
         status = _run(arguments.measurements, families, arguments.output, arguments.check)
         if arguments.cross_validate:
-            _print_cross_validation(arguments.measurements, families)
+            _print_cross_validation(arguments.measurements, families, arguments.leave_out)
         return status
     except (ValueError, OSError, OutputError) as error:
         print(f"fit_perf: error: {error}", file=sys.stderr)
@@ -392,16 +402,16 @@ def _residual_line(family: str, residual: dict[str, Any]) -> str:
     )
 
 
-def _print_cross_validation(measurements: Path, families: list[str]) -> None:
-    """Leave-one-model-out error per family and for Neuron and GPU together (on rows never fitted)."""
+def _print_cross_validation(measurements: Path, families: list[str], leave_out: str = "model") -> None:
+    """Leave-one-group-out error per family and for Neuron and GPU together (on rows never fitted)."""
     rows = parse_measurements(read_measurement_bytes(measurements), measurements)
     by_group: dict[str, list[dict[str, Any]]] = {}
     for family in families:
-        residuals = cross_validate(family, rows)
-        print(f"{family}: leave one model out: {_figures(residuals)}")
+        residuals = cross_validate(family, rows, leave_out)
+        print(f"{family}: leave one {leave_out} out: {_figures(residuals)}")
         by_group.setdefault("Neuron" if family.startswith("neuron") else "GPU", []).extend(residuals)
     for group, residuals in by_group.items():
-        print(f"{group}: leave one model out: {_figures(residuals)} ({len(residuals)} figures)")
+        print(f"{group}: leave one {leave_out} out: {_figures(residuals)} ({len(residuals)} figures)")
 
 
 def _figures(residuals: list[dict[str, Any]]) -> str:
