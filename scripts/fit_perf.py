@@ -11,7 +11,7 @@ defines it) over the rows of the models it fits on -- the error the accuracy tar
 and GPU. Rows of the held-out models (HELD_OUT_MODELS) are never fitted: their error is the honest
 one; ``--cross-validate`` also leaves every model out in turn and prints the error on its rows. It
 prints every residual, then the error per family and split. A weak prior pulls each parameter towards a physically
-plausible value; a parameter no fitted row can see (the prefill wait of a family measured only with
+plausible value, more strongly where a family has fewer than FIGURES_PER_PARAMETER figures per parameter; a parameter no fitted row can see (the prefill wait of a family measured only with
 static batches) is not fitted and keeps that value, marked ``"fitted": false``. Deterministic: Nelder-Mead from a fixed
 start, parameters rounded to 4 significant digits before the residuals are computed.
 """
@@ -50,6 +50,10 @@ UNFITTED_FLAGS = ("source_inconsistency:tpot_p99_ms<tpot_ms",)
 # what --cross-validate can leave out in turn (a column of the rows)
 LEAVE_OUT = ("model", "hardware")
 PRIOR_WEIGHT = 0.02  # squared-log penalty per parameter, small next to one figure's error
+# below this many measured figures per parameter the prior grows in proportion: a family with a few
+# rows (NxD Inference: 3 rows, 8 figures for 8 parameters) cannot pin every parameter, and
+# unpinned ones ran to their bounds (decode at 100 % of HBM bandwidth) instead of staying plausible
+FIGURES_PER_PARAMETER = 5
 PARAMETERS: dict[str, tuple[float, float, float, str, str]] = {
     # name: (prior, lower, upper, unit, meaning)
     "prefill_flops_fraction": (
@@ -127,14 +131,23 @@ def _seen(rows: list[tuple[dict[str, Any], ReadRow]], start: list[float]) -> lis
     return seen
 
 
+def prior_weight(figures: int) -> float:
+    """The prior's weight for a fit on this many measured figures: PRIOR_WEIGHT, raised in
+    proportion where there are fewer than FIGURES_PER_PARAMETER figures per parameter."""
+    enough = FIGURES_PER_PARAMETER * len(PARAMETERS)
+    return PRIOR_WEIGHT * max(1.0, enough / max(figures, 1))
+
+
 def _objective(
     rows: list[tuple[dict[str, Any], ReadRow]], start: list[float], free: list[int]
 ) -> Callable[[Sequence[float]], float]:
+    weight = prior_weight(sum(len(read.metrics) for _, read in rows))
+
     def cost(free_values: Sequence[float]) -> float:
         vector = list(start)
         for index, free_value in zip(free, free_values, strict=True):
             vector[index] = free_value
-        prior = PRIOR_WEIGHT * sum((vector[i] - start[i]) ** 2 for i in free)
+        prior = weight * sum((vector[i] - start[i]) ** 2 for i in free)
         return prior + _data_cost(rows, vector)
 
     return cost
@@ -329,7 +342,8 @@ def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None =
             "unfitted_flags": list(UNFITTED_FLAGS),
             "unfitted_older_software": "rows of a model and hardware measured again with a newer Neuron SDK",
             "prior_weight": PRIOR_WEIGHT,
-            "objective": "sum of |predicted / measured - 1| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
+            "figures_per_parameter": FIGURES_PER_PARAMETER,
+            "objective": "sum of |predicted / measured - 1| over every figure of every fitted row, plus prior_weight x max(1, figures_per_parameter x parameters / figures) x squared log distance of each parameter from its prior",
         },
         "families": {family: result[family] for family in FAMILIES if family in result},
     }
