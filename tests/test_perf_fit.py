@@ -81,6 +81,24 @@ def test_the_collectives_of_a_prefill_grow_with_the_prompt_and_the_layers() -> N
     assert collectives(LLAMA_70B, 1024) > 2 * collectives(LLAMA_8B, 1024)
 
 
+def test_neuron_computes_the_padded_and_replicated_heads_it_stores() -> None:
+    # Llama-3-8B: 32 query heads, 8 KV heads. At TP 2 and TP 8 nothing is padded: the prompt's
+    # FLOPs divide exactly by TP. At TP 24 the query heads are padded to 48 and the KV heads
+    # replicated to 24: each core multiplies the weights it holds, so TP 24 is less than 3x TP 8
+    assert LLAMA_8B is not None
+    inf2 = resolve_instance("ml.inf2.48xlarge")
+
+    def prefill_compute(tp: int) -> float:
+        configuration = Configuration(
+            LLAMA_8B, inf2, "transformers-neuronx", tp, 1, sequence_length=4096, batching="static"
+        )
+        phase = predict(configuration, Workload(256, 16)).ttft  # attention is ~3 % of it
+        return next(term.milliseconds for term in phase.terms if term.name == "compute")
+
+    assert prefill_compute(2) / prefill_compute(8) == pytest.approx(4.0)
+    assert 2.4 < prefill_compute(8) / prefill_compute(24) < 2.8
+
+
 # --- the prior -----------------------------------------------------------------------------------
 
 
