@@ -1,7 +1,7 @@
 """Fit the performance model's efficiency parameters per engine family and write data/perf_fit.json.
 
 Run: python scripts/fit_perf.py [--measurements FILE] [--family NAME ...] [--output FILE | --check]
-     [--cross-validate]
+     [--cross-validate [--leave-out model|hardware]]
 
 Physics stays in ``lmi_config/perf/model.py``; this script only chooses, per engine family
 (neuron-tnx, neuron-nxd, gpu-vllm, gpu-trtllm), the parameters of ``Efficiency`` that minimize
@@ -11,7 +11,7 @@ defines it) over the rows of the models it fits on -- the error the accuracy tar
 and GPU. Rows of the held-out models (HELD_OUT_MODELS) are never fitted: their error is the honest
 one; ``--cross-validate`` also leaves every model out in turn and prints the error on its rows. It
 prints every residual, then the error per family and split. A weak prior pulls each parameter towards a physically
-plausible value; a parameter no fitted row can see (the prefill wait of a family measured only with
+plausible value, more strongly where a family has fewer than FIGURES_PER_PARAMETER figures per parameter; a parameter no fitted row can see (the prefill wait of a family measured only with
 static batches) is not fitted and keeps that value, marked ``"fitted": false``. Deterministic: Nelder-Mead from a fixed
 start, parameters rounded to 4 significant digits before the residuals are computed.
 """
@@ -39,6 +39,7 @@ from lmi_config.perf.measured import (  # noqa: E402
     superseded_by_newer_software,
 )
 from lmi_config.perf.measured_file import parse_measurements, read_measurement_bytes  # noqa: E402
+from lmi_config.perf.minimize import nelder_mead  # noqa: E402
 
 DEFAULT_MEASUREMENTS = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
 OUTPUT = ROOT / "lmi_config" / "data" / "perf_fit.json"
@@ -47,7 +48,13 @@ FAMILIES = ("neuron-tnx", "neuron-nxd", "gpu-vllm", "gpu-trtllm")
 HELD_OUT_MODELS = ("meta-llama/Llama-2-13b-hf", "codellama/CodeLlama-13b-hf", "Qwen/Qwen3-32B")
 # rows whose figures contradict themselves in the source are reported, never fitted
 UNFITTED_FLAGS = ("source_inconsistency:tpot_p99_ms<tpot_ms",)
+# what --cross-validate can leave out in turn (a column of the rows)
+LEAVE_OUT = ("model", "hardware")
 PRIOR_WEIGHT = 0.02  # squared-log penalty per parameter, small next to one figure's error
+# below this many measured figures per parameter the prior grows in proportion: a family with a few
+# rows (NxD Inference: 3 rows, 8 figures for 8 parameters) cannot pin every parameter, and
+# unpinned ones ran to their bounds (decode at 100 % of HBM bandwidth) instead of staying plausible
+FIGURES_PER_PARAMETER = 5
 PARAMETERS: dict[str, tuple[float, float, float, str, str]] = {
     # name: (prior, lower, upper, unit, meaning)
     "prefill_flops_fraction": (
@@ -125,61 +132,26 @@ def _seen(rows: list[tuple[dict[str, Any], ReadRow]], start: list[float]) -> lis
     return seen
 
 
+def prior_weight(figures: int) -> float:
+    """The prior's weight for a fit on this many measured figures: PRIOR_WEIGHT, raised in
+    proportion where there are fewer than FIGURES_PER_PARAMETER figures per parameter."""
+    enough = FIGURES_PER_PARAMETER * len(PARAMETERS)
+    return PRIOR_WEIGHT * max(1.0, enough / max(figures, 1))
+
+
 def _objective(
     rows: list[tuple[dict[str, Any], ReadRow]], start: list[float], free: list[int]
 ) -> Callable[[Sequence[float]], float]:
+    weight = prior_weight(sum(len(read.metrics) for _, read in rows))
+
     def cost(free_values: Sequence[float]) -> float:
         vector = list(start)
         for index, free_value in zip(free, free_values, strict=True):
             vector[index] = free_value
-        prior = PRIOR_WEIGHT * sum((vector[i] - start[i]) ** 2 for i in free)
+        prior = weight * sum((vector[i] - start[i]) ** 2 for i in free)
         return prior + _data_cost(rows, vector)
 
     return cost
-
-
-def nelder_mead(
-    cost: Callable[[Sequence[float]], float], start: list[float], iterations: int = 1500
-) -> list[float]:
-    """Minimize ``cost`` from ``start`` (deterministic; standard coefficients)."""
-    simplex = [list(start)]
-    for index in range(len(start)):
-        point = list(start)
-        point[index] += 0.5
-        simplex.append(point)
-    scores = [cost(point) for point in simplex]
-    for _ in range(iterations):
-        order = sorted(range(len(simplex)), key=lambda i: scores[i])
-        simplex = [simplex[i] for i in order]
-        scores = [scores[i] for i in order]
-        if scores[-1] - scores[0] < 1e-10:
-            break
-        centroid = [sum(p[i] for p in simplex[:-1]) / (len(simplex) - 1) for i in range(len(start))]
-        worst = simplex[-1]
-        reflected = [c + (c - w) for c, w in zip(centroid, worst, strict=True)]
-        reflected_score = cost(reflected)
-        if reflected_score < scores[0]:
-            expanded = [c + 2 * (c - w) for c, w in zip(centroid, worst, strict=True)]
-            expanded_score = cost(expanded)
-            simplex[-1], scores[-1] = (
-                (expanded, expanded_score)
-                if expanded_score < reflected_score
-                else (reflected, reflected_score)
-            )
-        elif reflected_score < scores[-2]:
-            simplex[-1], scores[-1] = reflected, reflected_score
-        else:
-            contracted = [c + 0.5 * (w - c) for c, w in zip(centroid, worst, strict=True)]
-            contracted_score = cost(contracted)
-            if contracted_score < scores[-1]:
-                simplex[-1], scores[-1] = contracted, contracted_score
-            else:
-                best = simplex[0]
-                simplex = [best] + [
-                    [b + 0.5 * (x - b) for b, x in zip(best, p, strict=True)] for p in simplex[1:]
-                ]
-                scores = [scores[0]] + [cost(p) for p in simplex[1:]]
-    return simplex[min(range(len(simplex)), key=lambda i: scores[i])]
 
 
 def _residuals(
@@ -255,18 +227,20 @@ def fit_rows(fitted: Pairs) -> tuple[Efficiency, list[bool]]:
     return Efficiency(*(_round(v) for v in _efficiency(best))), seen
 
 
-def cross_validate(family: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Leave one model out: for every model of the family (held-out models included), fit on the
-    other models' rows and predict its rows -- the error on data the parameters never saw."""
+def cross_validate(family: str, rows: list[dict[str, Any]], leave_out: str = "model") -> list[dict[str, Any]]:
+    """Leave one group out: for every value of ``leave_out`` (a model, or a hardware: the closest
+    these rows come to another source measuring on other machines) among the family's rows
+    (held-out models included), fit on the other rows and predict its rows -- the error on data
+    the parameters never saw."""
     fitted, held_out, _ = split_rows(family, rows)
     pool = fitted + held_out
     residuals: list[dict[str, Any]] = []
-    for model in sorted({str(row.get("model")) for row, _ in pool}):
-        training = [pair for pair in pool if str(pair[0].get("model")) != model]
+    for group in sorted({str(row.get(leave_out)) for row, _ in pool}):
+        training = [pair for pair in pool if str(pair[0].get(leave_out)) != group]
         if not training:
-            continue  # a family measured on one model only cannot leave it out
+            continue  # a family measured on one group only cannot leave it out
         efficiency, _ = fit_rows(training)
-        left_out = [pair for pair in pool if str(pair[0].get("model")) == model]
+        left_out = [pair for pair in pool if str(pair[0].get(leave_out)) == group]
         residuals += _residuals(left_out, efficiency, "left out")
     return residuals
 
@@ -325,7 +299,8 @@ def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None =
             "unfitted_flags": list(UNFITTED_FLAGS),
             "unfitted_older_software": "rows of a model and hardware measured again with a newer Neuron SDK",
             "prior_weight": PRIOR_WEIGHT,
-            "objective": "sum of |predicted / measured - 1| over every figure of every fitted row, plus prior_weight x squared log distance of each parameter from its prior",
+            "figures_per_parameter": FIGURES_PER_PARAMETER,
+            "objective": "sum of |predicted / measured - 1| over every figure of every fitted row, plus prior_weight x max(1, figures_per_parameter x parameters / figures) x squared log distance of each parameter from its prior",
         },
         "families": {family: result[family] for family in FAMILIES if family in result},
     }
@@ -344,12 +319,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also leave each model out in turn, fit on the others and print the error on its rows",
     )
+    parser.add_argument(
+        "--leave-out",
+        choices=LEAVE_OUT,
+        default="model",
+        help="what --cross-validate leaves out in turn: a model (default) or a hardware",
+    )
     arguments = parser.parse_args(argv)
     families = arguments.family or list(FAMILIES)
     try:
         status = _run(arguments.measurements, families, arguments.output, arguments.check)
         if arguments.cross_validate:
-            _print_cross_validation(arguments.measurements, families)
+            _print_cross_validation(arguments.measurements, families, arguments.leave_out)
         return status
     except (ValueError, OSError, OutputError) as error:
         print(f"fit_perf: error: {error}", file=sys.stderr)
@@ -392,16 +373,16 @@ def _residual_line(family: str, residual: dict[str, Any]) -> str:
     )
 
 
-def _print_cross_validation(measurements: Path, families: list[str]) -> None:
-    """Leave-one-model-out error per family and for Neuron and GPU together (on rows never fitted)."""
+def _print_cross_validation(measurements: Path, families: list[str], leave_out: str = "model") -> None:
+    """Leave-one-group-out error per family and for Neuron and GPU together (on rows never fitted)."""
     rows = parse_measurements(read_measurement_bytes(measurements), measurements)
     by_group: dict[str, list[dict[str, Any]]] = {}
     for family in families:
-        residuals = cross_validate(family, rows)
-        print(f"{family}: leave one model out: {_figures(residuals)}")
+        residuals = cross_validate(family, rows, leave_out)
+        print(f"{family}: leave one {leave_out} out: {_figures(residuals)}")
         by_group.setdefault("Neuron" if family.startswith("neuron") else "GPU", []).extend(residuals)
     for group, residuals in by_group.items():
-        print(f"{group}: leave one model out: {_figures(residuals)} ({len(residuals)} figures)")
+        print(f"{group}: leave one {leave_out} out: {_figures(residuals)} ({len(residuals)} figures)")
 
 
 def _figures(residuals: list[dict[str, Any]]) -> str:

@@ -84,6 +84,7 @@ class FitInputs(Strict):
     unfitted_flags: list[str]
     unfitted_older_software: str
     prior_weight: float
+    figures_per_parameter: int = Field(ge=1)  # below this, the prior grows in proportion
     objective: str
 
 

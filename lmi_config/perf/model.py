@@ -13,7 +13,8 @@ Physics (a roofline per phase, per TP group):
   before the first token, continuous batching makes a new request wait for part of the others'.
 
 Bytes come from ``sizing`` (the same padded weights, replicated KV heads and dtype sizes as the
-memory table); device facts from ``data/perf_devices.json``; the few efficiencies of each engine
+memory table), and so do a Neuron core's FLOPs: it multiplies every weight it holds, padded query
+heads and replicated KV heads included; device facts from ``data/perf_devices.json``; the few efficiencies of each engine
 family from ``data/perf_fit.json`` (``scripts/fit_perf.py``). No I/O beyond those data files.
 """
 
@@ -167,6 +168,12 @@ def _costs(configuration: Configuration) -> _Costs:
         sizing_backend = "transformers-neuronx" if family == "neuron-tnx" else "nxdi"
         _, padded, kv_per_core = kv_layout(arch, tp, sizing_backend, configuration.gqa_strategy)
         weights, _ = neuron_weight_bytes(arch, shape, padded, kv_per_core, neuron=True)
+        # every core multiplies the weights it holds: padded query heads and replicated KV heads
+        # are computed as well as stored (the same layout the memory table sizes)
+        unpadded, _ = neuron_weight_bytes(
+            arch, shape, arch.num_attention_heads, arch.num_key_value_heads / tp, neuron=True
+        )
+        stored_share = weights / max(unpadded, 1)
         kv_token = 2 * arch.num_layers * kv_per_core * tp * arch.head_dim * dtype_bytes(shape.kv_dtype)
         # a logical NeuronCore is 1/cores_per_device of a chip (LNC=2 on trn2: a quarter)
         chips = tp / instance.cores_per_device
@@ -176,6 +183,7 @@ def _costs(configuration: Configuration) -> _Costs:
         kv_token = kv_bytes_per_token(arch, shape._replace(pipeline_parallel_degree=1)) * tp
         chips = float(tp)
         heads = arch.num_attention_heads
+        stored_share = 1.0
     experts = _expert_params(configuration)
     bytes_per_weight = weights / max(arch.total_params, 1)
     quantized = (configuration.quantization or "").strip().lower()
@@ -189,7 +197,7 @@ def _costs(configuration: Configuration) -> _Costs:
         expert_bytes=experts * bytes_per_weight,
         routed_fraction=_routed_fraction(configuration),
         kv_bytes_per_token=float(kv_token),
-        active_params=_active_params(configuration, experts),
+        active_params=_active_params(configuration, experts) * stored_share,
         attention_width=float(arch.num_layers * heads * arch.head_dim),
         layers=arch.num_layers,
         hidden_size=arch.hidden_size,
