@@ -352,6 +352,10 @@ def resolve_context(
         chosen, backend_reason, backend_assumed = resolve_backend(value), f"pragma on line {line}", False
     else:
         chosen, backend_reason, backend_assumed = infer_backend(config, instance_accelerator)
+    named = lmi_version or (pragmas.values.get("lmi-version") or ("", 0))[0] or _image_in(sources)
+    framework = image_framework(named) if named else None
+    if backend_assumed and framework is not None:
+        chosen, backend_reason = _image_backend(chosen, backend_reason, framework, named)
     if chosen.id == "transformers-neuronx" and _value(config, "option.rolling_batch").lower() == "vllm":
         # the Neuron handler hands the model to vLLM: vLLM's options are read too (djl-serving.md §5.6)
         chosen = chosen._replace(
@@ -365,9 +369,19 @@ def resolve_context(
     else:
         release, release_reason, release_assumed = infer_release(sources, chosen, config)
     context = Context(chosen, backend_reason, backend_assumed, release, release_reason, release_assumed)
-    named = lmi_version or (pragmas.values.get("lmi-version") or ("", 0))[0] or _image_in(sources)
-    context.image_framework = image_framework(named) if named else None
+    context.image_framework = framework
     return context
+
+
+def _image_backend(chosen: Backend, reason: str, framework: str, named: str) -> tuple[Backend, str]:
+    """An assumed backend gives way to the one backend of the image named (a djl-tensorrtllm image
+    runs TensorRT-LLM whatever the file leaves unsaid: its rolling_batch=auto resolves to trtllm)."""
+    from lmi_config.knowledge.images import frameworks
+
+    family = frameworks().get(framework)
+    if family is None or chosen.id in family.backends or len(family.backends) != 1:
+        return chosen, reason
+    return resolve_backend(family.backends[0]), f"the one backend of the {framework} image named ({named})"
 
 
 def _image_in(sources: list[SourceFile]) -> str:

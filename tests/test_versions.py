@@ -37,6 +37,40 @@ def test_image_family_is_read_from_the_tag() -> None:
     assert image_framework("0.30.0") is None
 
 
+@pytest.mark.parametrize(
+    ("tag", "djl", "framework"),
+    [
+        ("deepjavalibrary/djl-serving:0.25.0-tensorrt-llm", "0.25.0", "djl-tensorrtllm"),
+        ("deepjavalibrary/djl-serving:0.26.0-pytorch-inf2", "0.26.0", "djl-neuronx"),
+        ("deepjavalibrary/djl-serving:0.28.0-lmi", "0.28.0", "djl-lmi"),
+        ("deepjavalibrary/djl-serving:0.27.0-deepspeed", "0.27.0", "djl-deepspeed"),
+    ],
+)
+def test_djl_docker_hub_tags_name_the_release_and_the_image(tag: str, djl: str, framework: str) -> None:
+    """DJL's own Docker Hub images (serving/docker/docker-compose.yml names them <version>-tensorrt-llm,
+    -pytorch-inf2, -lmi, -deepspeed): five corpus files name 0.25.0-0.30.0-tensorrt-llm and could not be
+    linted at their version before."""
+    assert parse_lmi_version(tag).djl == djl
+    assert image_framework(tag) == framework
+
+
+@pytest.mark.parametrize("tag", ["0.26.0-tensorrt-llm", "0.30.0-tensorrtllm0.12.0-cu125"])
+def test_a_file_that_leaves_the_backend_unsaid_runs_the_one_backend_of_the_image_named(tag: str) -> None:
+    """DJL's TensorRT-LLM tutorial writes no rolling_batch for its image (rolling_batch=auto is trtllm
+    there); before, the file was judged as vLLM (the djl-lmi default) and refused for that image."""
+    text = (
+        "engine=Python\noption.mpi_mode=true\noption.model_id=s3://bucket/trtllm/llama-7b-tp2/\n"
+        "option.tensor_parallel_degree=2\noption.max_rolling_batch_size=64\n"
+    )
+    result = lint_text(text, "properties", LintOptions(lmi_version=tag))
+    unit = result.units[0]
+    assert unit.context.backend.id == "tensorrt-llm" and unit.context.backend_assumed
+    assert "djl-tensorrtllm image named" in unit.context.backend_reason
+    assert not [f for f in result.findings if f.severity == "error"]
+    explicit = lint_text(text + "option.rolling_batch=vllm\n", "properties", LintOptions(lmi_version=tag))
+    assert explicit.units[0].context.backend.id == "vllm"  # what the file says wins over the image
+
+
 def test_neuron_handler_in_a_gpu_image_is_an_error() -> None:
     gpu = lint_text(TNX, "properties", LintOptions(lmi_version="0.33.0-lmi15.0.0-cu128"))
     assert any(

@@ -90,15 +90,21 @@ def default_release(backend: str) -> tuple[Release, str]:
     return release_by(row["djl"], row.get("lmi")), row["why"]
 
 
+# SageMaker's DLC tags (0.30.0-neuronx-sdk2.20.1, 0.33.0-lmi15.0.0-cu128) and DJL's own Docker Hub
+# tags (deepjavalibrary/djl-serving:0.26.0-tensorrt-llm, -pytorch-inf2, -lmi, -deepspeed: the image
+# names of serving/docker/docker-compose.yml at each release)
 _IMAGE_TAG = re.compile(
-    r"(?P<djl>\d+\.\d+\.\d+)-(?:lmi(?P<lmi>\d+)\.\d+\.\d+|neuronx|tensorrtllm|deepspeed|fastertransformer|cpu|pytorch|cu\d+)"
+    r"(?P<djl>\d+\.\d+\.\d+)-(?:lmi(?P<lmi>\d+)\.\d+\.\d+|neuronx|tensorrt-?llm|deepspeed|fastertransformer"
+    r"|cpu|pytorch|lmi(?![\d.])|cu\d+)"
 )
 
 
 _IMAGE_FRAMEWORKS = (
     (re.compile(r"-lmi\d"), "djl-lmi"),
     (re.compile(r"-neuronx"), "djl-neuronx"),
-    (re.compile(r"-tensorrtllm"), "djl-tensorrtllm"),
+    (re.compile(r"-tensorrt-?llm"), "djl-tensorrtllm"),
+    (re.compile(r"-pytorch-inf2"), "djl-neuronx"),
+    (re.compile(r"-lmi(?![\d.])"), "djl-lmi"),
     (re.compile(r"-deepspeed"), "djl-deepspeed"),
     (re.compile(r"-fastertransformer"), "djl-fastertransformer"),
 )
