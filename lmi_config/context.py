@@ -354,8 +354,10 @@ def resolve_context(
         chosen, backend_reason, backend_assumed = infer_backend(config, instance_accelerator)
     named = lmi_version or (pragmas.values.get("lmi-version") or ("", 0))[0] or _image_in(sources)
     framework = image_framework(named) if named else None
-    if backend_assumed and framework is not None:
-        chosen, backend_reason = _image_backend(chosen, backend_reason, framework, named)
+    if backend_assumed and framework is not None and backend_reason in _fallback_reasons():
+        chosen, backend_reason = _image_backend(
+            chosen, backend_reason, framework, named, instance_accelerator
+        )
     if chosen.id == "transformers-neuronx" and _value(config, "option.rolling_batch").lower() == "vllm":
         # the Neuron handler hands the model to vLLM: vLLM's options are read too (djl-serving.md §5.6)
         chosen = chosen._replace(
@@ -373,13 +375,28 @@ def resolve_context(
     return context
 
 
-def _image_backend(chosen: Backend, reason: str, framework: str, named: str) -> tuple[Backend, str]:
-    """An assumed backend gives way to the one backend of the image named (a djl-tensorrtllm image
-    runs TensorRT-LLM whatever the file leaves unsaid: its rolling_batch=auto resolves to trtllm)."""
+def _fallback_reasons() -> set[str]:
+    """The reasons of the inference steps that assume a backend from nothing the file says about one
+    (engine=MPI alone, the djl-lmi default): the ones an image named may correct."""
+    return {
+        step.reason or " ".join(f"{key}={values[0]}" for key, values in step.when)
+        for step in inference_steps()
+        if step.assumed and step.step is None
+    }
+
+
+def _image_backend(
+    chosen: Backend, reason: str, framework: str, named: str, accelerator: str | None
+) -> tuple[Backend, str]:
+    """A backend assumed from nothing the file says gives way to the one backend of the image named
+    (a djl-tensorrtllm image runs TensorRT-LLM where the file leaves it unsaid: rolling_batch=auto is
+    trtllm there) — unless the instance's accelerator is not the image's (that mismatch is its own error)."""
     from lmi_config.knowledge.images import frameworks
 
     family = frameworks().get(framework)
     if family is None or chosen.id in family.backends or len(family.backends) != 1:
+        return chosen, reason
+    if accelerator is not None and accelerator != family.accelerator:
         return chosen, reason
     return resolve_backend(family.backends[0]), f"the one backend of the {framework} image named ({named})"
 

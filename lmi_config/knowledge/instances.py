@@ -137,3 +137,9 @@ def degree_allowed(row: dict[str, Any], degree: int) -> bool:
     degrees = row.get("degrees") or []
     multiple = row.get("multiple_of")
     return degree in degrees or bool(multiple and degree % int(multiple) == 0)
+
+
+def first_neuron_sdk(platform: str) -> tuple[str, str] | None:
+    """(version, source) of the first Neuron SDK that runs on a Neuron platform, where one is recorded."""
+    row = load_data("instances.json").get("first_neuron_sdk", {}).get(platform)
+    return (str(row["value"]), str(row["source"])) if row else None

@@ -361,6 +361,7 @@ class InstanceRow(Sourced):
 
 class InstancesFile(Sourced):
     instances: list[InstanceRow]
+    first_neuron_sdk: dict[str, Value] = {}  # platform -> the first Neuron SDK that runs on it
     on_demand_prices: OnDemandPrices
 
 

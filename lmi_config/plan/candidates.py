@@ -122,18 +122,21 @@ def batch_grid(cap: int, minimum: int | None) -> list[int]:
 
 
 def model_refusal(judged: list[PlannedCandidate]) -> str | None:
-    """What refuses the model itself, when every judged candidate is refused for it (what loads the model
-    does not know its type): no instance, TP or batch helps, so a search that found nothing says that."""
+    """What refuses the model or the image itself, when every judged candidate is refused for it (what
+    loads the model does not know its type; the image's Neuron SDK predates the instance): no TP or
+    batch helps, so a search that found nothing says that."""
     from lmi_config.shape.engines import MODEL_CHECKS, REMOTE_CODE_CHECK
+    from lmi_config.shape.neuron_sdk import CHECK as SDK_CHECK
 
-    if not judged or not all(set(candidate.blocked_by) & set(MODEL_CHECKS) for candidate in judged):
+    refusing = {*MODEL_CHECKS, SDK_CHECK}
+    if not judged or not all(set(candidate.blocked_by) & refusing for candidate in judged):
         return None
     problems = [
         problem
         for candidate in judged
         if candidate.assessment is not None
         for problem in candidate.assessment.problems
-        if problem.check in MODEL_CHECKS
+        if problem.check in refusing
     ]
     refusal = "; ".join(sorted({problem.message for problem in problems}))
     if any(problem.check == REMOTE_CODE_CHECK for problem in problems):
