@@ -149,3 +149,23 @@ def test_a_model_the_images_optimum_neuron_does_not_export_is_refused_before_any
     assert f"optimum-neuron {uri_version} registers text-generation only for" in result.stderr
     assert "gemma2" in result.stderr and "nothing was started" in result.stderr
     assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)
+
+
+def test_a_trainium2_job_on_an_image_older_than_its_neuron_sdk_is_refused_before_any_job(
+    aws: dict[str, Any], server: str, tmp_path: Path
+) -> None:
+    # every published Neuron LMI image installs Neuron SDK 2.20.1 or older; Trainium2 runs from 2.21.0
+    # (aws-neuron-sdk v2.21.0 release notes): the job would start, pay, and fail to use the cores
+    search = Search(server, tmp_path)
+    result = search.coordinate("--yes", *EVERY_IMAGE_EXPORTS, "--instance", "ml.trn2.48xlarge")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert (
+        "--instance ml.trn2.48xlarge" in result.stderr and "trn2 runs from Neuron SDK 2.21.0" in result.stderr
+    )
+    assert "--image URI" in result.stderr
+    assert jobs(aws) == {} and "Contents" not in aws["s3"].list_objects_v2(Bucket=BUCKET)
+    image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/my-neuron:2.21"  # the user's own: not refused
+    given = search.coordinate(
+        "--dry-run", *EVERY_IMAGE_EXPORTS, "--instance", "ml.trn2.48xlarge", "--image", image
+    )
+    assert given.returncode == 0, given.stderr

@@ -33,6 +33,7 @@ class JobImage:
     uri: str
     optimum_neuron: str | None
     reason: str
+    djl_version: str | None = None  # the LMI release of a published image (None: given by --image)
 
 
 @dataclass(frozen=True)
@@ -71,11 +72,12 @@ def choose_job_image(region: str, image: str | None, wanted: str | None) -> JobI
             newest.optimum_neuron,
             f"ships optimum-neuron {newest.optimum_neuron}, the newest of the images in {region}; no "
             "optimum-neuron is installed here and --optimum-neuron was not given",
+            newest.djl_version,
         )
     exact = [candidate for candidate in candidates if candidate.optimum_neuron == wanted]
     if exact:
         chosen = exact[-1]
-        return JobImage(chosen.uri, wanted, f"ships optimum-neuron {wanted}, as {source}")
+        return JobImage(chosen.uri, wanted, f"ships optimum-neuron {wanted}, as {source}", chosen.djl_version)
     nearest = _nearest(candidates, wanted)
     if nearest is None:
         shipped = ", ".join(dict.fromkeys(candidate.optimum_neuron for candidate in candidates))
@@ -89,6 +91,37 @@ def choose_job_image(region: str, image: str | None, wanted: str | None) -> JobI
         nearest.optimum_neuron,
         f"ships optimum-neuron {nearest.optimum_neuron}, the nearest to {source} with the same minor "
         f"version (no published image in {region} ships {wanted}); give --image to use another",
+        nearest.djl_version,
+    )
+
+
+def check_runs_on(image: JobImage, instance_type: str, platform: str) -> None:
+    """:class:`InputError` when the image's Neuron SDK is older than the first that runs on the
+    instance's NeuronCores (Trainium2 before SDK 2.21): the job would start and fail to use them."""
+    from lmi_config.knowledge.instances import first_neuron_sdk
+    from lmi_config.shape.neuron_sdk import image_neuron_sdk
+
+    first = first_neuron_sdk(platform)
+    installed = image_neuron_sdk(image.djl_version) if image.djl_version else None
+    if first is None or installed is None or version_tuple(installed) >= version_tuple(first[0]):
+        return
+    from lmi_config.knowledge.images import images
+
+    published = [
+        known.tag
+        for known in images()
+        if known.framework == "djl-neuronx" and known.published and known.tag and known.neuron_sdk
+        if version_tuple(known.neuron_sdk) >= version_tuple(first[0])
+    ]
+    where = (
+        f"published images that do: {', '.join(published)}"
+        if published
+        else "no published Neuron LMI image does"
+    )
+    raise InputError(
+        f"--instance ml.{instance_type}: the jobs' image {image.uri} installs Neuron SDK {installed}, and "
+        f"{platform} runs from Neuron SDK {first[0]} on ({where}); search that instance with --image URI of "
+        "an image with a newer Neuron SDK, or search trn1"
     )
 
 

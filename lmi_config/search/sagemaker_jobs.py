@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.errors import InputError
-from lmi_config.search.job_image import choose_job_image
+from lmi_config.search.job_image import JobImage, check_runs_on, choose_job_image
 from lmi_config.search.job_package import CHANNEL, job_package
 from lmi_config.search.order import order_arguments
 from lmi_config.search.session import SearchOptions
@@ -167,7 +167,7 @@ def plan_jobs(request: RemoteRequest) -> JobPlan:
     if not region:
         raise InputError("--on sagemaker needs a region: --region NAME (or AWS_REGION)")
     image = choose_job_image(region, request.image, request.optimum_neuron)
-    grids = _grids(request, image.optimum_neuron)
+    grids = _grids(request, image)
     tag = search_tag(request.search, request.s3_prefix)
     plan = JobPlan(request, tag, region, image.uri, image.reason, secrets=job_secrets(request))
     sizes = {name: grid.tensor_parallel_sizes for name, (grid, _) in grids.items()}
@@ -208,11 +208,11 @@ def job_secrets(request: RemoteRequest) -> dict[str, str]:
     return values
 
 
-def _grids(request: RemoteRequest, exporter: str | None) -> dict[str, tuple[TrialGrid, Predictor]]:
+def _grids(request: RemoteRequest, image: JobImage) -> dict[str, tuple[TrialGrid, Predictor]]:
     """Per instance type: the seed's grid for the model and the judge's predictor, which judges the
-    export registry of ``exporter`` (the optimum-neuron the jobs' image ships; None: any release
-    lmi-config knows). A model that registry does not export is refused before any job is planned,
-    as the local search refuses it."""
+    export registry of the optimum-neuron the jobs' image ships (unknown: any release lmi-config
+    knows). A model that registry does not export, or an instance whose NeuronCores the image's
+    Neuron SDK predates, is refused before any job is planned."""
     from lmi_config.knowledge.instances import resolve_instance
     from lmi_config.modelarch import ModelResolutionError, resolve_model
     from lmi_config.search.grid import Predictor, seed_grid
@@ -251,7 +251,8 @@ def _grids(request: RemoteRequest, exporter: str | None) -> dict[str, tuple[Tria
                 f"--instance {name}: no candidate for {request.search.model} (no TP size divides its heads)"
             )
         options = request.search
-        predict = Predictor(arch, instance, options.backend, options.dtype, exporter)
+        check_runs_on(image, instance.instance_type, instance.platform)
+        predict = Predictor(arch, instance, options.backend, options.dtype, image.optimum_neuron)
         unexported = export_problems(predict.writer.target)  # every job's export would stop the same way
         if unexported:
             raise InputError(f"{unexported[0].message}; nothing was started")
