@@ -35,6 +35,7 @@ from lmi_config.modelfields import (
     count_field,
     is_count_integer,
     key_value_heads,
+    layout_not_modelled,
     rope_factor,
 )
 
@@ -72,6 +73,9 @@ class ModelArch(NamedTuple):
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None
     rope_scaling_factor: float | None = None  # checked finite and positive when the config sets one
+    # why the memory model cannot size this model (a layout its formulas do not cover), else None:
+    # memory is then not estimated rather than estimated wrong
+    memory_not_estimated: str | None = None
 
     @property
     def is_text_generation(self) -> bool:
@@ -165,8 +169,12 @@ def normalize_config(
     source: str,
     total_params: int | None = None,
     weight_bytes: int | None = None,
+    memory_not_estimated: str | None = None,
 ) -> ModelArch:
-    """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`."""
+    """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`.
+
+    ``memory_not_estimated``: a reason the caller knows (the generated catalog's); a layout the
+    formulas do not cover is found here for any source."""
     config = _flatten(raw)
     model_type = str(config.get("model_type") or "unknown")
     defaults = type_defaults(model_type)
@@ -262,6 +270,7 @@ def normalize_config(
         kv_lora_rank=arch["kv_lora_rank"] or None,
         qk_rope_head_dim=arch["qk_rope_head_dim"] or None,
         qk_nope_head_dim=arch["qk_nope_head_dim"] or None,
+        memory_not_estimated=memory_not_estimated or layout_not_modelled(config),
     )
 
 
@@ -270,8 +279,9 @@ def _catalog_index() -> dict[str, dict[str, Any]]:
     index: dict[str, dict[str, Any]] = {}
     for row in catalog_rows():
         for name in [row["model_id"], *row.get("aliases", [])]:
-            index[name.lower()] = row
-            index[name.lower().split("/")[-1]] = index.get(name.lower().split("/")[-1], row)
+            # the first row to name an id wins: hand-curated entries come before generated ones
+            index.setdefault(name.lower(), row)
+            index.setdefault(name.lower().split("/")[-1], row)
     return index
 
 
@@ -286,6 +296,7 @@ def from_catalog(model_id: str) -> ModelArch | None:
         model_id=row["model_id"],
         source=f"built-in catalog ({row['source']})",
         total_params=row.get("total_params"),
+        memory_not_estimated=row.get("memory_not_estimated"),
     )
 
 

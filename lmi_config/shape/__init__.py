@@ -212,6 +212,8 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         sizing_shape is not None
         and instance is not None
         and arch is not None
+        and arch.memory_not_estimated
+        is None  # a layout the formulas do not cover: no figure, not a wrong one
         and target.accelerator in ("neuron", "gpu")
         and target.backend not in UNSIZED_BACKENDS
     ):
