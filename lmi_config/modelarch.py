@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten
 from lmi_config.knowledge.models import architecture_family as _family
-from lmi_config.knowledge.models import catalog_rows, type_defaults
+from lmi_config.knowledge.models import generated_catalog_rows, hand_catalog_rows, type_defaults
 from lmi_config.modelfields import (
     EXPERTS,
     EXPERTS_PER_TOKEN,
@@ -275,20 +275,29 @@ def normalize_config(
 
 
 @cache
-def _catalog_index() -> dict[str, dict[str, Any]]:
+def _catalog_index(generated: bool) -> dict[str, dict[str, Any]]:
+    """Rows by lower-case id, alias and last path part; the first row to name one wins."""
     index: dict[str, dict[str, Any]] = {}
-    for row in catalog_rows():
+    for row in generated_catalog_rows() if generated else hand_catalog_rows():
         for name in [row["model_id"], *row.get("aliases", [])]:
-            # the first row to name an id wins: hand-curated entries come before generated ones
             index.setdefault(name.lower(), row)
             index.setdefault(name.lower().split("/")[-1], row)
     return index
 
 
 def from_catalog(model_id: str) -> ModelArch | None:
-    """The catalog entry for a Hub id (or its last path part), else None."""
+    """The catalog entry for a Hub id (or its last path part), else None.
+
+    A full id is looked up in the hand-curated catalog, then in the generated one (read only then);
+    a last path part only when no full id matches."""
     wanted = model_id.strip().rstrip("/").lower()
-    row = _catalog_index().get(wanted) or _catalog_index().get(wanted.split("/")[-1])
+    short = wanted.split("/")[-1]
+    row = (
+        _catalog_index(False).get(wanted)
+        or _catalog_index(True).get(wanted)
+        or _catalog_index(False).get(short)
+        or _catalog_index(True).get(short)
+    )
     if row is None:
         return None
     return normalize_config(
