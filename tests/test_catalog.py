@@ -175,3 +175,21 @@ def test_a_sized_generated_model_is_sized(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert any(code.startswith("LMI3") for code in _codes(result)), result.stdout
     assert "memory not estimated" not in _notes(result)
+
+
+def test_the_model_listing_shows_no_parameter_count_the_formula_did_not_make(tmp_path: Path) -> None:
+    result = run("models", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    listed = {row["model_id"]: row for row in json.loads(result.stdout)}
+    assert listed["openai/gpt-oss-20b"]["parameters"] is None  # gpt_oss: a layout the formula does not cover
+    assert (
+        listed["Qwen/Qwen3-Coder-480B-A35B-Instruct"]["parameters"]
+        == _row("Qwen/Qwen3-Coder-480B-A35B-Instruct")["total_params"]
+    )
+    assert "aiconfigurator" in listed["openai/gpt-oss-20b"]["source"]
+    text = run("models", cwd=tmp_path)
+    assert text.returncode == 0
+    assert (
+        next(line for line in text.stdout.splitlines() if line.startswith("openai/gpt-oss-20b ")).split()[1]
+        == "-"
+    )
