@@ -148,6 +148,9 @@ def memory_not_estimated(
     layout = layout_not_modelled({**config, **text})
     if layout:
         return layout
+    if "vision_config" in config:
+        # vision-language models: vLLM's profile run includes the encoder (sizing/gpu.py _vision_unknown)
+        return "the vision encoder's weights and profile-run activations are not in the parameter formula"
     if model_type not in known:
         return f"the memory model does not describe the {model_type} layout (parameters and KV cache)"
     method = (config.get("quantization_config") or {}).get("quant_method") or (
@@ -158,8 +161,6 @@ def memory_not_estimated(
             f"the checkpoint is stored quantized ({method}): the memory model sizes weights from the parameter "
             "count at the configured dtype, not at the checkpoint's bytes"
         )
-    if "vision_config" in config:
-        return "the vision encoder's weights and profile-run activations are not in the parameter formula"
     return None
 
 
@@ -245,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     OUTPUT.write_text(text, encoding="utf-8")
     sized = sum(1 for row in document["models"] if row["total_params"])
     print(
-        f"wrote {OUTPUT}: {len(document['models'])} models ({sized} sized), {len(differences)} disagreements"
+        f"wrote {OUTPUT}: {len(document['models'])} models ({sized} sized), {len(differences)} disagreements with models.json or models left out (--compare lists them)"
     )
     return 0
 

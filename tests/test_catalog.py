@@ -139,7 +139,10 @@ def test_a_vision_language_model_on_a_g5_reports_no_text_only_capacity(tmp_path:
     document = json.loads(result.stdout)
     assert document["model"] == "Qwen/Qwen3-VL-8B-Instruct"
     assert document["memory"] is None  # no KV capacity of a text-only model of the same size
-    assert any("memory not estimated for Qwen/Qwen3-VL-8B-Instruct" in note for note in document["notes"])
+    assert any(
+        "memory not estimated for Qwen/Qwen3-VL-8B-Instruct: the vision encoder's weights" in note
+        for note in document["notes"]
+    )
     assert not any("model checks skipped" in note for note in document["notes"])
 
 
