@@ -226,6 +226,10 @@ def _assess(unit: LintUnit) -> None:
         nodes=_runtime_setting(unit.target, "nodes"),
     )
     unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
+    if context.model and context.model.memory_not_estimated and context.instance:
+        unit.notes.append(
+            f"memory not estimated for {context.model.model_id}: {context.model.memory_not_estimated}"
+        )
     if (
         unit.assessment.memory is None
         and context.backend.id == "custom"

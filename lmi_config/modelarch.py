@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten
 from lmi_config.knowledge.models import architecture_family as _family
-from lmi_config.knowledge.models import catalog_rows, type_defaults
+from lmi_config.knowledge.models import generated_catalog_rows, hand_catalog_rows, type_defaults
 from lmi_config.modelfields import (
     EXPERTS,
     EXPERTS_PER_TOKEN,
@@ -35,6 +35,7 @@ from lmi_config.modelfields import (
     count_field,
     is_count_integer,
     key_value_heads,
+    layout_not_modelled,
     rope_factor,
 )
 
@@ -72,6 +73,9 @@ class ModelArch(NamedTuple):
     qk_rope_head_dim: int | None = None
     qk_nope_head_dim: int | None = None
     rope_scaling_factor: float | None = None  # checked finite and positive when the config sets one
+    # why the memory model cannot size this model (a layout its formulas do not cover), else None:
+    # memory is then not estimated rather than estimated wrong
+    memory_not_estimated: str | None = None
 
     @property
     def is_text_generation(self) -> bool:
@@ -165,8 +169,12 @@ def normalize_config(
     source: str,
     total_params: int | None = None,
     weight_bytes: int | None = None,
+    memory_not_estimated: str | None = None,
 ) -> ModelArch:
-    """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`."""
+    """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`.
+
+    ``memory_not_estimated``: a reason the caller knows (the generated catalog's); a layout the
+    formulas do not cover is found here for any source."""
     config = _flatten(raw)
     model_type = str(config.get("model_type") or "unknown")
     defaults = type_defaults(model_type)
@@ -262,23 +270,34 @@ def normalize_config(
         kv_lora_rank=arch["kv_lora_rank"] or None,
         qk_rope_head_dim=arch["qk_rope_head_dim"] or None,
         qk_nope_head_dim=arch["qk_nope_head_dim"] or None,
+        memory_not_estimated=memory_not_estimated or layout_not_modelled(config),
     )
 
 
 @cache
-def _catalog_index() -> dict[str, dict[str, Any]]:
+def _catalog_index(generated: bool) -> dict[str, dict[str, Any]]:
+    """Rows by lower-case id, alias and last path part; the first row to name one wins."""
     index: dict[str, dict[str, Any]] = {}
-    for row in catalog_rows():
+    for row in generated_catalog_rows() if generated else hand_catalog_rows():
         for name in [row["model_id"], *row.get("aliases", [])]:
-            index[name.lower()] = row
-            index[name.lower().split("/")[-1]] = index.get(name.lower().split("/")[-1], row)
+            index.setdefault(name.lower(), row)
+            index.setdefault(name.lower().split("/")[-1], row)
     return index
 
 
 def from_catalog(model_id: str) -> ModelArch | None:
-    """The catalog entry for a Hub id (or its last path part), else None."""
+    """The catalog entry for a Hub id (or its last path part), else None.
+
+    A full id is looked up in the hand-curated catalog, then in the generated one (read only then);
+    a last path part only when no full id matches."""
     wanted = model_id.strip().rstrip("/").lower()
-    row = _catalog_index().get(wanted) or _catalog_index().get(wanted.split("/")[-1])
+    short = wanted.split("/")[-1]
+    row = (
+        _catalog_index(False).get(wanted)
+        or _catalog_index(True).get(wanted)
+        or _catalog_index(False).get(short)
+        or _catalog_index(True).get(short)
+    )
     if row is None:
         return None
     return normalize_config(
@@ -286,6 +305,7 @@ def from_catalog(model_id: str) -> ModelArch | None:
         model_id=row["model_id"],
         source=f"built-in catalog ({row['source']})",
         total_params=row.get("total_params"),
+        memory_not_estimated=row.get("memory_not_estimated"),
     )
 
 

@@ -135,3 +135,37 @@ def _finite_positive(number: float) -> bool:
         return math.isfinite(float(number)) and number > 0
     except OverflowError:  # an integer past what a float holds
         return False
+
+
+# layer kinds the KV-cache formula sizes: every other kind (Mamba, linear attention) keeps a
+# different state per layer
+_ATTENTION_LAYER_KINDS = frozenset({"full_attention", "sliding_attention"})
+
+
+def layout_not_modelled(config: dict[str, Any]) -> str | None:
+    """Why the parameter and KV-cache formulas do not describe this config's layers, or None.
+
+    Each marker is a config.json field of a layout the formulas ignore: Mamba layers mixed with
+    attention (``hybrid_override_pattern``, Nemotron-H), per-layer blocks of different widths
+    (``block_configs``, Nemotron-NAS), linear-attention layers (``layer_types``, Qwen3.5), MoE
+    only every n-th layer (``interleave_moe_layer_step``, Llama-4 Maverick) and a sparse-attention
+    indexer with its own cache (``index_topk``, DeepSeek-V3.2 / GLM-5).
+    """
+    if (
+        config.get("hybrid_override_pattern")
+        or config.get("hybrid_layer_pattern")
+        or config.get("layers_block_type")
+    ):
+        return "hybrid layers (attention mixed with Mamba or other layers): the KV-cache formula counts attention only"
+    if config.get("block_configs"):
+        return "layers of different widths (block_configs): the parameter formula assumes identical layers"
+    kinds = config.get("layer_types")
+    if isinstance(kinds, list) and set(map(str, kinds)) - _ATTENTION_LAYER_KINDS:
+        others = sorted(set(map(str, kinds)) - _ATTENTION_LAYER_KINDS)
+        return f"{', '.join(others)} layers keep a state the KV-cache formula does not size"
+    step = config.get("interleave_moe_layer_step")
+    if isinstance(step, int) and not isinstance(step, bool) and step > 1:
+        return f"experts in one layer of every {step} only: the parameter formula puts them in every layer"
+    if config.get("index_topk"):
+        return "sparse attention with an indexer (index_topk) whose cache the KV formula does not size"
+    return None

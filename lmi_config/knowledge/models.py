@@ -1,5 +1,9 @@
-"""The offline model catalog (``data/models.json``): configs, aliases, per-type defaults and the
-architecture families the parameter count needs."""
+"""The offline model catalog: configs, aliases, per-type defaults and the architecture families the
+parameter count needs.
+
+Two files: ``data/models.json`` (hand-curated, with sources checked by hand) and
+``data/models_generated.json`` (written by ``scripts/gen_model_catalog.py`` from the config.json
+copies in NVIDIA's aiconfigurator wheels). Hand entries come first, so they win a shared id."""
 
 from __future__ import annotations
 
@@ -11,8 +15,20 @@ from lmi_config.knowledge import load_data
 
 @cache
 def catalog_rows() -> tuple[dict[str, Any], ...]:
-    """Every catalog entry (model id, aliases, config, parameter count, source)."""
+    """Every catalog entry (model id, aliases, config, parameter count, source): hand-curated first."""
+    return hand_catalog_rows() + generated_catalog_rows()
+
+
+@cache
+def hand_catalog_rows() -> tuple[dict[str, Any], ...]:
+    """The hand-curated entries (``models.json``)."""
     return tuple(load_data("models.json")["models"])
+
+
+@cache
+def generated_catalog_rows() -> tuple[dict[str, Any], ...]:
+    """The generated entries (``models_generated.json``); ``memory_not_estimated`` says why a row is unsized."""
+    return tuple(load_data("models_generated.json")["models"])
 
 
 @cache

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
+from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
@@ -865,6 +866,7 @@ SCHEMAS: dict[str, Any] = {
     "instances.json": InstancesFile,
     "memory.json": MemoryFile,
     "models.json": ModelsFile,
+    "models_generated.json": GeneratedModelsFile,
     "options.json": OptionsFile,
     "perf_devices.json": PerfDevicesFile,
     "perf_fit.json": PerfFitFile,

@@ -22,7 +22,8 @@ def model_rows() -> list[dict[str, Any]]:
             {
                 "model_id": arch.model_id,
                 "aliases": row.get("aliases", []),
-                "parameters": arch.total_params,
+                # a layout the formula does not cover has no parameter count rather than a wrong one
+                "parameters": None if arch.memory_not_estimated else arch.total_params,
                 "heads": arch.num_attention_heads,
                 "kv_heads": arch.num_key_value_heads,
                 "layers": arch.num_layers,
@@ -39,10 +40,14 @@ def format_models(rows: list[dict[str, Any]]) -> str:
     for item in rows:
         experts = f"  ({item['experts']} experts)" if item["experts"] else ""
         lines.append(
-            f"{item['model_id']:<48} {item['parameters'] / 1e9:>7.2f}B {item['heads']:>5} {item['kv_heads']:>3} "
+            f"{item['model_id']:<48} {_billions(item['parameters']):>8} {item['heads']:>5} {item['kv_heads']:>3} "
             f"{item['layers']:>6} {item['max_position_embeddings'] or '-':>8}{experts}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _billions(parameters: int | None) -> str:
+    return f"{parameters / 1e9:.2f}B" if parameters else "-"
 
 
 def instance_rows() -> list[dict[str, Any]]:

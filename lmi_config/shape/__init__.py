@@ -213,6 +213,8 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         sizing_shape is not None
         and instance is not None
         and arch is not None
+        # a layout the formulas do not cover gets no figure rather than a wrong one
+        and arch.memory_not_estimated is None
         and target.accelerator in ("neuron", "gpu")
         and target.backend not in UNSIZED_BACKENDS
     ):

@@ -1,0 +1,198 @@
+"""The generated model catalog (models_generated.json): what a user linting a model the hand catalog
+lacks now sees, and the file's consistency with the project's own formulas (no network: the
+generator's download is not run here, its output is checked against the code that reads it)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_hostile_inputs import run, write
+
+from lmi_config.knowledge.models import generated_catalog_rows, hand_catalog_rows
+from lmi_config.modelarch import from_catalog, normalize_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "gen_model_catalog", ROOT / "scripts" / "gen_model_catalog.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gen_model_catalog"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(model_id: str) -> dict[str, Any]:
+    return next(row for row in generated_catalog_rows() if row["model_id"] == model_id)
+
+
+def _lint(tmp_path: Path, model_id: str, instance: str, *extra: str, lines: str = "") -> Any:
+    properties = write(
+        tmp_path / "serving.properties",
+        f"engine=Python\noption.model_id={model_id}\noption.rolling_batch=vllm\n{lines}",
+    )
+    return run("lint", str(properties), "--instance", instance, "--format", "json", *extra, cwd=tmp_path)
+
+
+def _notes(result: Any) -> str:
+    return "\n".join(json.loads(result.stdout)["summary"]["notes"])
+
+
+def _codes(result: Any) -> dict[str, str]:
+    return {finding["code"]: finding["message"] for finding in json.loads(result.stdout)["findings"]}
+
+
+# --- the file against the code that reads it ----------------------------------------------------
+
+
+def test_no_generated_model_repeats_a_hand_curated_id_or_alias() -> None:
+    hand = {name.lower() for row in hand_catalog_rows() for name in [row["model_id"], *row["aliases"]]}
+    repeated = [row["model_id"] for row in generated_catalog_rows() if row["model_id"].lower() in hand]
+    assert not repeated
+    assert len(generated_catalog_rows()) >= 40
+
+
+def test_every_generated_model_resolves_to_its_own_row() -> None:
+    # a hand entry's short name (the part after the slash) must not shadow a generated id
+    for row in generated_catalog_rows():
+        arch = from_catalog(row["model_id"])
+        assert arch is not None and arch.model_id == row["model_id"], row["model_id"]
+        assert "aiconfigurator" in arch.source
+
+
+def test_stored_parameter_counts_are_the_formula_applied_to_the_stored_config() -> None:
+    sized = [row for row in generated_catalog_rows() if row["total_params"]]
+    assert sized
+    for row in sized:
+        computed = normalize_config(row["config"], model_id=row["model_id"], source=row["source"])
+        assert computed.total_params == row["total_params"], row["model_id"]
+
+
+def test_stored_reasons_are_what_the_generator_decides_from_the_stored_config() -> None:
+    generator = _generator()
+    known = generator.sized_types()
+    for row in generated_catalog_rows():
+        expected = generator.memory_not_estimated(row["config"], row["hf_quant_config"], known)
+        assert row["memory_not_estimated"] == expected, row["model_id"]
+
+
+@pytest.mark.parametrize(
+    ("model_id", "reason"),
+    [
+        ("nvidia/Nemotron-H-56B-Base-8K", "hybrid layers"),
+        ("Qwen/Qwen3.5-27B", "linear_attention layers"),
+        ("meta-llama/Llama-4-Maverick-17B-128E-Instruct", "experts in one layer of every 2"),
+        ("deepseek-ai/DeepSeek-V3.2", "indexer"),
+        ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", "block_configs"),
+    ],
+)
+def test_a_layout_the_formulas_do_not_cover_is_not_estimated_from_any_source(
+    tmp_path: Path, model_id: str, reason: str
+) -> None:
+    # the same config.json in a local directory (or from the Hub) gets the same verdict as the catalog's
+    write(tmp_path / "model" / "config.json", json.dumps(_row(model_id)["config"]))
+    result = _lint(
+        tmp_path, str(tmp_path / "model"), "ml.p5.48xlarge", lines="option.tensor_parallel_degree=8\n"
+    )
+    assert result.returncode in (0, 1), result.stderr
+    assert f"memory not estimated for {tmp_path / 'model'}: " in _notes(result)
+    assert reason in _notes(result)
+    assert not {"LMI301", "LMI302"} & set(_codes(result))
+
+
+# --- what a user sees ---------------------------------------------------------------------------
+
+
+def test_gpt_oss_on_lmi_14_is_judged_by_its_architecture(tmp_path: Path) -> None:
+    # the issue's example: openai/gpt-oss-20b on 0.32.0-lmi14.0.0-cu126 (vLLM 0.7.3)
+    result = _lint(tmp_path, "openai/gpt-oss-20b", "ml.g6e.2xlarge", "--lmi-version", "0.32.0")
+    codes = _codes(result)
+    assert "(GptOssForCausalLM) is not in vLLM 0.7.3's model registry" in codes["LMI607"]
+    assert "model checks skipped" not in _notes(result)
+    assert "memory not estimated for openai/gpt-oss-20b: the memory model does not describe the gpt_oss" in (
+        _notes(result)
+    )
+
+
+def test_gpt_oss_on_a_current_image_runs_natively(tmp_path: Path) -> None:
+    result = _lint(tmp_path, "openai/gpt-oss-20b", "ml.g6e.2xlarge", "--lmi-version", "0.36.0")
+    assert result.returncode == 0, result.stdout
+    assert not {"LMI606", "LMI607"} & set(_codes(result))
+
+
+def test_a_vision_language_model_on_a_g5_reports_no_text_only_capacity(tmp_path: Path) -> None:
+    properties = write(
+        tmp_path / "serving.properties",
+        "engine=Python\noption.model_id=Qwen/Qwen3-VL-8B-Instruct\noption.rolling_batch=vllm\n"
+        "option.tensor_parallel_degree=1\n",
+    )
+    result = run("explain", str(properties), "--instance", "ml.g5.2xlarge", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["model"] == "Qwen/Qwen3-VL-8B-Instruct"
+    assert document["memory"] is None  # no KV capacity of a text-only model of the same size
+    assert any(
+        "memory not estimated for Qwen/Qwen3-VL-8B-Instruct: the vision encoder's weights" in note
+        for note in document["notes"]
+    )
+    assert not any("model checks skipped" in note for note in document["notes"])
+
+
+def test_an_fp8_checkpoint_on_an_a10g_is_refused_where_the_images_vllm_needs_8_9(tmp_path: Path) -> None:
+    # vLLM 0.4.2 (LMI 0.28.0): fp8 kernels need compute capability 8.9; the g5's A10G has 8.6
+    old = _lint(tmp_path, "Qwen/Qwen3-30B-A3B-FP8", "ml.g5.12xlarge", "--lmi-version", "0.28.0")
+    assert old.returncode == 1
+    assert "fp8 kernels need compute capability 8.9; the A10G has 8.6" in _codes(old)["LMI602"]
+    # from vLLM 0.5.3 weight-only FP8 runs on 8.0 (Marlin): no error on a current image
+    current = _lint(tmp_path, "Qwen/Qwen3-30B-A3B-FP8", "ml.g5.12xlarge", "--lmi-version", "0.36.0")
+    assert "LMI602" not in _codes(current)
+
+
+def test_deepseek_v3_gets_no_memory_figure_and_no_false_memory_error(tmp_path: Path) -> None:
+    result = _lint(
+        tmp_path, "deepseek-ai/DeepSeek-V3", "ml.p5.48xlarge", lines="option.tensor_parallel_degree=8\n"
+    )
+    assert result.returncode == 0, result.stdout
+    assert not any(code.startswith("LMI3") for code in _codes(result))
+    assert "memory not estimated for deepseek-ai/DeepSeek-V3: the checkpoint is stored quantized (fp8)" in (
+        _notes(result)
+    )
+
+
+def test_a_sized_generated_model_is_sized(tmp_path: Path) -> None:
+    # Qwen3-Coder-480B in bf16 on one 8 x 24 GiB g5.48xlarge: 960 GB of weights cannot fit
+    result = _lint(
+        tmp_path,
+        "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+        "ml.g5.48xlarge",
+        lines="option.tensor_parallel_degree=8\n",
+    )
+    assert result.returncode == 1
+    assert any(code.startswith("LMI3") for code in _codes(result)), result.stdout
+    assert "memory not estimated" not in _notes(result)
+
+
+def test_the_model_listing_shows_no_parameter_count_the_formula_did_not_make(tmp_path: Path) -> None:
+    result = run("models", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    listed = {row["model_id"]: row for row in json.loads(result.stdout)}
+    assert listed["openai/gpt-oss-20b"]["parameters"] is None  # gpt_oss: a layout the formula does not cover
+    assert (
+        listed["Qwen/Qwen3-Coder-480B-A35B-Instruct"]["parameters"]
+        == _row("Qwen/Qwen3-Coder-480B-A35B-Instruct")["total_params"]
+    )
+    assert "aiconfigurator" in listed["openai/gpt-oss-20b"]["source"]
+    text = run("models", cwd=tmp_path)
+    assert text.returncode == 0
+    assert (
+        next(line for line in text.stdout.splitlines() if line.startswith("openai/gpt-oss-20b ")).split()[1]
+        == "-"
+    )
