@@ -20,6 +20,7 @@ from lmi_config.plan.candidates import (
     batch_grid,
     model_refusal,
     planned,
+    unsized_refusal,
 )
 from lmi_config.plan.performance import PAGED_BACKENDS, describe_figures
 from lmi_config.plan.ranking import rank_groups
@@ -128,7 +129,7 @@ def _groups(writer: CandidateWriter, request: AutoRequest, sequence: int | None)
 
 def _nothing_fits(target: Target, judged: list[PlannedCandidate], workload: PlanWorkload) -> str:
     assert target.arch is not None and target.instance is not None
-    refusal = model_refusal(judged)
+    refusal = model_refusal(judged) or unsized_refusal(target.arch)
     if refusal:
         return f"{target.arch.model_id} cannot be planned on {target.planned_for}: {refusal}"
     reasons = sorted({slug for candidate in judged for slug in candidate.blocked_by})

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_cli
 from test_hostile_inputs import run, write
 
 from lmi_config.knowledge.models import generated_catalog_rows, hand_catalog_rows
@@ -196,3 +197,19 @@ def test_the_model_listing_shows_no_parameter_count_the_formula_did_not_make(tmp
         next(line for line in text.stdout.splitlines() if line.startswith("openai/gpt-oss-20b ")).split()[1]
         == "-"
     )
+
+
+def test_plan_and_render_auto_say_memory_is_not_estimated_instead_of_nothing_fits(tmp_path: Path) -> None:
+    """gpt-oss: a layout the memory model does not describe; 'no configuration serves …, try a larger
+    instance' would send the user after the wrong cause."""
+    refused = run_cli("plan", "--model", "openai/gpt-oss-20b", "--instance", "ml.g6e.2xlarge")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "memory is not estimated for openai/gpt-oss-20b" in refused.stderr
+    assert "larger instance" not in refused.stderr
+    spec = tmp_path / "oss.yaml"
+    spec.write_text(
+        "model: openai/gpt-oss-20b\ninstance: ml.g6e.2xlarge\nbackend: vllm\noptions:\n  tensor_parallel_degree: auto\n",
+        encoding="utf-8",
+    )
+    rendered = run_cli("render", str(spec))
+    assert rendered.returncode != 0 and "memory is not estimated" in rendered.stderr

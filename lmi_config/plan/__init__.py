@@ -25,6 +25,7 @@ from lmi_config.plan.candidates import (
     model_refusal,
     planned,
     rank_key,
+    unsized_refusal,
 )
 from lmi_config.plan.ranking import allowed, describe, rank_groups
 from lmi_config.plan.targets import plan_groups
@@ -68,7 +69,7 @@ def plan_model(request: PlanRequest) -> PlanResult:
     exhaustive = request.complete or request.top <= 0
     ranked, judged = rank_groups(groups, judge, request.objective, workload, request.top, exhaustive)
     if not ranked and not request.include_infeasible:
-        refusal = model_refusal(judged)
+        refusal = model_refusal(judged) or unsized_refusal(arch)
         if refusal:
             raise PlanningError(f"no configuration of {request.model} can be planned: {refusal}")
         raise PlanningError(

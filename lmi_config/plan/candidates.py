@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from lmi_config.knowledge import Release
 from lmi_config.knowledge.instances import Instance
 from lmi_config.knowledge.planning import Price
+from lmi_config.modelarch import ModelArch
 from lmi_config.plan.performance import Figures, predicted
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.plan.writer import Candidate, CandidateWriter
@@ -119,6 +120,18 @@ def batch_grid(cap: int, minimum: int | None) -> list[int]:
     if minimum is not None:
         values.add(minimum)
     return sorted(value for value in values if minimum is None or value >= minimum)
+
+
+def unsized_refusal(arch: ModelArch) -> str | None:
+    """Why nothing was ranked when the model's memory is not estimated (a layout the formulas do not
+    cover): every candidate lacks a memory figure, which is not the same as not fitting."""
+    if not arch.memory_not_estimated:
+        return None
+    return (
+        f"memory is not estimated for {arch.model_id} ({arch.memory_not_estimated}), so no configuration can "
+        "be ranked; lint and explain still judge a configuration you write (TP against heads, dtype, "
+        "quantization, the image's engine)"
+    )
 
 
 def model_refusal(judged: list[PlannedCandidate]) -> str | None:
