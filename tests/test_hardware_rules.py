@@ -204,3 +204,33 @@ def test_a_vision_language_model_gets_an_upper_bound_not_a_kv_capacity(tmp_path:
         "explain", str(tmp_path / "serving.properties"), "--instance", "ml.g5.12xlarge", "--lmi-version", "0.34.0",
     )  # fmt: skip
     assert "KV cache: at most" in text_only.stdout
+
+
+def test_a_pre_quantized_checkpoint_is_sized_as_vllm_loads_it_without_option_quantize(tmp_path: Path) -> None:
+    """vLLM reads quantization_config from config.json on its own: an AWQ Llama-3.1-70B on four A10Gs
+    (about 9.4 GiB of weights per GPU) was sized at 2 bytes per weight (32.9 GiB) — a false LMI301."""
+    from lmi_config.knowledge.models import hand_catalog_rows
+
+    row = next(row for row in hand_catalog_rows() if row["model_id"] == "meta-llama/Llama-3.1-70B-Instruct")
+    awq = tmp_path / "llama-70b-awq"
+    awq.mkdir()
+    quantization = {
+        "quant_method": "awq",
+        "bits": 4,
+        "group_size": 128,
+        "version": "gemm",
+        "zero_point": True,
+    }
+    (awq / "config.json").write_text(
+        json.dumps({**row["config"], "torch_dtype": "float16", "quantization_config": quantization})
+    )
+    text = "option.model_id=/opt/ml/model\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\noption.max_model_len=4096\n"
+    found = codes(text, lmi_version="0.33.0", instance="ml.g5.12xlarge", model=str(awq))
+    assert "LMI301" not in found and "LMI605" not in found
+    unquantized = tmp_path / "llama-70b"
+    unquantized.mkdir()
+    (unquantized / "config.json").write_text(json.dumps({**row["config"], "torch_dtype": "float16"}))
+    assert (
+        codes(text, lmi_version="0.33.0", instance="ml.g5.12xlarge", model=str(unquantized))["LMI301"]
+        == "error"
+    )

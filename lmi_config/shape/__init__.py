@@ -144,7 +144,7 @@ def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:
         batch_size=batch,
         sequence_length=sequence,
         dtype=resolve_dtype(config, target),
-        quantize=resolve_quantize(config),
+        quantize=resolve_quantize(config, target),
         copies=resolve_copies(target, tp, pipeline.value, nodes.value, engine),
         engine=engine,
         unusable=tuple(_unusable(config, target.backend, batching.mode)),

@@ -7,7 +7,7 @@ these checks refuse.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from lmi_config.knowledge.capabilities import (
     GpuDevice,
@@ -136,13 +136,9 @@ def quantization(config: CanonicalConfig, target: Target, engine: Engine) -> Qua
 
 def checkpoint_method(target: Target) -> str | None:
     """The quantization method config.json declares (quantization_config / compression_config)."""
-    if target.arch is None:
-        return None
-    declared: Any = target.arch.loading.get("quantization_config") or target.arch.loading.get(
-        "compression_config"
-    )
-    method = declared.get("quant_method") if isinstance(declared, dict) else None
-    return str(method).strip().lower() if method else None
+    from lmi_config.shape.dimensions import checkpoint_method as declared
+
+    return declared(target.arch)
 
 
 def transformers_knows(target: Target) -> bool | None:

@@ -218,13 +218,37 @@ def _quantized(config: CanonicalConfig) -> bool:
     return bool((config.get("option.quantize") or "").strip()) or flag(config, "option.load_in_8bit")
 
 
-def resolve_quantize(config: CanonicalConfig) -> Resolved[str] | None:
+# vLLM (and lmi-dist, built on it) reads the quantization of a pre-quantized checkpoint from its
+# config.json without being told (ModelConfig._verify_quantization): an AWQ checkpoint loads as AWQ
+CHECKPOINT_QUANTIZED_BACKENDS = ("vllm", "lmi-dist")
+
+
+def checkpoint_method(arch: ModelArch | None) -> str | None:
+    """The quantization method config.json declares (quantization_config / compression_config)."""
+    if arch is None:
+        return None
+    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
+    method = declared.get("quant_method") if isinstance(declared, dict) else None
+    return str(method).strip().lower() if method else None
+
+
+def resolve_quantize(config: CanonicalConfig, target: Target) -> Resolved[str] | None:
+    """The weights' quantization: the option, else (vLLM) the checkpoint's own, where it is sized."""
     value = (config.get("option.quantize") or "").strip()
     if value:
         return Resolved(value, "option.quantize", "option.quantize")
     if flag(config, "option.load_in_8bit"):
         return Resolved("int8", "option.load_in_8bit=true", "option.load_in_8bit")
-    return None
+    if target.backend not in CHECKPOINT_QUANTIZED_BACKENDS:
+        return None
+    from lmi_config.knowledge.memory import vllm_memory
+
+    method = checkpoint_method(target.arch)
+    if method is None or method == "prequantized" or method not in vllm_memory()["quantization"]:
+        return None  # a method the weight table does not size: the checkpoint size decides, if known
+    return Resolved(
+        method, f"the checkpoint's quantization_config ({method}), which vLLM reads from config.json"
+    )
 
 
 def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | None:
