@@ -233,6 +233,7 @@ def _grids(request: RemoteRequest, image: JobImage) -> dict[str, tuple[TrialGrid
             raise InputError(
                 f"--instance {name}: has no NeuronCores; search exports for Trainium (and Inferentia2 as trn1)"
             )
+        check_runs_on(image, instance.instance_type, instance.platform)  # whatever botocore offers
         if f"ml.{instance.instance_type}" not in offered:
             neuron = ", ".join(item for item in offered if item.startswith(("ml.trn", "ml.inf")))
             raise InputError(
@@ -251,7 +252,6 @@ def _grids(request: RemoteRequest, image: JobImage) -> dict[str, tuple[TrialGrid
                 f"--instance {name}: no candidate for {request.search.model} (no TP size divides its heads)"
             )
         options = request.search
-        check_runs_on(image, instance.instance_type, instance.platform)
         predict = Predictor(arch, instance, options.backend, options.dtype, image.optimum_neuron)
         unexported = export_problems(predict.writer.target)  # every job's export would stop the same way
         if unexported:
