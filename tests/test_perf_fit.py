@@ -7,13 +7,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 from conftest import ROOT
+from test_perf_model import _gpu_row, _script
 
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.knowledge.perf_data import fitted_families
@@ -23,7 +22,6 @@ from lmi_config.perf.measured import read_row
 
 LLAMA_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
 LLAMA_70B = from_catalog("meta-llama/Llama-3.1-70B-Instruct")
-TIMEOUT_SECONDS = 120
 
 
 def _fit_script() -> ModuleType:
@@ -132,23 +130,16 @@ def test_a_family_fitted_on_few_figures_keeps_every_parameter_inside_its_range()
 
 
 def _row(identifier: str, hardware: str, instance: str, batch: int, slowdown: float) -> dict[str, object]:
-    row: dict[str, object] = {
-        "id": identifier,
-        "source_group": "test",
-        "model": "meta-llama/Llama-3.1-8B-Instruct",
-        "hardware": hardware,
-        "instance": instance,
-        "engine_family": "gpu-vllm",
-        "tp": 1,
-        "pp": 1,
-        "batch_size": batch,
-        "concurrency": batch,
-        "input_tokens": 1024,
-        "output_tokens": 512,
-        "ttft_ms": 1.0,
-        "tpot_ms": 1.0,
-        "quality_flags": [],
-    }
+    """A GPU row whose figures are the model's own prediction, times ``slowdown``."""
+    row = _gpu_row(
+        id=identifier,
+        hardware=hardware,
+        instance=instance,
+        batch_size=batch,
+        concurrency=batch,
+        ttft_ms=1.0,
+        tpot_ms=1.0,
+    )
     read = read_row(row)
     assert not isinstance(read, str), read
     predicted = predict(read.configuration, read.workload)
@@ -163,24 +154,17 @@ def test_cross_validation_can_leave_each_hardware_out(tmp_path: Path) -> None:
     rows += [_row(f"B{b}", "H200-SXM", "ml.p5e.48xlarge", b, 2.0) for b in (1, 8, 32)]
     measurements = tmp_path / "rows.json"
     measurements.write_text(json.dumps(rows), encoding="utf-8")
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "scripts/fit_perf.py",
-            "--measurements",
-            str(measurements),
-            "--family",
-            "gpu-vllm",
-            "--output",
-            str(tmp_path / "fit.json"),
-            "--cross-validate",
-            "--leave-out",
-            "hardware",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=TIMEOUT_SECONDS,
+    completed = _script(
+        "scripts/fit_perf.py",
+        "--measurements",
+        str(measurements),
+        "--family",
+        "gpu-vllm",
+        "--output",
+        str(tmp_path / "fit.json"),
+        "--cross-validate",
+        "--leave-out",
+        "hardware",
     )
     assert completed.returncode == 0, completed.stderr
     fitted = json.loads((tmp_path / "fit.json").read_text())["families"]["gpu-vllm"]["errors"]["fitted"]
@@ -193,12 +177,6 @@ def test_cross_validation_can_leave_each_hardware_out(tmp_path: Path) -> None:
 
 
 def test_cross_validation_refuses_a_grouping_it_does_not_know(tmp_path: Path) -> None:
-    completed = subprocess.run(
-        [sys.executable, "scripts/fit_perf.py", "--cross-validate", "--leave-out", "color"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=TIMEOUT_SECONDS,
-    )
+    completed = _script("scripts/fit_perf.py", "--cross-validate", "--leave-out", "color")
     assert completed.returncode == 2
     assert "invalid choice: 'color'" in completed.stderr and "Traceback" not in completed.stderr
