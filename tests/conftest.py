@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,3 +51,22 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> 
         completed.stdout.decode("utf-8", "replace"),
         completed.stderr.decode("utf-8", "replace"),
     )
+
+
+@contextmanager
+def moto_server(*patches: tuple[object, str, object]) -> Iterator[str]:
+    """moto's real HTTP server on 127.0.0.1 (a free port), with ``(target, name, replacement)``
+    stand-ins for what moto lacks applied while it runs; yields its URL."""
+    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+    patch = pytest.MonkeyPatch()
+    for target, name, replacement in patches:
+        patch.setattr(target, name, replacement, raising=False)
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    host, port = moto.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        moto.stop()
+        patch.undo()

@@ -21,7 +21,7 @@ from typing import Any
 
 import boto3
 import pytest
-from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from conftest import moto_server
 from moto.sagemaker.models import FakeTrainingJob, sagemaker_backends
 from moto.sagemaker.responses import SageMakerResponse
 from shard_machines import MISTRAL, Machines, truth
@@ -64,18 +64,12 @@ def _stop_training_job(self: Any) -> str:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    patch = pytest.MonkeyPatch()
-    patch.setattr(FakeTrainingJob, "__init__", _born_running)
-    patch.setattr(SageMakerResponse, "create_training_job", _create_keeping_environment)
-    patch.setattr(SageMakerResponse, "stop_training_job", _stop_training_job, raising=False)
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    host, port = moto.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        moto.stop()
-        patch.undo()
+    with moto_server(
+        (FakeTrainingJob, "__init__", _born_running),
+        (SageMakerResponse, "create_training_job", _create_keeping_environment),
+        (SageMakerResponse, "stop_training_job", _stop_training_job),
+    ) as url:
+        yield url
 
 
 @pytest.fixture

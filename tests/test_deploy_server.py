@@ -26,9 +26,8 @@ from typing import Any
 
 import boto3
 import pytest
-from conftest import ROOT
+from conftest import ROOT, moto_server
 from moto.core.responses import ActionResult
-from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 from moto.sagemaker.exceptions import ValidationError
 from moto.sagemaker.models import FakeEndpoint, FakeEndpointConfig
 from moto.sagemaker.responses import SageMakerResponse
@@ -78,18 +77,12 @@ def _update_endpoint(self: Any) -> ActionResult:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    patch = pytest.MonkeyPatch()
-    patch.setattr(FakeEndpointConfig, "validate_instance_type", _relaxed_instance_types)
-    patch.setattr(FakeEndpoint, "__init__", _endpoint_init)
-    patch.setattr(SageMakerResponse, "update_endpoint", _update_endpoint, raising=False)
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    host, port = moto.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        moto.stop()
-        patch.undo()
+    with moto_server(
+        (FakeEndpointConfig, "validate_instance_type", _relaxed_instance_types),
+        (FakeEndpoint, "__init__", _endpoint_init),
+        (SageMakerResponse, "update_endpoint", _update_endpoint),
+    ) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
