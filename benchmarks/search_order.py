@@ -26,12 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_trials import longest  # noqa: E402
+from search_trials import longest, noisy_cases  # noqa: E402
 
 from lmi_config.knowledge.instances import instances  # noqa: E402
-from lmi_config.knowledge.models import catalog_rows  # noqa: E402
-from lmi_config.modelarch import from_catalog  # noqa: E402
-from lmi_config.search.grid import Predictor, Trial, seed_grid  # noqa: E402
+from lmi_config.search.grid import Trial  # noqa: E402
 from lmi_config.search.order import value_order  # noqa: E402
 from lmi_config.search.session import SearchOptions  # noqa: E402
 from lmi_config.search.strategy import GuidedStrategy, Outcomes  # noqa: E402
@@ -83,47 +81,28 @@ def main() -> None:
     coverage = {"planner": 0, "seed": 0}
     possible = 0
     totals = {"planner": 0, "seed": 0}
-    for row in catalog_rows():
-        arch = from_catalog(row["model_id"])
-        if arch is None or not arch.is_text_generation:
+    for case in noisy_cases(machines, rng, 0.2, text_only=True):
+        grid, predict, fits = case.grid, case.predict, case.fits
+        options = SearchOptions(model=case.model_id, objective=arguments.objective)
+        ranked = [value.pair for value in value_order(options, predict, grid)]
+        planner = run(GuidedStrategy(grid, predict, 0.2, ranked), fits)
+        seed = run(GuidedStrategy(grid, predict, 0.2), fits)
+        answers = longest(Outcomes(successes={trial.key for trial, valid in planner if valid}))
+        runnable = [pair for pair in ranked if pair in answers]
+        if not runnable:
             continue
-        options = SearchOptions(model=row["model_id"], objective=arguments.objective)
-        for machine in machines:
-            grid = seed_grid(
-                arch.num_attention_heads,
-                arch.max_position_embeddings,
-                machine.num_cores,
-                machine.cores_per_device,
-            )
-            if not grid.size:
-                continue
-            predict = Predictor(arch, machine, "nxdi")
-            factors = {size: rng.uniform(0.8, 1.2) for size in grid.tensor_parallel_sizes}
-
-            def fits(trial: Trial, predict: Predictor = predict, factors: dict[int, float] = factors) -> bool:
-                prediction = predict(trial)
-                factor = factors[trial.tensor_parallel_size]
-                return not prediction.blocking and prediction.peak_bytes * factor <= prediction.budget_bytes
-
-            ranked = [value.pair for value in value_order(options, predict, grid)]
-            planner = run(GuidedStrategy(grid, predict, 0.2, ranked), fits)
-            seed = run(GuidedStrategy(grid, predict, 0.2), fits)
-            answers = longest(Outcomes(successes={trial.key for trial, valid in planner if valid}))
-            runnable = [pair for pair in ranked if pair in answers]
-            if not runnable:
-                continue
-            best = runnable[0]
-            by_planner = proven_after(planner, best, answers[best])
-            by_seed = proven_after(seed, best, answers[best])
-            ratios.append(by_planner / by_seed)
-            first += by_planner <= by_seed
-            quarter = max(len(planner) // 4, 1)
-            top = runnable[:TOP]
-            possible += len(top)
-            coverage["planner"] += covered(planner, answers, top, quarter)
-            coverage["seed"] += covered(seed, answers, top, quarter)
-            totals["planner"] += len(planner)
-            totals["seed"] += len(seed)
+        best = runnable[0]
+        by_planner = proven_after(planner, best, answers[best])
+        by_seed = proven_after(seed, best, answers[best])
+        ratios.append(by_planner / by_seed)
+        first += by_planner <= by_seed
+        quarter = max(len(planner) // 4, 1)
+        top = runnable[:TOP]
+        possible += len(top)
+        coverage["planner"] += covered(planner, answers, top, quarter)
+        coverage["seed"] += covered(seed, answers, top, quarter)
+        totals["planner"] += len(planner)
+        totals["seed"] += len(seed)
     count = len(ratios)
     print(f"{count} (model, instance) searches, objective {arguments.objective}")
     print(

@@ -20,12 +20,16 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 from dataclasses import replace
+from pathlib import Path
 
-from lmi_config.knowledge.instances import resolve_instance
-from lmi_config.knowledge.models import catalog_rows
-from lmi_config.modelarch import from_catalog
-from lmi_config.search.grid import Predictor, Trial, TrialGrid, seed_grid
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from search_trials import noisy_cases  # noqa: E402
+
+from lmi_config.knowledge.instances import resolve_instance  # noqa: E402
+from lmi_config.search.grid import Predictor, Trial, TrialGrid
 from lmi_config.search.order import value_order
 from lmi_config.search.session import SearchOptions
 from lmi_config.search.shards import Shard
@@ -65,53 +69,34 @@ def main() -> None:
     ratios: dict[int, list[float]] = {count: [] for count in SHARD_COUNTS}
     equal = dict.fromkeys(SHARD_COUNTS, True)
     cases = 0
-    for row in catalog_rows():
-        arch = from_catalog(row["model_id"])
-        if arch is None or not arch.is_text_generation:
+    machines = [resolve_instance(name) for name in INSTANCES]
+    for case in noisy_cases(machines, rng, 0.2, text_only=True):
+        grid, predict, fits = case.grid, case.predict, case.fits
+        options = SearchOptions(model=case.model_id)
+        single, found = simulate(guided(grid, predict, options), fits)
+        if not single:
             continue
-        for name in INSTANCES:
-            instance = resolve_instance(name)
-            grid = seed_grid(
-                arch.num_attention_heads,
-                arch.max_position_embeddings,
-                instance.num_cores,
-                instance.cores_per_device,
-            )
-            if not grid.size:
-                continue
-            predict = Predictor(arch, instance, "nxdi")
-            factors = {size: rng.uniform(0.8, 1.2) for size in grid.tensor_parallel_sizes}
-
-            def fits(trial: Trial, predict: Predictor = predict, factors: dict[int, float] = factors) -> bool:
-                prediction = predict(trial)
-                factor = factors[trial.tensor_parallel_size]
-                return not prediction.blocking and prediction.peak_bytes * factor <= prediction.budget_bytes
-
-            options = SearchOptions(model=row["model_id"])
-            single, found = simulate(guided(grid, predict, options), fits)
-            if not single:
-                continue
-            cases += 1
-            for count in SHARD_COUNTS:
-                runs = [
-                    simulate(
-                        guided(
-                            replace(
-                                grid,
-                                tensor_parallel_sizes=Shard(index, count).sizes(grid.tensor_parallel_sizes),
-                            ),
-                            predict,
-                            options,
+        cases += 1
+        for count in SHARD_COUNTS:
+            runs = [
+                simulate(
+                    guided(
+                        replace(
+                            grid,
+                            tensor_parallel_sizes=Shard(index, count).sizes(grid.tensor_parallel_sizes),
                         ),
-                        fits,
-                    )
-                    for index in range(1, count + 1)
-                ]
-                trials = [trial for order, _ in runs for trial in order]
-                successes = set().union(*(outcomes.successes for _, outcomes in runs))
-                if sorted(trials) != sorted(single) or successes != found.successes:
-                    equal[count] = False
-                ratios[count].append(max(len(order) for order, _ in runs) / len(single))
+                        predict,
+                        options,
+                    ),
+                    fits,
+                )
+                for index in range(1, count + 1)
+            ]
+            trials = [trial for order, _ in runs for trial in order]
+            successes = set().union(*(outcomes.successes for _, outcomes in runs))
+            if sorted(trials) != sorted(single) or successes != found.successes:
+                equal[count] = False
+            ratios[count].append(max(len(order) for order, _ in runs) / len(single))
     print(f"{cases} (model, instance) searches; trials counted by the guided strategy's own code")
     print(f"{'shards':>6}  {'trials add up':>13}  {'longest shard / single (median)':>31}  {'worst':>6}")
     for count in SHARD_COUNTS:

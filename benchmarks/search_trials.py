@@ -25,6 +25,8 @@ import random
 import statistics
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge.instances import instances
 from lmi_config.knowledge.models import catalog_rows
@@ -52,6 +54,46 @@ def simulate(strategy, fits) -> tuple[int, Outcomes]:
             outcomes.failures[trial.key] = "device-oom"
 
 
+class SearchCase(NamedTuple):
+    """One (model, instance) search against a noisy oracle: the seed's grid, the judge's predictor, and
+    ``fits`` — the truth the simulated exports meet (the prediction off by a random factor per TP)."""
+
+    model_id: str
+    machine: Any
+    grid: Any
+    predict: Predictor
+    fits: Callable[[Trial], bool]
+
+
+def noisy_cases(
+    machines: list[Any], rng: random.Random, spread: float, text_only: bool = False
+) -> Iterator[SearchCase]:
+    """Every catalog model the memory model sizes (text generation only, when asked) on every machine
+    with a TP its heads allow; the factors are drawn in this order, so a seed gives the same cases."""
+    for row in catalog_rows():
+        arch = from_catalog(row["model_id"])
+        if arch is None or arch.memory_not_estimated or (text_only and not arch.is_text_generation):
+            continue
+        for machine in machines:
+            grid = seed_grid(
+                arch.num_attention_heads,
+                arch.max_position_embeddings,
+                machine.num_cores,
+                machine.cores_per_device,
+            )
+            if not grid.size:
+                continue
+            predict = Predictor(arch, machine, "nxdi")
+            factors = {size: rng.uniform(1 - spread, 1 + spread) for size in grid.tensor_parallel_sizes}
+
+            def fits(trial: Trial, predict: Predictor = predict, factors: dict[int, float] = factors) -> bool:
+                prediction = predict(trial)
+                factor = factors[trial.tensor_parallel_size]
+                return not prediction.blocking and prediction.peak_bytes * factor <= prediction.budget_bytes
+
+            yield SearchCase(row["model_id"], machine, grid, predict, fits)
+
+
 def longest(outcomes: Outcomes) -> dict[tuple[int, int], int]:
     best: dict[tuple[int, int], int] = {}
     for tensor_parallel, batch, length in outcomes.successes:
@@ -75,44 +117,22 @@ def main() -> None:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # seed, guided, valid, misses, pairs
     ratios: list[float] = []
     started = time.perf_counter()
-    for row in catalog_rows():
-        arch = from_catalog(row["model_id"])
-        if arch is None:
-            continue
-        for machine in machines:
-            grid = seed_grid(
-                arch.num_attention_heads,
-                arch.max_position_embeddings,
-                machine.num_cores,
-                machine.cores_per_device,
-            )
-            if not grid.size:
-                continue
-            predict = Predictor(arch, machine, "nxdi")
-            factors = {
-                size: rng.uniform(1 - arguments.spread, 1 + arguments.spread)
-                for size in grid.tensor_parallel_sizes
-            }
-
-            def fits(trial: Trial, predict=predict, factors=factors) -> bool:
-                prediction = predict(trial)
-                factor = factors[trial.tensor_parallel_size]
-                return not prediction.blocking and prediction.peak_bytes * factor <= prediction.budget_bytes
-
-            seed_trials, seed = simulate(SeedStrategy(grid), fits)
-            pairs = [value.pair for value in value_order(SearchOptions(model=row["model_id"]), predict, grid)]
-            guided_trials, guided = simulate(GuidedStrategy(grid, predict, margin, pairs), fits)
-            expected, found = longest(seed), longest(guided)
-            misses = sum(1 for pair, length in expected.items() if found.get(pair, 0) < length)
-            for family in (machine.platform, "all"):
-                total = totals[family]
-                total[0] += seed_trials
-                total[1] += guided_trials
-                total[2] += len(expected)
-                total[3] += misses
-                total[4] += 1
-            if seed_trials:
-                ratios.append(guided_trials / seed_trials)
+    for case in noisy_cases(machines, rng, arguments.spread):
+        grid, predict, fits, machine = case.grid, case.predict, case.fits, case.machine
+        seed_trials, seed = simulate(SeedStrategy(grid), fits)
+        pairs = [value.pair for value in value_order(SearchOptions(model=case.model_id), predict, grid)]
+        guided_trials, guided = simulate(GuidedStrategy(grid, predict, margin, pairs), fits)
+        expected, found = longest(seed), longest(guided)
+        misses = sum(1 for pair, length in expected.items() if found.get(pair, 0) < length)
+        for family in (machine.platform, "all"):
+            total = totals[family]
+            total[0] += seed_trials
+            total[1] += guided_trials
+            total[2] += len(expected)
+            total[3] += misses
+            total[4] += 1
+        if seed_trials:
+            ratios.append(guided_trials / seed_trials)
     print(
         f"{'family':<7} {'(model, instance)':>17} {'seed trials':>11} {'guided trials':>13} {'ratio':>6} {'valid':>6} {'misses':>6}"
     )
