@@ -332,3 +332,11 @@ def clear_cache() -> None:
     """Forget what was read (after the override file changed, e.g. in a long-lived process)."""
     for function in (_override, sdk_tables, sdk_origin, frameworks, registries, images, instance_support):
         function.cache_clear()
+
+
+def neuron_sdk_of(djl_version: str) -> str | None:
+    """The Neuron SDK the djl-neuronx image of a release installs, where the image table names it."""
+    for image in images():
+        if image.framework == "djl-neuronx" and image.djl_version == djl_version and image.neuron_sdk:
+            return image.neuron_sdk
+    return None

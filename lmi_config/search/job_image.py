@@ -98,11 +98,11 @@ def choose_job_image(region: str, image: str | None, wanted: str | None) -> JobI
 def check_runs_on(image: JobImage, instance_type: str, platform: str) -> None:
     """:class:`InputError` when the image's Neuron SDK is older than the first that runs on the
     instance's NeuronCores (Trainium2 before SDK 2.21): the job would start and fail to use them."""
+    from lmi_config.knowledge.images import neuron_sdk_of
     from lmi_config.knowledge.instances import first_neuron_sdk
-    from lmi_config.shape.neuron_sdk import image_neuron_sdk
 
     first = first_neuron_sdk(platform)
-    installed = image_neuron_sdk(image.djl_version) if image.djl_version else None
+    installed = neuron_sdk_of(image.djl_version) if image.djl_version else None
     if first is None or installed is None or version_tuple(installed) >= version_tuple(first[0]):
         return
     from lmi_config.knowledge.images import images

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from lmi_config.knowledge.images import images
+from lmi_config.knowledge.images import neuron_sdk_of
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.knowledge.memory import memory_constants
 from lmi_config.modelarch import from_catalog
@@ -79,14 +79,6 @@ def growth_ratio() -> float | None:
     return observed["dma_rings_gib"] * GIB / moved if moved else None
 
 
-def neuron_sdk(release: Release) -> str | None:
-    """The Neuron SDK of the djl-neuronx image of this release, when the image table names it."""
-    for image in images():
-        if image.framework == "djl-neuronx" and image.djl_version == release.djl and image.neuron_sdk:
-            return image.neuron_sdk
-    return None
-
-
 def _applies(sdk: str | None, sdks: list[str]) -> bool:
     return sdk is not None and any(sdk == seen or sdk.startswith(seen + ".") for seen in sdks)
 
@@ -99,7 +91,7 @@ def judge_dma_ring_growth(
     facts = _growth_facts()
     if backend != BACKEND or facts is None or not memory.fits or memory.unit != "NeuronCore":
         return []
-    sdk = neuron_sdk(release)
+    sdk = neuron_sdk_of(release.djl)
     ratio = growth_ratio()
     if ratio is None or not _applies(sdk, facts["neuron_sdks"]):
         return []

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lmi_config.knowledge import version_tuple
-from lmi_config.knowledge.images import images
+from lmi_config.knowledge.images import images, neuron_sdk_of
 from lmi_config.knowledge.instances import first_neuron_sdk
 from lmi_config.shape.problems import Problem
 
@@ -22,21 +22,13 @@ if TYPE_CHECKING:
 CHECK = "neuron-sdk-predates-instance"  # LMI612
 
 
-def image_neuron_sdk(djl_version: str) -> str | None:
-    """The Neuron SDK the djl-neuronx image of a release installs (None: not recorded)."""
-    for image in images():
-        if image.framework == "djl-neuronx" and image.djl_version == djl_version and image.neuron_sdk:
-            return image.neuron_sdk
-    return None
-
-
 def judge_neuron_sdk(target: Target) -> list[Problem]:
     """An error when the release's Neuron SDK is older than the first one that runs on the instance."""
     instance = target.instance
     if instance is None or target.accelerator != "neuron" or target.optimum_neuron_export is not None:
         return []
     first = first_neuron_sdk(instance.platform)
-    installed = image_neuron_sdk(target.release.djl)
+    installed = neuron_sdk_of(target.release.djl)
     if first is None or installed is None or version_tuple(installed) >= version_tuple(first[0]):
         return []
     newer = sorted(
