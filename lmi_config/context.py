@@ -113,17 +113,21 @@ def _value(config: CanonicalConfig, key: str) -> str:
     return (config.get(key) or "").strip()
 
 
-def infer_backend(config: CanonicalConfig, instance_accelerator: str | None) -> tuple[Backend, str, bool]:
+def infer_backend(
+    config: CanonicalConfig, instance_accelerator: str | None
+) -> tuple[Backend, str, bool, bool]:
     """Infer the backend from the keys the container itself uses to choose one.
 
     The steps and the backends they lead to are data (``backends.json``, ``inference``); the
-    first step that matches decides. Returns (backend, reason, whether it is an assumption).
+    first step that matches decides. Returns (backend, reason, whether it is an assumption, whether
+    it is a fallback: an assumption from nothing the file says about a backend — engine=MPI alone,
+    the djl-lmi default — which an image named may correct).
     """
     for step in inference_steps():
         found = _STEPS[step.step or "when"](step, config, instance_accelerator)
         if found is not None:
             name, reason, assumed = found
-            return backends()[name], reason, assumed
+            return backends()[name], reason, assumed, assumed and step.step is None
     raise AssertionError("backends.json inference ends with an unconditional step")
 
 
@@ -345,16 +349,17 @@ def resolve_context(
     Raises ``ValueError`` for an unknown backend or version given on the command line or in
     a pragma (the caller reports it as a usage error).
     """
+    fallback = False  # an assumed backend an image named may correct (see infer_backend)
     if backend:
         chosen, backend_reason, backend_assumed = resolve_backend(backend), "--backend", False
     elif "backend" in pragmas.values:
         value, line = pragmas.values["backend"]
         chosen, backend_reason, backend_assumed = resolve_backend(value), f"pragma on line {line}", False
     else:
-        chosen, backend_reason, backend_assumed = infer_backend(config, instance_accelerator)
+        chosen, backend_reason, backend_assumed, fallback = infer_backend(config, instance_accelerator)
     named = lmi_version or (pragmas.values.get("lmi-version") or ("", 0))[0] or _image_in(sources)
     framework = image_framework(named) if named else None
-    if backend_assumed and framework is not None and backend_reason in _fallback_reasons():
+    if fallback and framework is not None:
         chosen, backend_reason = _image_backend(
             chosen, backend_reason, framework, named, instance_accelerator
         )
@@ -373,16 +378,6 @@ def resolve_context(
     context = Context(chosen, backend_reason, backend_assumed, release, release_reason, release_assumed)
     context.image_framework = framework
     return context
-
-
-def _fallback_reasons() -> set[str]:
-    """The reasons of the inference steps that assume a backend from nothing the file says about one
-    (engine=MPI alone, the djl-lmi default): the ones an image named may correct."""
-    return {
-        step.reason or " ".join(f"{key}={values[0]}" for key, values in step.when)
-        for step in inference_steps()
-        if step.assumed and step.step is None
-    }
 
 
 def _image_backend(
