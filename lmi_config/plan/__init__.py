@@ -66,6 +66,15 @@ def plan_model(request: PlanRequest) -> PlanResult:
         candidate = group.writer.judge(group.degree, batch, sequence)
         return planned(group, candidate, sequence, workload, reason)
 
+    if arch.memory_not_estimated and not request.include_infeasible:
+        # nothing ranks without a memory figure; what refuses the model itself (its type, the image's
+        # SDK) does not depend on TP or batch, so one candidate per instance type says whether it does
+        first = {group.instance.instance_type: group for group in reversed(groups)}.values()
+        probes = [
+            judge(group, (group.batches or [group.minimum_batch])[0], group.sequence, "") for group in first
+        ]
+        refusal = model_refusal(probes) or unsized_refusal(arch)
+        raise PlanningError(f"no configuration of {request.model} can be planned: {refusal}")
     exhaustive = request.complete or request.top <= 0
     ranked, judged = rank_groups(groups, judge, request.objective, workload, request.top, exhaustive)
     if not ranked and not request.include_infeasible:
