@@ -143,6 +143,15 @@ class Predictor:
         self.release = release
         self._cache: dict[Key, Prediction] = {}
 
+    def refuse_unexported(self, suffix: str = "") -> None:
+        """:class:`InputError` when the exporter does not register the model's type: every trial's
+        export would stop the same way, so nothing is tried."""
+        from lmi_config.shape.engines import export_problems
+
+        unexported = export_problems(self.writer.target)
+        if unexported:
+            raise InputError(unexported[0].message + suffix)
+
     def __call__(self, trial: Trial) -> Prediction:
         found = self._cache.get(trial.key)
         if found is None:

@@ -216,7 +216,6 @@ def _grids(request: RemoteRequest, image: JobImage) -> dict[str, tuple[TrialGrid
     from lmi_config.knowledge.instances import resolve_instance
     from lmi_config.modelarch import ModelResolutionError, resolve_model
     from lmi_config.search.grid import Predictor, seed_grid
-    from lmi_config.shape.engines import export_problems
 
     try:
         arch = resolve_model(request.search.model, allow_hub=request.search.hub)
@@ -253,9 +252,7 @@ def _grids(request: RemoteRequest, image: JobImage) -> dict[str, tuple[TrialGrid
             )
         options = request.search
         predict = Predictor(arch, instance, options.backend, options.dtype, image.optimum_neuron)
-        unexported = export_problems(predict.writer.target)  # every job's export would stop the same way
-        if unexported:
-            raise InputError(f"{unexported[0].message}; nothing was started")
+        predict.refuse_unexported("; nothing was started")
         grids[instance.instance_type] = (grid, predict)
     return grids
 

@@ -110,7 +110,6 @@ def _prepare(options: SearchOptions) -> _Setup:
     from lmi_config.knowledge.instances import resolve_instance
     from lmi_config.modelarch import ModelResolutionError, resolve_model
     from lmi_config.search.exporter_version import export_registry_version
-    from lmi_config.shape.engines import export_problems
 
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose guided or seed")
@@ -137,9 +136,7 @@ def _prepare(options: SearchOptions) -> _Setup:
         )
     exporter = export_registry_version(options.python)  # the optimum-neuron whose registry judges the model
     predict = Predictor(arch, instance, options.backend, options.dtype, exporter)
-    unexported = export_problems(predict.writer.target)  # every trial's export would stop the same way
-    if unexported:
-        raise InputError(unexported[0].message)
+    predict.refuse_unexported()
     order = None
     strategy: Any = SeedStrategy(grid)
     if options.strategy == "guided":
