@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from lmi_config.knowledge.instances import resolve_instance
-from lmi_config.modelarch import from_catalog
+from lmi_config.modelarch import ModelArch, from_catalog, normalize_config
 from lmi_config.sizing import GIB, Shape, estimate_memory
 from lmi_config.sizing.gpu import kv_capacity_verdict, profile_tokens
 from lmi_config.sizing.vllm_release import vllm_version
@@ -13,6 +16,7 @@ from lmi_config.sizing.vllm_release import vllm_version
 LLAMA31_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
 LLAMA3_8B = from_catalog("meta-llama/Meta-Llama-3-8B")
 LLAMA2_7B = from_catalog("meta-llama/Llama-2-7b-hf")
+QWEN25_7B_CONFIG = Path(__file__).parent / "fixtures" / "models" / "qwen2.5-7b" / "config.json"
 LLAMA31_405B = from_catalog("meta-llama/Llama-3.1-405B-Instruct")
 H100 = resolve_instance("p5.48xlarge")
 
@@ -287,3 +291,31 @@ def test_every_generated_profiling_scheme_says_what_it_counts() -> None:
     counts = {scheme: profiler_counts(scheme) for scheme in schemes}
     assert counts["device_used"].allocator_cache and counts["device_used"].cuda_context
     assert not counts["since_init_snapshot"].allocator_cache
+
+
+def _gptq(bits: int, group_size: int) -> ModelArch:
+    # Qwen2.5-7B-Instruct's config.json with a GPTQ quantization_config as Qwen publishes it (-GPTQ-Int4/-Int8)
+    config = json.loads(QWEN25_7B_CONFIG.read_text())
+    config.update(
+        torch_dtype="float16",
+        quantization_config={"quant_method": "gptq", "bits": bits, "group_size": group_size},
+    )
+    return normalize_config(config, model_id=f"Qwen/Qwen2.5-7B-Instruct-GPTQ-Int{bits}", source="test")
+
+
+def test_a_gptq_checkpoint_is_sized_at_the_bits_its_config_states() -> None:
+    # vLLM reads bits and group_size from the checkpoint (GPTQConfig.from_config): qweight packs 32/bits weights
+    # per int32, so an Int8 checkpoint's linear layers weigh twice an Int4's; the embeddings stay fp16
+    g5 = resolve_instance("g5.xlarge")
+    shape = Shape(1, 256, 4096, weight_dtype="fp16", quantize="gptq", vllm_version="0.8.4")
+    int4 = _items(estimate_memory(_gptq(4, 128), g5, "vllm", shape))["weights"]
+    int8 = _items(estimate_memory(_gptq(8, 128), g5, "vllm", shape))["weights"]
+    arch = _gptq(4, 128)
+    embeddings = arch.embedding_params * 2  # fp16
+    assert (int8 - embeddings) / (int4 - embeddings) == pytest.approx(1.97, rel=0.01)
+    # the table's own layout (4-bit, group 128) keeps the table's bytes per weight
+    unstated = arch._replace(loading={})
+    assert int4 == pytest.approx(_items(estimate_memory(unstated, g5, "vllm", shape))["weights"], rel=0.001)
+    # per-channel scales (group_size -1) drop the per-group scales and zeros
+    channel = _items(estimate_memory(_gptq(4, -1), g5, "vllm", shape))["weights"]
+    assert channel < int4

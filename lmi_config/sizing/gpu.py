@@ -24,6 +24,7 @@ peak: ``sizing/allocator.py`` replays one decoder layer to find how much that is
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.instances import Instance
@@ -54,6 +55,24 @@ def _quant_format(shape: Shape) -> str | None:
     return None if name in ("", "none", "false") else name
 
 
+def _declared_layout(arch: ModelArch) -> tuple[int, int] | None:
+    """(bits, group size) a grouped integer checkpoint's config.json states (GPTQ ``bits``, AutoAWQ ``w_bit``)."""
+    declared = arch.loading.get("quantization_config")
+    if not isinstance(declared, dict):
+        return None
+    bits = declared.get("bits", declared.get("w_bit"))
+    group = declared.get("group_size", declared.get("q_group_size", 128))
+    if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 16:
+        return None
+    return bits, group if isinstance(group, int) and not isinstance(group, bool) else 128
+
+
+def _packed_bytes(bits: int, group_size: int, quant: dict[str, Any]) -> float:
+    """Bytes per weight of a grouped integer layout: the weight, and a scale and zero point per group."""
+    per_group = quant["packed_weight"]["scale_bytes"] + bits / 8
+    return bits / 8 + (per_group / group_size if group_size > 0 else 0.0)  # -1: one scale per channel
+
+
 def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     """Bytes of all the weights as vLLM holds them, and how they were obtained."""
     quant = memory_data()["quantization"]
@@ -68,6 +87,13 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     if fmt is None:
         return int(arch.total_params * runtime), f"{arch.total_params / 1e9:.2f} B parameters x {runtime:g} B"
     per_weight = float(quant.get(fmt, {}).get("bytes_per_weight", dtype_bytes(fmt)))
+    declared = _declared_layout(arch)
+    layout = quant.get(fmt, {}).get("layout")
+    if declared and layout:
+        # the checkpoint's own bits and group size (8-bit GPTQ is twice the table's 4-bit layout)
+        per_weight *= _packed_bytes(*declared, quant) / _packed_bytes(
+            layout["bits"], layout["group_size"], quant
+        )
     kept = 0
     if fmt == "fbgemm_fp8":
         attention = (
@@ -76,9 +102,12 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
         mlp_layer = (linear - arch.num_layers * attention) / max(arch.num_layers, 1)
         kept = int(arch.num_layers * attention + 2 * mlp_layer)
     total = (linear - kept) * per_weight + (kept + embeddings) * runtime
+    stated = (
+        f" ({declared[0]}-bit, group {declared[1]}, as config.json states)" if declared and layout else ""
+    )
     return int(
         total
-    ), f"{fmt}: {per_weight:g} B per quantized weight, embeddings and kept layers at {runtime:g} B"
+    ), f"{fmt}: {per_weight:.3g} B per quantized weight{stated}, embeddings and kept layers at {runtime:g} B"
 
 
 def profile_tokens(shape: Shape, profile: VllmVersion) -> tuple[int, bool]:
