@@ -82,6 +82,34 @@ def test_the_t4_finding_names_the_line_and_the_way_out() -> None:
     assert "T4 (compute capability 7.5" in finding.message and "option.dtype=fp16" in finding.message
 
 
+def test_dtype_auto_on_a_t4_for_a_model_not_known_here_is_a_warning_with_the_fix() -> None:
+    # the kept checkpoint dtype is unknown, but most current checkpoints are bfloat16 (the error above)
+    unknown = "option.model_id=someorg/fine-tuned-7b\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
+    result = lint_text(
+        unknown, options=LintOptions(backend="vllm", lmi_version="0.30.0", instance="ml.g4dn.xlarge")
+    )
+    finding = next(finding for finding in result.findings if finding.code == "LMI601")
+    assert finding.severity == "warning" and finding.key == "option.model_id"
+    assert finding.fix is not None and finding.fix.description == "set option.dtype=fp16"
+    # no warning where the file decides, where vLLM picks a dtype the GPU runs (0.10+), or on a GPU with bfloat16
+    assert "LMI601" not in codes(
+        unknown + "option.dtype=fp16\n", lmi_version="0.30.0", instance="ml.g4dn.xlarge"
+    )
+    assert "LMI601" not in codes(unknown, lmi_version="0.34.0", instance="ml.g4dn.xlarge")
+    assert "LMI601" not in codes(unknown, lmi_version="0.30.0", instance="ml.g5.xlarge")
+    # a known bfloat16 model with the dtype left out: the error, and the same one-line fix
+    known = lint_text(
+        LLAMA_ON_FOUR_T4S,
+        options=LintOptions(backend="vllm", lmi_version="0.30.0", instance="ml.g4dn.12xlarge"),
+    )
+    error = next(finding for finding in known.findings if finding.code == "LMI601")
+    assert (
+        error.severity == "error"
+        and error.fix is not None
+        and error.fix.description == "set option.dtype=fp16"
+    )
+
+
 def test_float16_is_refused_for_gemma2_but_auto_falls_back_to_float32_on_a_t4() -> None:
     gemma = "option.model_id=google/gemma-2-2b-it\noption.rolling_batch=vllm\noption.max_model_len=2048\n"
     assert (

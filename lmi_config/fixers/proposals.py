@@ -130,9 +130,8 @@ def _memory(unit: LintUnit, finding: Finding) -> Proposals | None:
 
 
 def _runnable_dtype(unit: LintUnit, finding: Finding) -> Proposals | None:
-    """Set option.dtype=fp16 where the GPU has no bfloat16."""
-    assessment = unit.assessment
-    if assessment is None or finding.key != "option.dtype":
+    """Set option.dtype=fp16 where the GPU has no bfloat16 (written, or left to dtype auto)."""
+    if unit.assessment is None:
         return None
     return Proposals(((Change("set", "option.dtype", "fp16"),),))
 

@@ -165,6 +165,7 @@ def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]
     found = quantization(config, target, engine)
     problems = [
         *_dtype_problems(target, engine, dtype),
+        *_unknown_checkpoint_dtype(config, target, engine),
         *_quantization_problems(target, engine, dtype, found),
         *_architecture_problems(target, engine),
         *_build_problems(target, engine),
@@ -204,6 +205,29 @@ def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list
         )
         return [Problem("dtype-refused-for-model", "error", message, key)]
     return []
+
+
+def _unknown_checkpoint_dtype(config: CanonicalConfig, target: Target, engine: Engine) -> list[Problem]:
+    """dtype auto on a GPU without bfloat16, in a vLLM that keeps the checkpoint's dtype, for a model not
+    known here: most current checkpoints are bfloat16, and the file is one line from running either way."""
+    capabilities, gpu = engine.capabilities, engine.gpu
+    if (
+        target.arch is not None
+        or gpu is None
+        or engine.supports_bfloat16
+        or capabilities.auto_dtype_supported_by_gpu
+        or (config.get("option.dtype") or "auto").strip().lower() != "auto"
+    ):
+        return []
+    minimum = _capability_text(capabilities.bfloat16_min_capability or 80)
+    message = (
+        f"dtype auto keeps the checkpoint's dtype in vLLM {capabilities.version}, and the {gpu.name} (compute "
+        f"capability {_capability_text(gpu.compute_capability)}) has no bfloat16 (it needs {minimum}): a bfloat16 "
+        "checkpoint — most current models (Llama 3, Qwen 2.5, Mistral, Gemma) — fails at start-up. The model is not "
+        "known here, so this cannot be checked: set option.dtype=fp16, or pass --model DIR (or --hub) to check it"
+    )
+    key = "option.dtype" if config.has("option.dtype") else MODEL_KEY
+    return [Problem("dtype-unsupported-by-gpu", "warning", message, key)]
 
 
 def _quantization_problems(
