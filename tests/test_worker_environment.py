@@ -35,6 +35,18 @@ def test_neuron_cores_set_for_the_container_never_reach_the_worker() -> None:
     assert "NEURON_RT_VISIBLE_CORES=0-1 has no effect" in found[0].message
 
 
+def test_a_core_count_for_the_container_is_overruled_by_the_cores_the_engine_sets() -> None:
+    """nrt-configurable-parameters.rst (SDK 2.20, note 5): "NEURON_RT_VISIBLE_CORES takes precedence over
+    NEURON_RT_NUM_CORES" — and the engine sets NEURON_RT_VISIBLE_CORES for every Neuron worker (0.22.1 on)."""
+    found = _replaced(NEURON_FILE.format(extra="NEURON_RT_NUM_CORES=2\n"), "inf2.24xlarge", "0.30.0")
+    assert [(finding.line, finding.key, finding.severity) for finding in found] == [
+        (4, "NEURON_RT_NUM_CORES", "warning")
+    ]
+    assert "takes NEURON_RT_VISIBLE_CORES over NEURON_RT_NUM_CORES" in found[0].message
+    # before the engine placed Neuron workers itself, the container's count reached the runtime
+    assert not _replaced(NEURON_FILE.format(extra="NEURON_RT_NUM_CORES=2\n"), "inf2.24xlarge", "0.21.0")
+
+
 def test_a_variable_is_reported_only_on_releases_that_set_it() -> None:
     """OMP_NUM_THREADS is set for Neuron workers from 0.27.0 on (0.27.0-dlc Connection.java)."""
     text = NEURON_FILE.format(extra="OMP_NUM_THREADS=8\n")

@@ -65,6 +65,12 @@ def runtime_settings() -> tuple[Row, ...]:
     return _rows("runtime_settings")
 
 
+@cache
+def superseded_variables() -> dict[str, str]:
+    """Variable -> the variable its reader takes instead when both are set (``NEURON_RT_NUM_CORES``)."""
+    return {row["name"]: row["by"] for row in _rows("superseded_variables")}
+
+
 def worker_variables(accelerator: str, djl_version: tuple[int, ...]) -> tuple[Row, ...]:
     """Variables the DJL Python engine sets for each worker it starts on this accelerator and release
     (``data/worker_environment.json``, generated from djl-serving's Connection.java): the container's

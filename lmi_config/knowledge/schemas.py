@@ -293,6 +293,11 @@ class RuntimeSetting(Sourced):
     values: list[str]
 
 
+class SupersededVariable(Sourced):
+    name: str
+    by: str  # the variable that wins over it when both are set
+
+
 class EnvironmentLimits(Sourced):
     max_entries: int
     max_value_length: int
@@ -308,6 +313,7 @@ class EnvVarsFile(Sourced):
     secrets: list[Secret]
     secret_patterns: list[SecretPattern]
     runtime_settings: list[RuntimeSetting]
+    superseded_variables: list[SupersededVariable]
     sagemaker_environment_limits: EnvironmentLimits
 
 
