@@ -14,11 +14,11 @@ from lmi_config.errors import PlanningError as PlanningError
 from lmi_config.knowledge.memory import container_default
 from lmi_config.knowledge.planning import on_demand_price
 from lmi_config.plan.candidates import (
-    NEURON_BATCH_CAP,
     Group,
     PlannedCandidate,
     batch_grid,
     model_refusal,
+    neuron_batch_cap,
     planned,
     unsized_refusal,
 )
@@ -121,7 +121,7 @@ def _groups(writer: CandidateWriter, request: AutoRequest, sequence: int | None)
     if not request.batch_size:
         batches = [base.batch_size.value if base.batch_size else 1]
     else:
-        batches = None if paged else batch_grid(NEURON_BATCH_CAP, None)  # plan's grid
+        batches = None if paged else batch_grid(neuron_batch_cap(), None)  # plan's grid
     price = on_demand_price(instance.instance_type)
     release = target.release
     return [Group(instance, degree, writer, release, batches, sequence, price=price) for degree in degrees]

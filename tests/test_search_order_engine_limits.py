@@ -96,3 +96,17 @@ def test_plan_caps_the_vllm_batch_at_the_bound_of_the_images_vllm_version(
         assert capped or bound.max_capture_batch > 2048
         for row in capped:
             assert f"vLLM {vllm_version}" in json.dumps(row)
+
+
+def test_a_tensorrt_llm_plan_is_not_capped_by_vllms_cuda_graphs() -> None:
+    # the TensorRT-LLM image runs no vLLM: its engine is built for max_batch_size = max_rolling_batch_size
+    # (trt_llm_partition.py, LMI 0.33), so only the KV cache and its tokens per step bound the batch
+    result = run_cli(
+        "plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--instance", "ml.p4d.24xlarge",
+        "--backend", "tensorrt-llm", "--lmi-version", "0.33.0", "--format", "json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["candidates"]
+    assert rows and not any("CUDA graph" in row["batch_reason"] for row in rows)
+    widest = max(rows, key=lambda row: row["tensor_parallel_degree"])
+    assert widest["batch_size"] > 512  # TP 8 holds about 1,600 requests of the default workload

@@ -15,7 +15,6 @@ from lmi_config.plan.writer import Candidate, CandidateWriter
 from lmi_config.shape import Assessment
 
 OBJECTIVES = ("throughput", "latency", "cost")
-NEURON_BATCH_CAP = 128
 # warnings of a feasible candidate that rank it after every clean one: memory or a KV cache within
 # the estimate's margin, host RAM too small to compile on the instance (pre-compiled artifacts load)
 EDGE_CHECKS = ("memory-headroom-low", "vllm-kv-capacity", "host-memory-insufficient")
@@ -112,6 +111,14 @@ class Group:
     checked: bool = True  # False: the judge has not yet said whether this TP degree may be chosen
     allowed: bool = True  # the judge lets a planner choose this TP degree
     minimum_batch: int = 1  # --min-batch-size
+
+
+def neuron_batch_cap() -> int:
+    """The largest batch planned where the batch is compiled in: the largest the optimal-export workflow
+    tries (its seed grid, ``data/search.json``), so that plan and search walk the same batches."""
+    from lmi_config.knowledge.planning import search_constants
+
+    return max(search_constants().grid.batch_sizes)
 
 
 def batch_grid(cap: int, minimum: int | None) -> list[int]:

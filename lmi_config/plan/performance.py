@@ -59,14 +59,20 @@ def kv_sequences(memory: MemoryBreakdown | None, workload: PlanWorkload) -> int 
     return max(memory.kv_cache_tokens // workload.request_tokens, 1)
 
 
+class BatchLimit(NamedTuple):
+    """The largest batch worth asking the engine for, and why (a sentence for the batch's reason)."""
+
+    batch: int
+    why: str
+
+
 def workload_batch(
-    memory: MemoryBreakdown, workload: PlanWorkload, default: int, bound: CudaGraphBound | None
+    memory: MemoryBreakdown, workload: PlanWorkload, default: int, limit: BatchLimit | None
 ) -> tuple[int, str]:
     """Max sequences for a paged KV cache: what it holds of the workload's requests (a power of two,
-    at most the largest batch the image's vLLM captures a CUDA graph for by default, ``bound``:
-    larger batches decode eagerly, so more sequences buy little — a search bound, not an engine
-    limit), never below the container's default — the engine queues what does not fit, so only a
-    KV cache too small for one request would need less — and the reason."""
+    at most ``limit`` — vLLM's default CUDA-graph capture batch, past which it decodes eagerly, or
+    TensorRT-LLM's tokens per step), never below the container's default — the engine queues what
+    does not fit, so only a KV cache too small for one request would need less — and the reason."""
     held = kv_sequences(memory, workload) or 1
     tokens = workload.request_tokens
     if held <= default:
@@ -75,16 +81,21 @@ def workload_batch(
             "at once and the engine queues the rest"
         )
     power = 1 << (held.bit_length() - 1)
-    cap = bound.max_capture_batch if bound is not None else power
+    cap = limit.batch if limit is not None else power
     batch = max(default, min(power, cap))
-    capped = ""
-    if bound is not None and power > cap:
-        nearest = "" if bound.stated_by_version else ", the nearest older version that states it"
-        capped = (
-            f" (the largest batch vLLM {bound.version}{nearest} captures a CUDA graph for by default: "
-            f"{bound.rule})"
-        )
+    capped = f" ({limit.why})" if limit is not None and power > cap else ""
     return batch, f"the KV cache holds about {held} requests of {tokens} tokens at once{capped}"
+
+
+def cuda_graph_limit(bound: CudaGraphBound | None) -> BatchLimit | None:
+    """vLLM's default CUDA-graph capture batch as a batch limit."""
+    if bound is None:
+        return None
+    nearest = "" if bound.stated_by_version else ", the nearest older version that states it"
+    return BatchLimit(
+        bound.max_capture_batch,
+        f"the largest batch vLLM {bound.version}{nearest} captures a CUDA graph for by default: {bound.rule}",
+    )
 
 
 def predicted(

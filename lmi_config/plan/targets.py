@@ -9,7 +9,7 @@ from lmi_config.knowledge import Release, default_release, parse_lmi_version, re
 from lmi_config.knowledge.engine_support import ANY_OPTIMUM_NEURON
 from lmi_config.knowledge.instances import Instance, instances, resolve_instance
 from lmi_config.knowledge.planning import on_demand_price
-from lmi_config.plan.candidates import NEURON_BATCH_CAP, Group, PlanRequest, batch_grid
+from lmi_config.plan.candidates import Group, PlanRequest, batch_grid, neuron_batch_cap
 from lmi_config.plan.performance import PAGED_BACKENDS
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.plan.writer import CandidateWriter, valid_degrees
@@ -134,7 +134,7 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
         batches = (
             None
             if paged
-            else batch_grid(max(NEURON_BATCH_CAP, request.min_batch_size or 1), request.min_batch_size)
+            else batch_grid(max(neuron_batch_cap(), request.min_batch_size or 1), request.min_batch_size)
         )
         for degree in degrees:
             groups.append(

@@ -12,10 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lmi_config.knowledge.engine_limits import cuda_graph_bound, largest_cuda_graph_bound
+from lmi_config.knowledge.engine_support import trtllm_build
 from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
 from lmi_config.perf.cost import usd_per_million_output_tokens
 from lmi_config.plan.candidates import Group, PlannedCandidate
-from lmi_config.plan.performance import CONTINUOUS_MODES, Figures, workload_batch
+from lmi_config.plan.performance import (
+    CONTINUOUS_MODES,
+    BatchLimit,
+    Figures,
+    cuda_graph_limit,
+    workload_batch,
+)
 from lmi_config.plan.workload import PlanWorkload
 
 Judge = Callable[[Group, int, "int | None", str], PlannedCandidate]
@@ -41,13 +48,30 @@ def group_candidates(group: Group, judge: Judge, workload: PlanWorkload) -> list
     return found
 
 
+def batch_limit(group: Group) -> BatchLimit | None:
+    """The largest batch worth asking the group's engine for: vLLM's (and lmi-dist's) default CUDA-graph
+    capture batch; TensorRT-LLM's tokens per step where the release's build states them (a decode step
+    takes one token per sequence); none known otherwise."""
+    backend = group.writer.target.backend
+    if backend in ("vllm", "lmi-dist"):
+        return cuda_graph_limit(cuda_graph_bound(group.release.vllm))
+    build = trtllm_build(group.release.djl) if backend == "tensorrt-llm" else None
+    tokens = build.defaults.get("max_num_tokens") if build is not None else None
+    if build is None or tokens is None or not isinstance(tokens.value, int):
+        return None
+    return BatchLimit(
+        tokens.value,
+        f"TensorRT-LLM decodes at most max_num_tokens={tokens.value} tokens per step, LMI {build.release}'s "
+        "default — one per sequence",
+    )
+
+
 def _paged(group: Group, judge: Judge, workload: PlanWorkload) -> list[PlannedCandidate]:
     default = max(group.writer.default_batch or 1, group.minimum_batch)
     probe = judge(group, default, group.sequence, "")
     if judged_out(probe) or probe.assessment is None or probe.assessment.memory is None:
         return [probe]
-    bound = cuda_graph_bound(group.release.vllm)
-    batch, reason = workload_batch(probe.assessment.memory, workload, default, bound)
+    batch, reason = workload_batch(probe.assessment.memory, workload, default, batch_limit(group))
     if batch == default:
         probe.batch_reason = reason
         return [probe]
@@ -75,9 +99,9 @@ def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figur
     shape = writer.base.sizing_shape()
     if shape is None:
         return None
-    if not group.batches:  # paged: at most the CUDA-graph bound (the largest any vLLM states if unknown)
-        bound = cuda_graph_bound(group.release.vllm)
-        batches = [1, bound.max_capture_batch if bound is not None else largest_cuda_graph_bound()]
+    if not group.batches:  # paged: at most the engine's limit (the largest any vLLM states if unknown)
+        limit = batch_limit(group)
+        batches = [1, limit.batch if limit is not None else largest_cuda_graph_bound()]
     else:
         batches = group.batches
     batch = min(batches) if objective == "latency" else max(batches)
