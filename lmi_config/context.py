@@ -85,6 +85,9 @@ class Context:
     instance_reason: str | None = None
     model: Any = None  # modelarch.ModelArch, when known
     model_reason: str | None = None
+    model_identity: Any = (
+        None  # knowledge.models.ModelIdentity: the architecture alone, when only that is known
+    )
     image_framework: str | None = None  # djl-lmi, djl-neuronx … when an image tag was named
 
     @property

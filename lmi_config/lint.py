@@ -180,6 +180,7 @@ def build_unit(target: LintTarget, options: LintOptions) -> LintUnit:
 
 def _attach_model(unit: LintUnit, options: LintOptions) -> None:
     """Resolve the model (``--model``, pragma, else option.model_id) and, with an instance, the fit."""
+    from lmi_config.knowledge.models import model_identity
     from lmi_config.modelarch import ModelResolutionError, ModelUnavailable, resolve_model
 
     pragma = unit.pragmas.values.get("model")
@@ -198,9 +199,19 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         # unless the flag names no model or a broken one: that is a usage error
         if options.model and not isinstance(error, ModelUnavailable):
             raise ValueError(str(error)) from None
+        identity = model_identity(name) if isinstance(error, ModelUnavailable) else None
+        unit.context.model_identity = identity
         if explicit or unit.context.instance is not None:
+            known = (
+                f"; its architecture ({identity.architecture}, from the checkpoints vLLM's tests name"
+                + (f": that of {identity.sibling}, the same family" if identity.sibling else "")
+                + ") is checked"
+                if identity is not None
+                else ""
+            )
             unit.notes.append(
                 f"model checks skipped: {error}"
+                + known
                 + (
                     ""
                     if explicit or "--model" in str(error)
@@ -224,6 +235,7 @@ def _assess(unit: LintUnit) -> None:
         context.instance,
         context.model,
         nodes=_runtime_setting(unit.target, "nodes"),
+        identity=context.model_identity,
     )
     unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
     if context.model and context.model.memory_not_estimated and context.instance:

@@ -1,4 +1,5 @@
-"""Schema of the generated model catalog (models_generated.json, scripts/gen_model_catalog.py)."""
+"""Schemas of the generated model catalog (models_generated.json, scripts/gen_model_catalog.py) and of
+the model identities (model_identities.json, scripts/gen_model_identities.py)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,17 @@ class GeneratedModelRow(Sourced):
 
 class GeneratedModelsFile(Sourced):
     models: list[GeneratedModelRow]
+
+
+class ModelIdentityRow(Sourced):
+    model_id: str = Field(pattern=r"^[\w.\-]+/[\w.\-]+$")
+    architecture: str = Field(pattern=r"^\w+$")
+    table: str  # the vLLM test registry's table: text_generation, multimodal, embedding …
+    trust_remote_code: bool
+    source: str = Field(
+        pattern=r"^https://github\.com/vllm-project/vllm/blob/v[\w.]+/tests/models/registry\.py#L\d+$"
+    )
+
+
+class ModelIdentitiesFile(Sourced):
+    models: list[ModelIdentityRow]

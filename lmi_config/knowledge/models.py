@@ -7,8 +7,9 @@ copies in NVIDIA's aiconfigurator wheels). Hand entries come first, so they win 
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge import load_data
 
@@ -54,3 +55,61 @@ def gated_prefixes() -> tuple[tuple[str, str], ...]:
 def is_gated(model_id: str) -> bool:
     """Whether a Hub id is in a gated family (``meta-llama/…``, ``mistralai/…``, ``google/gemma…``)."""
     return any(model_id.startswith(prefix) for prefix, _ in gated_prefixes())
+
+
+class ModelIdentity(NamedTuple):
+    """What a Hub id is known to be without its config.json: the architecture its checkpoint declares,
+    from the checkpoints vLLM's tests name per architecture (``data/model_identities.json``).
+
+    ``sibling``: the id is not named there, but the same repository family at another size (or its
+    quantized copy) is, and every size named has this architecture — an inference, not a fact."""
+
+    model_id: str
+    architecture: str
+    multimodal: bool
+    source: str
+    sibling: str | None = None
+
+
+# a parameter count in a repository name (7B, 0.5B, 8x7B, A3B, 125M) and the quantized-copy suffixes
+_SIZE = re.compile(r"(?<![a-z0-9.])(?:\d+x)?a?\d+(?:\.\d+)?[bm](?![a-z0-9])")
+_QUANTIZED = re.compile(r"(?:-(?:awq|gptq(?:-int[48])?|fp8(?:-dynamic)?|int[48]|bnb-4bit|w4a16|w8a8))+$")
+
+
+def _family(model_id: str) -> str:
+    name = _QUANTIZED.sub("", model_id.strip().lower())
+    return _SIZE.sub("{size}", name)
+
+
+@cache
+def _identities() -> dict[str, ModelIdentity]:
+    return {
+        row["model_id"].lower(): ModelIdentity(
+            row["model_id"], row["architecture"], row["table"] == "multimodal", row["source"]
+        )
+        for row in load_data("model_identities.json")["models"]
+    }
+
+
+@cache
+def _families() -> dict[str, tuple[ModelIdentity, ...]]:
+    families: dict[str, list[ModelIdentity]] = {}
+    for identity in _identities().values():
+        families.setdefault(_family(identity.model_id), []).append(identity)
+    return {key: tuple(members) for key, members in families.items()}
+
+
+def model_identity(model_id: str) -> ModelIdentity | None:
+    """The architecture of a Hub id vLLM's tests name (case-insensitive); else, where its family (the
+    name without its size or quantization suffix) is named at other sizes that all agree, that
+    architecture marked as inferred from a sibling; else None."""
+    key = model_id.strip().lower()
+    known = _identities().get(key)
+    if known is not None:
+        return known
+    family = _family(key)
+    members = _families().get(family, ()) if family != key or _QUANTIZED.search(key) else ()
+    if not members or len({member.architecture for member in members}) != 1:
+        return None
+    first = min(members, key=lambda member: member.model_id.lower())
+    return first._replace(model_id=model_id.strip(), sibling=first.model_id)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
-from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile
+from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile, ModelIdentitiesFile
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
@@ -873,6 +873,7 @@ SCHEMAS: dict[str, Any] = {
     "memory.json": MemoryFile,
     "models.json": ModelsFile,
     "models_generated.json": GeneratedModelsFile,
+    "model_identities.json": ModelIdentitiesFile,
     "options.json": OptionsFile,
     "perf_devices.json": PerfDevicesFile,
     "perf_fit.json": PerfFitFile,

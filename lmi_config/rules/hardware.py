@@ -166,7 +166,9 @@ def quantization_not_in_checkpoint(unit: LintUnit) -> Iterator[Finding]:
         "the release does not list stops the start-up ('Model architectures [...] are not supported for now'), "
         "before any weight is read; releases from 0.7.2 on may still run it through the Transformers backend "
         "(architecture-through-transformers-fallback). The registry grows with every release: gpt-oss needs "
-        "vLLM 0.10.1 (LMI 0.34), Qwen3 0.8.5."
+        "vLLM 0.10.1 (LMI 0.34), Qwen3 0.8.5. A model outside the catalog is judged on the architecture of its "
+        "checkpoint where vLLM's own tests name that checkpoint (data/model_identities.json); another size of such "
+        "a family gets a warning, since its architecture is then inferred."
     ),
     bad=Example(
         "option.model_id=microsoft/biogpt\noption.rolling_batch=vllm\noption.max_model_len=1024\n",

@@ -17,6 +17,7 @@ from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import Release
 from lmi_config.knowledge.container import batch_keys, dynamic_batch_keys, precompiled_keys, sequence_keys
 from lmi_config.knowledge.instances import Instance
+from lmi_config.knowledge.models import ModelIdentity
 from lmi_config.knowledge.options import JAVA_INT_MAX
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.capability import judge_capabilities
@@ -116,6 +117,7 @@ def make_target(
     *,
     nodes: int | None = None,
     optimum_neuron_export: str | None = None,
+    identity: ModelIdentity | None = None,
 ) -> Target:
     """The target of a judgement; the instance's accelerator wins over the backend's.
 
@@ -124,7 +126,7 @@ def make_target(
     against its exporter's registry; otherwise (None) against the LMI image's handler and loaders."""
     accelerator = instance.accelerator if instance is not None else backend_accelerator
     export = optimum_neuron_export if accelerator == "neuron" else None
-    return Target(backend, accelerator, release, instance, arch, nodes, export)
+    return Target(backend, accelerator, release, instance, arch, nodes, export, None if arch else identity)
 
 
 def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:

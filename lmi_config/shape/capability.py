@@ -292,30 +292,40 @@ def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -
 
 
 def _architecture_problems(target: Target, engine: Engine) -> list[Problem]:
-    arch, capabilities = target.arch, engine.capabilities
-    if arch is None or not arch.architectures:
+    capabilities, architectures = engine.capabilities, target.architectures
+    if not architectures:
         return []
     listed = capabilities.native_architectures | capabilities.through_transformers
-    if any(name in listed for name in arch.architectures) or transformers_knows(target) is False:
+    if any(name in listed for name in architectures) or transformers_knows(target) is False:
         return []  # transformers_knows False: model-type-unsupported says the image cannot even read the config
-    architecture = arch.architectures[0]
+    architecture, model_id = architectures[0], target.model_id
+    identity = target.identity if target.arch is None else None
+    inferred = (
+        f" (the architecture of {identity.sibling}, the same family at another size: check with --model or --hub)"
+        if identity is not None and identity.sibling
+        else ""
+    )
     newer = first_release_with(architecture)
     later = (
         f"vLLM {newer} runs it natively" if newer else "no vLLM release in an LMI image runs it natively yet"
     )
     if capabilities.transformers_fallback and architecture not in capabilities.previously_supported:
         message = (
-            f"{arch.model_id} ({architecture}) is not in vLLM {capabilities.version}'s model registry: it loads only "
+            f"{model_id} ({architecture}) is not in vLLM {capabilities.version}'s model registry: it loads only "
             f"through the Transformers backend, if its transformers code supports it, and slower — {later}"
         )
-        return [Problem("architecture-through-transformers-fallback", "warning", message, MODEL_KEY)]
+        return [
+            Problem("architecture-through-transformers-fallback", "warning", message + inferred, MODEL_KEY)
+        ]
     removed = " (removed from this release)" if architecture in capabilities.previously_supported else ""
     message = (
-        f"{arch.model_id} ({architecture}) is not in vLLM {capabilities.version}'s model registry{removed}: the "
+        f"{model_id} ({architecture}) is not in vLLM {capabilities.version}'s model registry{removed}: the "
         f"start-up stops with 'Model architectures ['{architecture}'] are not supported' — {later}; use an LMI "
         "release whose vLLM has it"
     )
-    return [Problem("architecture-unknown-to-engine", "error", message, MODEL_KEY)]
+    # an architecture inferred from a sibling checkpoint is not the file's own fact: a warning
+    severity = "warning" if inferred else "error"
+    return [Problem("architecture-unknown-to-engine", severity, message + inferred, MODEL_KEY)]
 
 
 def _build_problems(target: Target, engine: Engine) -> list[Problem]:

@@ -13,6 +13,7 @@ from lmi_config.knowledge import Release, version_tuple
 from lmi_config.knowledge.container import batch_keys, recommended_max_rolling_batch_size, sequence_keys
 from lmi_config.knowledge.instances import Instance
 from lmi_config.knowledge.memory import container_default
+from lmi_config.knowledge.models import ModelIdentity
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.frontend import flag, integer
 from lmi_config.shape.smart_defaults import smart_defaults
@@ -40,6 +41,23 @@ class Target(NamedTuple):
     # what loads the model: None, the LMI image (its handler and loaders at its release); a version,
     # an export by that optimum-neuron (search, plan --cache-config), whose exporter registry differs
     optimum_neuron_export: str | None = None
+    # a model whose config.json is not at hand but whose architecture is known (knowledge/models.py)
+    identity: ModelIdentity | None = None
+
+    @property
+    def architectures(self) -> tuple[str, ...]:
+        """The architectures the checkpoint declares: its config.json's, else its known identity's."""
+        if self.arch is not None:
+            return tuple(self.arch.architectures)
+        return (self.identity.architecture,) if self.identity is not None else ()
+
+    @property
+    def model_id(self) -> str | None:
+        return (
+            self.arch.model_id
+            if self.arch is not None
+            else (self.identity.model_id if self.identity else None)
+        )
 
     @property
     def planned_for(self) -> str:

@@ -1,0 +1,81 @@
+"""Model ids the catalog lacks, judged on the architecture their checkpoint declares (vLLM's test registry)."""
+
+from __future__ import annotations
+
+import sys
+
+from conftest import ROOT
+
+from lmi_config.knowledge.models import model_identity
+from lmi_config.lint import LintOptions, lint_text
+
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import gen_model_identities as generator  # noqa: E402
+
+REGISTRY = """
+_TEXT_GENERATION_EXAMPLE_MODELS = {
+    "BloomForCausalLM": _HfExamplesInfo("bigscience/bloom-560m", {"1b": "bigscience/bloomz-1b1"}),
+    "ChatGLMModel": _HfExamplesInfo("zai-org/chatglm3-6b", trust_remote_code=True),
+    "BambaForCausalLM": _HfExamplesInfo(
+        "ibm-ai-platform/Bamba-9B-v1", extras={"tiny": "hmellor/tiny-random-BambaForCausalLM"}
+    ),
+    "FutureForCausalLM": _HfExamplesInfo("org/not-yet", is_available_online=False),
+}
+_AUTOMATIC_CONVERTED_MODELS = {
+    "GemmaForSequenceClassification": _HfExamplesInfo(
+        "BAAI/bge-reranker-v2-gemma", hf_overrides={"architectures": ["GemmaForSequenceClassification"]}
+    ),
+}
+_SPECULATIVE_DECODING_EXAMPLE_MODELS = {
+    "EagleLlamaForCausalLM": _HfExamplesInfo("yuhuili/EAGLE-LLaMA3-Instruct-8B"),
+}
+"""
+
+
+def test_the_generator_reads_each_checkpoint_and_leaves_out_what_is_not_its_own_architecture() -> None:
+    rows, left_out = generator.examples(REGISTRY)
+    found = {row["model_id"]: (row["architecture"], row["table"], row["trust_remote_code"]) for row in rows}
+    assert found == {
+        "bigscience/bloom-560m": ("BloomForCausalLM", "text_generation", False),
+        "bigscience/bloomz-1b1": (
+            "BloomForCausalLM",
+            "text_generation",
+            False,
+        ),  # an extra: the same architecture
+        "zai-org/chatglm3-6b": ("ChatGLMModel", "text_generation", True),
+        "ibm-ai-platform/Bamba-9B-v1": ("BambaForCausalLM", "text_generation", False),
+    }  # no tiny test repository, no draft model, no repository that is not online
+    assert any("hf_overrides replace" in line for line in left_out)
+    assert any("is_available_online=False" in line for line in left_out)
+
+
+def _findings(model_id: str, lmi_version: str) -> dict[str, tuple[str, str]]:
+    text = f"option.model_id={model_id}\noption.rolling_batch=vllm\noption.dtype=fp16\noption.max_model_len=4096\n"
+    result = lint_text(
+        text, options=LintOptions(backend="vllm", lmi_version=lmi_version, instance="ml.g5.12xlarge")
+    )
+    return {finding.code: (finding.severity, finding.message) for finding in result.findings}
+
+
+def test_a_model_outside_the_catalog_is_judged_on_its_architecture() -> None:
+    # Qwen2.5-VL entered vLLM's registry in 0.7.x: LMI 0.30 (vLLM 0.6.2) stops at start-up
+    assert model_identity("Qwen/Qwen2.5-VL-3B-Instruct") is not None
+    severity, message = _findings("Qwen/Qwen2.5-VL-3B-Instruct", "0.30.0")["LMI606"]
+    assert severity == "error" and "Qwen2_5_VLForConditionalGeneration" in message and "vLLM 0.6.2" in message
+    assert "LMI606" not in _findings("Qwen/Qwen2.5-VL-3B-Instruct", "0.36.0")
+
+
+def test_another_size_of_a_named_family_is_a_warning_that_says_it_is_inferred() -> None:
+    identity = model_identity("Qwen/Qwen2.5-VL-72B-Instruct-AWQ")
+    assert identity is not None and identity.sibling is not None
+    assert identity.architecture == "Qwen2_5_VLForConditionalGeneration"
+    severity, message = _findings("Qwen/Qwen2.5-VL-72B-Instruct-AWQ", "0.30.0")["LMI606"]
+    assert severity == "warning" and identity.sibling in message and "--model or --hub" in message
+
+
+def test_a_family_whose_sizes_disagree_infers_nothing() -> None:
+    # gemma-3-1b-it is text only (Gemma3ForCausalLM), 4b and up are multimodal: 27b is not guessed
+    assert model_identity("google/gemma-3-1b-it") is not None
+    assert model_identity("google/gemma-3-27b-it") is None
+    assert model_identity("someorg/finetune-7b") is None
