@@ -203,7 +203,9 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         unit.context.model_identity = identity
         if explicit or unit.context.instance is not None:
             known = (
-                f"; its architecture ({identity.architecture}, from the checkpoints vLLM's tests name"
+                f"; its architecture ({identity.architecture}"
+                + (f", model type {identity.model_type}" if identity.model_type else "")
+                + ", from the checkpoints vLLM's tests name"
                 + (f": that of {identity.sibling}, the same family" if identity.sibling else "")
                 + ") is checked"
                 if identity is not None

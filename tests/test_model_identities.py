@@ -59,18 +59,23 @@ def _findings(model_id: str, lmi_version: str) -> dict[str, tuple[str, str]]:
 
 
 def test_a_model_outside_the_catalog_is_judged_on_its_architecture() -> None:
-    # Qwen2.5-VL entered vLLM's registry in 0.7.x: LMI 0.30 (vLLM 0.6.2) stops at start-up
-    assert model_identity("Qwen/Qwen2.5-VL-3B-Instruct") is not None
-    severity, message = _findings("Qwen/Qwen2.5-VL-3B-Instruct", "0.30.0")["LMI606"]
-    assert severity == "error" and "Qwen2_5_VLForConditionalGeneration" in message and "vLLM 0.6.2" in message
-    assert "LMI606" not in _findings("Qwen/Qwen2.5-VL-3B-Instruct", "0.36.0")
+    # Phi3VForCausalLM entered vLLM's registry after 0.4.2 (LMI 0.28): the start-up stops there
+    severity, message = _findings("microsoft/Phi-3.5-vision-instruct", "0.28.0")["LMI606"]
+    assert severity == "error" and "Phi3VForCausalLM" in message and "vLLM 0.4.2" in message
+    assert "LMI606" not in _findings("microsoft/Phi-3.5-vision-instruct", "0.29.0")
+    # qwen2_5_vl is newer than the transformers of LMI 0.30's image: AutoConfig fails before vLLM looks
+    severity, message = _findings("Qwen/Qwen2.5-VL-3B-Instruct", "0.30.0")["LMI206"]
+    assert severity == "error" and "qwen2_5_vl" in message and "transformers 4.45.2" in message
+    assert not {"LMI206", "LMI606"} & set(_findings("Qwen/Qwen2.5-VL-3B-Instruct", "0.36.0"))
 
 
 def test_another_size_of_a_named_family_is_a_warning_that_says_it_is_inferred() -> None:
     identity = model_identity("Qwen/Qwen2.5-VL-72B-Instruct-AWQ")
     assert identity is not None and identity.sibling is not None
-    assert identity.architecture == "Qwen2_5_VLForConditionalGeneration"
-    severity, message = _findings("Qwen/Qwen2.5-VL-72B-Instruct-AWQ", "0.30.0")["LMI606"]
+    assert (
+        identity.architecture == "Qwen2_5_VLForConditionalGeneration" and identity.model_type == "qwen2_5_vl"
+    )
+    severity, message = _findings("Qwen/Qwen2.5-VL-72B-Instruct-AWQ", "0.30.0")["LMI206"]
     assert severity == "warning" and identity.sibling in message and "--model or --hub" in message
 
 
@@ -79,3 +84,39 @@ def test_a_family_whose_sizes_disagree_infers_nothing() -> None:
     assert model_identity("google/gemma-3-1b-it") is not None
     assert model_identity("google/gemma-3-27b-it") is None
     assert model_identity("someorg/finetune-7b") is None
+
+
+def test_the_neuron_handler_refuses_a_model_type_known_only_from_its_identity() -> None:
+    # PhiForCausalLM is transformers' phi; the transformers-neuronx handler of LMI 0.30 has no phi class
+    text = (
+        "option.model_id=microsoft/phi-2\noption.entryPoint=djl_python.transformers_neuronx\n"
+        "option.tensor_parallel_degree=2\n"
+    )
+    result = lint_text(text, options=LintOptions(lmi_version="0.30.0", instance="ml.inf2.8xlarge"))
+    found = {finding.code: finding for finding in result.findings}
+    assert found["LMI206"].severity == "error" and "phi model" in found["LMI206"].message
+    assert any("model type phi" in note for note in result.notes)
+
+
+def test_a_model_type_inferred_from_a_sibling_is_a_warning_on_neuron_too() -> None:
+    text = (
+        "option.model_id=Qwen/Qwen2.5-VL-7B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\n"
+        "option.tensor_parallel_degree=2\n"
+    )
+    result = lint_text(text, options=LintOptions(lmi_version="0.30.0", instance="ml.inf2.8xlarge"))
+    finding = next(finding for finding in result.findings if finding.code == "LMI206")
+    assert finding.severity == "warning" and "Qwen/Qwen2.5-VL-3B-Instruct" in finding.message
+
+
+def test_a_class_several_model_types_map_to_takes_the_type_its_name_starts_with() -> None:
+    # modeling_auto.py maps both llama and code_llama to LlamaForCausalLM; Code Llama checkpoints say "llama"
+    source = (
+        "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES = OrderedDict([('code_llama', 'LlamaForCausalLM'), "
+        "('llama', 'LlamaForCausalLM'), ('gpt2', 'GPT2LMHeadModel'), ('gpt-sw3', 'GPT2LMHeadModel'), "
+        "('phi', 'PhiForCausalLM'), ('a', 'SharedModel'), ('b', 'SharedModel')])\n"
+    )
+    assert generator.class_model_types(source) == {
+        "LlamaForCausalLM": "llama",
+        "GPT2LMHeadModel": "gpt2",
+        "PhiForCausalLM": "phi",
+    }  # SharedModel: neither type is its name, so none

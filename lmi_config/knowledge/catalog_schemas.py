@@ -40,6 +40,7 @@ class GeneratedModelsFile(Sourced):
 class ModelIdentityRow(Sourced):
     model_id: str = Field(pattern=r"^[\w.\-]+/[\w.\-]+$")
     architecture: str = Field(pattern=r"^\w+$")
+    model_type: str | None  # transformers' model type of the architecture's class, where unambiguous
     table: str  # the vLLM test registry's table: text_generation, multimodal, embedding …
     trust_remote_code: bool
     source: str = Field(

@@ -66,7 +66,8 @@ class ModelIdentity(NamedTuple):
 
     model_id: str
     architecture: str
-    multimodal: bool
+    model_type: str | None
+    text_generation: bool  # vLLM tests it as a text generator (with or without images), not a pooling model
     source: str
     sibling: str | None = None
 
@@ -85,7 +86,11 @@ def _family(model_id: str) -> str:
 def _identities() -> dict[str, ModelIdentity]:
     return {
         row["model_id"].lower(): ModelIdentity(
-            row["model_id"], row["architecture"], row["table"] == "multimodal", row["source"]
+            row["model_id"],
+            row["architecture"],
+            row["model_type"],
+            row["table"] in ("text_generation", "multimodal"),
+            row["source"],
         )
         for row in load_data("model_identities.json")["models"]
     }

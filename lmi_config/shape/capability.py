@@ -146,13 +146,12 @@ def transformers_knows(target: Target) -> bool | None:
     from lmi_config.knowledge import backends
     from lmi_config.knowledge.image_support import image_of, known_to_transformers, pins_at
 
-    backend = backends().get(target.backend)
-    if backend is None or target.arch is None:
+    backend, model_type = backends().get(target.backend), target.model_type
+    if backend is None or model_type is None:
         return None
     image = image_of(backend, target.release, None)
     pins = pins_at(image, target.release) if image else None
     version = pins.pinned("transformers", target.backend) if pins else None
-    model_type = str(target.arch.loading.get("model_type") or target.arch.model_type)
     return known_to_transformers(model_type, version) if version else None
 
 
@@ -173,17 +172,22 @@ def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]
     return problems
 
 
+def _vllm_model_type(target: Target) -> str | None:
+    """The model type vLLM's float16 table is keyed by: the normalized config's, else the identity's."""
+    return target.arch.model_type if target.arch is not None else target.model_type
+
+
 def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list[Problem]:
     if dtype is None:
         return []
-    capabilities, gpu, arch = engine.capabilities, engine.gpu, target.arch
-    refused = capabilities.float16_unsupported.get(arch.model_type) if arch is not None else None
+    capabilities, gpu, model_type = engine.capabilities, engine.gpu, _vllm_model_type(target)
+    refused = capabilities.float16_unsupported.get(model_type) if model_type is not None else None
     key = dtype.key or MODEL_KEY
     if dtype.name == "bfloat16" and gpu is not None and not engine.supports_bfloat16:
         minimum = _capability_text(capabilities.bfloat16_min_capability or 80)
         newer = ", ".join(families_with_capability(capabilities.bfloat16_min_capability or 80))
         advice = (
-            f"float16 is refused for {arch.model_type if arch else 'this model'} too: use a GPU of compute capability "
+            f"float16 is refused for {model_type or 'this model'} too: use a GPU of compute capability "
             f"{minimum} or more ({newer})"
             if refused
             else f"set option.dtype=fp16, or use a GPU of compute capability {minimum} or more ({newer})"
@@ -200,7 +204,7 @@ def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list
             else "use a GPU with bfloat16 (compute capability 8.0+)"
         )
         message = (
-            f"{dtype.reason}: float16, which vLLM {capabilities.version} refuses for {arch.model_type if arch else ''} "
+            f"{dtype.reason}: float16, which vLLM {capabilities.version} refuses for {model_type or ''} "
             f"({refused.rstrip('.')}) — {advice}"
         )
         return [Problem("dtype-refused-for-model", "error", message, key)]
@@ -216,6 +220,7 @@ def _unknown_checkpoint_dtype(config: CanonicalConfig, target: Target, engine: E
         or gpu is None
         or engine.supports_bfloat16
         or capabilities.auto_dtype_supported_by_gpu
+        or _vllm_model_type(target) in capabilities.float16_unsupported  # fp16 would not help either
         or (config.get("option.dtype") or "auto").strip().lower() != "auto"
     ):
         return []

@@ -52,6 +52,18 @@ class Target(NamedTuple):
         return (self.identity.architecture,) if self.identity is not None else ()
 
     @property
+    def model_type(self) -> str | None:
+        """config.json's model_type as AutoConfig reads it: the config's, else the known identity's."""
+        if self.arch is not None:
+            return str(self.arch.loading.get("model_type") or self.arch.model_type)
+        return self.identity.model_type if self.identity is not None else None
+
+    @property
+    def inferred_from(self) -> str | None:
+        """The sibling checkpoint a model's identity is inferred from (its findings are then warnings)."""
+        return self.identity.sibling if self.arch is None and self.identity is not None else None
+
+    @property
     def model_id(self) -> str | None:
         return (
             self.arch.model_id

@@ -66,10 +66,18 @@ def neuron_loader(config: CanonicalConfig, target: Target) -> str | None:
 
 
 def model_type_of(target: Target) -> str | None:
-    """The model_type of config.json as the handler's AutoConfig reads it."""
-    if target.arch is None:
+    """The model_type of config.json as the handler's AutoConfig reads it (or the known identity's)."""
+    if target.arch is not None and target.arch.model_type == "unknown":
         return None
-    return str(target.arch.loading.get("model_type") or target.arch.model_type)
+    return target.model_type
+
+
+def refusal(target: Target, check: str, message: str, key: str) -> Problem:
+    """An error; a warning where the model's architecture is inferred from a sibling checkpoint."""
+    if target.inferred_from:
+        suffix = f" (model type inferred from {target.inferred_from}, the same family: check with --model or --hub)"
+        return Problem(check, "warning", message + suffix, key)
+    return Problem(check, "error", message, key)
 
 
 def judge_engine_registries(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
@@ -88,12 +96,12 @@ def transformers_problems(config: CanonicalConfig, target: Target) -> list[Probl
     from lmi_config.knowledge import backends
 
     model_type, backend = model_type_of(target), backends().get(target.backend)
-    if model_type is None or target.arch is None or backend is None or target.arch.model_type == "unknown":
+    if model_type is None or backend is None:
         return []
     image = image_of(backend, target.release, None)
     pins = pins_at(image, target.release) if image else None
     version = pins.pinned("transformers", target.backend) if pins else None
-    if "auto_map" in target.arch.loading:
+    if target.arch is not None and "auto_map" in target.arch.loading:
         return remote_code_problems(config, target, model_type, version)
     if pins is None or version is None or known_to_transformers(model_type, version) is not False:
         return []
@@ -102,11 +110,11 @@ def transformers_problems(config: CanonicalConfig, target: Target) -> list[Probl
         f"LMI {newer[0]} or later" if newer else "a newer image (no LMI image of this family pins one yet)"
     )
     message = (
-        f"{target.arch.model_id} is a {model_type} model: transformers {version} in the {pins.image} image of "
+        f"{target.model_id} is a {model_type} model: transformers {version} in the {pins.image} image of "
         f"LMI {target.release.label()} does not know that model type (first among the images' "
         f"transformers: {first_knowing(model_type) or 'none'}), so AutoConfig fails — use {advice}"
     )
-    return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
+    return [refusal(target, HANDLER_CHECK, message, "option.model_id")]
 
 
 def remote_code_problems(
@@ -139,7 +147,7 @@ def neuron_loader_problems(config: CanonicalConfig, target: Target) -> list[Prob
     """The vLLM and NxD Inference loaders' model types on a djl-neuronx image (reported by LMI611)."""
     loader = neuron_loader(config, target)
     model_type = model_type_of(target)
-    if loader is None or model_type is None or target.arch is None:
+    if loader is None or model_type is None:
         return []
     registry = neuron_registry(target.release.djl, loader)
     if registry is None or model_type in registry.model_types:
@@ -153,19 +161,17 @@ def neuron_loader_problems(config: CanonicalConfig, target: Target) -> list[Prob
     others = [name for name in loaders_knowing(target.release.djl, model_type) if name != loader]
     instead = f"use option.model_loader={others[0]}" if others else "serve it on a GPU backend"
     message = (
-        f"{target.arch.model_id} is a {model_type} model: {registry.engine} loads only "
+        f"{target.model_id} is a {model_type} model: {registry.engine} loads only "
         f"{', '.join(sorted(registry.model_types))}, so the start-up stops before compiling — {newer}; {instead}"
     )
     key = "option.model_loader" if config.has("option.model_loader") else "option.model_id"
-    return [Problem(CHECK, "error", message, key)]
+    return [refusal(target, CHECK, message, key)]
 
 
 def handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str) -> list[Problem]:
     """The transformers-neuronx handler's own tables (optimum first, then its tnx loader), reported by LMI206."""
     model_type = model_type_of(target)
-    if target.backend != "transformers-neuronx" or model_type is None or target.arch is None:
-        return []
-    if target.arch.model_type == "unknown":
+    if target.backend != "transformers-neuronx" or model_type is None:
         return []
     loader = (config.get("option.model_loader") or "").strip().lower()
     if loader in JUDGED_LOADERS or rolling_batch == "vllm":
@@ -186,10 +192,10 @@ def handler_problems(config: CanonicalConfig, target: Target, rolling_batch: str
     else:
         instead = "serve it on a GPU backend (no djl-neuronx image's handler loads it)"
     message = (
-        f"{target.arch.model_id} is a {model_type} model: the transformers-neuronx handler of LMI "
+        f"{target.model_id} is a {model_type} model: the transformers-neuronx handler of LMI "
         f"{target.release.label()} loads {', '.join(sorted(known))} ('Unsupported model') — {instead}"
     )
-    return [Problem(HANDLER_CHECK, "error", message, "option.model_id")]
+    return [refusal(target, HANDLER_CHECK, message, "option.model_id")]
 
 
 def _exporting_releases(versions: list[str]) -> str:
