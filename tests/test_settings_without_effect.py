@@ -43,3 +43,30 @@ def test_max_rolling_batch_size_with_rolling_batch_off_compiles_batch_one() -> N
     assert "option.rolling_batch=auto" in found.message
     # from 0.30 rolling batch is the default: the same file compiles batch 3, nothing to report
     assert not findings(TNX + "option.max_rolling_batch_size=3\n", "0.30.0")
+
+
+def _mpi(extra: str, instance: str = "ml.g5.12xlarge") -> dict[str, str]:
+    text = (
+        "engine=MPI\noption.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=lmi-dist\n"
+        f"option.tensor_parallel_degree=2\noption.max_model_len=4096\n{extra}"
+    )
+    result = lint_text(text, options=LintOptions(lmi_version="0.30.0", instance=instance))
+    return {finding.key or "": finding.message for finding in result.findings if finding.code == "LMI201"}
+
+
+def test_more_workers_than_engine_mpi_can_place_fails_the_load() -> None:
+    # PyModel.java (0.23.0-0.36.0): mpiWorkers = GPUs x nodes / (TP x PP); a larger gpu.maxWorkers (or the
+    # maxWorkers it is copied from) throws "We can only expand worker to N but the value is set to M"
+    found = _mpi("gpu.maxWorkers=4\n")  # 4 A10Gs / TP 2 = 2 workers
+    assert "We can only expand worker to 2 but the value is set to 4" in found["gpu.maxWorkers"]
+    assert "maxWorkers" in _mpi("maxWorkers=3\n")
+    assert not _mpi("gpu.maxWorkers=2\n") and not _mpi("maxWorkers=1\n")
+    assert not _mpi("gpu.maxWorkers=4\n", instance="ml.p4d.24xlarge")  # 8 GPUs / TP 2 = 4
+    # the Python engine places its workers another way: not this check
+    text = "engine=Python\noption.model_id=gpt2\noption.rolling_batch=vllm\noption.tensor_parallel_degree=2\n"
+    result = lint_text(
+        text + "gpu.maxWorkers=4\n", options=LintOptions(lmi_version="0.30.0", instance="ml.g5.12xlarge")
+    )
+    assert not [
+        finding for finding in result.findings if finding.key == "gpu.maxWorkers" and finding.code == "LMI201"
+    ]

@@ -22,7 +22,8 @@ from lmi_config.rules.combinations import matches
     why=(
         "Some combinations fail only inside the running container: dynamic batching with rolling "
         "batch, vLLM's own names next to LMI's with other values, a handler with a rolling batch it "
-        "cannot run, an engine the backend asserts against."
+        "cannot run, an engine the backend asserts against, more workers than engine=MPI can place (GPUs x "
+        "nodes / (TP x PP): 'We can only expand worker to N')."
     ),
     bad=Example("option.model_id=gpt2\nbatch_size=4\noption.rolling_batch=vllm\n"),
     good=Example(
@@ -31,12 +32,15 @@ from lmi_config.rules.combinations import matches
     source=(
         "lmi_config/data/conflicts.json (each combination names its source: djl-serving.md §3, §5) — "
         "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/wlm/src/main/java/ai/djl/serving/wlm/LmiConfigRecommender.java "
-        "https://github.com/deepjavalibrary/djl-serving/tree/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/setup/djl_python/properties_manager"
+        "https://github.com/deepjavalibrary/djl-serving/tree/d21927c4a692335fba62a87cc430a5fc00c5f790/engines/python/setup/djl_python/properties_manager "
+        "https://github.com/deepjavalibrary/djl-serving/blob/0.30.0-dlc/engines/python/src/main/java/ai/djl/python/engine/PyModel.java#L252"
     ),
 )
 def conflicting_options(unit: LintUnit) -> Iterator[Finding]:
     for found in matches(unit):
         yield unit.finding("LMI201", found.message, setting=found.setting, severity=found.severity)
+    for problem in unit.problems("conflicting-options"):
+        yield unit.report("LMI201", problem)  # the judge's: a worker count engine=MPI cannot start
     yield from _accelerator_mismatch(unit)
 
 

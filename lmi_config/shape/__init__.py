@@ -40,7 +40,7 @@ from lmi_config.shape.effects import judge_settings_without_effect
 from lmi_config.shape.engines import judge_engine_registries
 from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.neuron_sdk import judge_neuron_sdk
-from lmi_config.shape.parallelism import ParallelTarget, judge_tensor_parallel
+from lmi_config.shape.parallelism import ParallelTarget, judge_mpi_workers, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
 from lmi_config.shape.resources import (
     Loading,
@@ -206,6 +206,19 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
                 shape.pipeline_parallel_degree.value,
                 gqa_strategy=shape.engine.gqa_strategy,
                 batch=shape.batch_size.value if shape.batch_size else None,
+            )
+        )
+        workers = next(
+            ((key, config.get(key) or "") for key in ("gpu.maxWorkers", "maxWorkers") if config.has(key)),
+            None,
+        )
+        problems.extend(
+            judge_mpi_workers(
+                (config.get("engine") or "").strip(),
+                workers,
+                parallel,
+                shape.tensor_parallel,
+                shape.pipeline_parallel_degree.value,
             )
         )
     memory = loading = None

@@ -244,3 +244,36 @@ def _kv_heads(
             )
         )
     return problems
+
+
+MPI_WORKERS_SOURCE = (
+    "https://github.com/deepjavalibrary/djl-serving/blob/0.30.0-dlc/engines/python/src/main/java/ai/djl/python/"
+    "engine/PyModel.java#L252 (PyEnv.getMpiWorkers: GPUs x DJL_CLUSTER_SIZE / (TP x PP); the same check from "
+    "0.23.0 to 0.36.0)"
+)
+
+
+def judge_mpi_workers(
+    engine: str, workers: tuple[str, str] | None, target: ParallelTarget, degree: int, pipeline: int
+) -> list[Problem]:
+    """engine=MPI starts GPUs x nodes / (TP x PP) workers and refuses a larger gpu.maxWorkers (or maxWorkers,
+    which it copies there): "We can only expand worker to N but the value is set to M" (PyModel.java).
+    ``workers``: the key that sets the count and its text."""
+    instance = target.instance
+    if engine != "MPI" or workers is None or instance is None or instance.accelerator != "gpu":
+        return []
+    key, text = workers
+    if not text.strip().isdigit():
+        return []  # an unusable number: invalid-value says so
+    possible = instance.num_cores * target.nodes // max(degree * pipeline, 1)
+    asked = int(text.strip())
+    if asked <= possible or possible == 0:
+        return []  # none possible: tp-exceeds-devices says so
+    product = f"TP {degree} x PP {pipeline}" if pipeline > 1 else f"TP {degree}"
+    message = (
+        f"{key}={asked} but engine=MPI can start only {possible} worker{'s' if possible > 1 else ''} "
+        f"({instance.num_cores} GPUs{f' x {target.nodes} nodes' if target.nodes > 1 else ''} / {product}): the "
+        f"model fails to load with 'We can only expand worker to {possible} but the value is set to {asked}' — "
+        f"set {key}={possible} or remove it (the engine starts {possible} by default)"
+    )
+    return [Problem("conflicting-options", "error", message, key)]
