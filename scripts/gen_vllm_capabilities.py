@@ -17,6 +17,8 @@ each fact with the file and line it is read from and a URL to that line at the r
   capability (``get_min_capability()``, 75 = 7.5), the activation dtypes
   (``get_supported_act_dtypes()``) and the files it reads its settings from when config.json has
   no ``quantization_config`` (``get_config_filenames()``; none: the method quantizes online);
+- ``known_quantization_methods``: every method name the engine accepts (``QUANTIZATION_METHODS``);
+  a checkpoint declaring any other stops the start-up ("Unknown quantization method: mxfp4");
 - ``architectures``: the model registry's tables (``_TEXT_GENERATION_MODELS``,
   ``_MULTIMODAL_MODELS``, ``_EMBEDDING_MODELS`` …; ``_MODELS`` before 0.5), architecture names only,
   and whether the release falls back to the Transformers backend for other architectures.
@@ -229,6 +231,58 @@ def quantization_methods(sources: dict[str, str], version: str) -> dict:
     return dict(sorted(methods.items()))
 
 
+QUANTIZATION_INIT = "vllm/model_executor/layers/quantization/__init__.py"
+_UNKNOWN_METHOD = "Unknown quantization method"
+
+
+def known_quantization(sources: dict[str, str], version: str) -> dict | None:
+    """Every method name ``ModelConfig`` accepts (``QUANTIZATION_METHODS``: a list, a dict's keys before
+    0.5, the ``QuantizationMethods`` Literal later), and the line that refuses any other."""
+    source = sources.get(QUANTIZATION_INIT)
+    if source is None:
+        return None
+    names: list[str] = []
+    line = 0
+    for node in ast.parse(source).body:
+        target, value = None, None
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            target, value = node.target.id, node.value
+        elif (
+            isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        ):
+            target, value = node.targets[0].id, node.value
+        if value is None or target not in ("QUANTIZATION_METHODS", "QuantizationMethods"):
+            continue
+        if isinstance(value, ast.List):
+            found = [item.value for item in value.elts if isinstance(item, ast.Constant)]
+        elif isinstance(value, ast.Dict):
+            found = [key.value for key in value.keys if isinstance(key, ast.Constant)]
+        elif isinstance(value, ast.Subscript):  # Literal["awq", ...]
+            elements = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+            found = [item.value for item in elements if isinstance(item, ast.Constant)]
+        else:
+            continue  # list(get_args(QuantizationMethods)): the Literal above gave them
+        if found:
+            names, line = [str(name) for name in found], node.lineno
+    if not names:
+        return None
+    refusal = next(
+        (
+            _cite(version, path, number)
+            for path in sorted(sources)
+            if path.startswith("vllm/config")
+            for number, text in enumerate(sources[path].splitlines(), start=1)
+            if _UNKNOWN_METHOD in text
+        ),
+        None,
+    )
+    return {
+        "values": sorted(set(names)),
+        "source": _cite(version, QUANTIZATION_INIT, line),
+        "refused_by": refusal,
+    }
+
+
 def _dict_keys(node: ast.expr, tables: dict[str, list[str]]) -> list[str]:
     keys: list[str] = []
     if isinstance(node, ast.Dict):
@@ -308,6 +362,7 @@ def facts_of(version: str, read_from: str, sources: dict[str, str]) -> dict:
         "auto_dtype_resolution": auto_dtype(sources, read_from),
         "float16_unsupported_model_types": float16_unsupported(sources, read_from),
         "quantization": quantization_methods(sources, read_from),
+        "known_quantization_methods": known_quantization(sources, read_from),
         "architectures": architectures(sources, read_from),
     }
 

@@ -111,3 +111,30 @@ def test_a_development_build_reads_the_release_it_precedes() -> None:
     assert generator.release_to_read("0.15.1.dev2", released) == "0.15.1"
     assert generator.release_to_read("0.16.1.dev6", released) == "0.16.0"
     assert generator.release_to_read("0.15.1", released) == "0.15.1"
+
+
+def test_the_accepted_quantization_methods_are_read_in_each_form_vllm_wrote_them() -> None:
+    # a dict before 0.5, a list up to 0.9, a Literal the list is built from later; and the refusing line
+    refusal = {"vllm/config.py": 'x = 1\nraise ValueError(f"Unknown quantization method: {q}")\n'}
+    forms = {
+        "QUANTIZATION_METHODS: Dict[str, Type[QuantizationConfig]] = {'awq': AWQConfig, 'gptq': GPTQConfig}\n": [
+            "awq",
+            "gptq",
+        ],
+        'QUANTIZATION_METHODS: List[str] = ["awq", "fp8", "compressed-tensors"]\n': [
+            "awq",
+            "compressed-tensors",
+            "fp8",
+        ],
+        'QuantizationMethods = Literal["awq", "mxfp4"]\nQUANTIZATION_METHODS: list[str] = list(get_args(QuantizationMethods))\n': [
+            "awq",
+            "mxfp4",
+        ],
+    }
+    for text, names in forms.items():
+        found = generator.known_quantization({generator.QUANTIZATION_INIT: text, **refusal}, "9.9.9")
+        assert found is not None and found["values"] == names
+        assert (
+            found["refused_by"]
+            == "vllm/config.py:2 https://github.com/vllm-project/vllm/blob/v9.9.9/vllm/config.py#L2"
+        )

@@ -262,3 +262,19 @@ def test_a_pre_quantized_checkpoint_is_sized_as_vllm_loads_it_without_option_qua
         codes(text, lmi_version="0.33.0", instance="ml.g5.12xlarge", model=str(unquantized))["LMI301"]
         == "error"
     )
+
+
+def test_a_checkpoint_format_newer_than_the_images_vllm_stops_the_start_up() -> None:
+    # gpt-oss is stored in MXFP4 (config.json quantization_config); vLLM 0.7.3 (LMI 0.32) has no such method:
+    # ModelConfig._verify_quantization raises "Unknown quantization method: mxfp4" — the issue's own example
+    text = "option.model_id=openai/gpt-oss-20b\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
+    found = lint_text(
+        text, options=LintOptions(backend="vllm", lmi_version="0.32.0", instance="ml.g6e.2xlarge")
+    )
+    finding = next(finding for finding in found.findings if finding.code == "LMI613")
+    assert finding.severity == "error" and "mxfp4" in finding.message and "vLLM 0.10.2" in finding.message
+    assert "LMI613" not in codes(text, lmi_version="0.34.0", instance="ml.g6e.2xlarge")
+    # a method the release knows (AWQ) is not this finding
+    assert "LMI613" not in codes(
+        text.replace("openai/gpt-oss-20b", "Qwen/Qwen2.5-7B-Instruct"), lmi_version="0.32.0"
+    )

@@ -48,6 +48,8 @@ class VllmCapabilities(NamedTuple):
     float16_unsupported: dict[str, str]
     float16_source: str
     quantization: dict[str, QuantizationMethod]
+    known_quantization: frozenset[str] | None  # every method name the engine accepts (None: not read)
+    known_quantization_source: str | None
     native_architectures: frozenset[str]
     multimodal_architectures: frozenset[str]
     previously_supported: frozenset[str]
@@ -69,6 +71,7 @@ def gpu_device(accelerator_name: str | None) -> GpuDevice | None:
 def _release(version: str, row: dict[str, Any]) -> VllmCapabilities:
     bf16 = row["bfloat16_min_capability"] or {}
     registry = row["architectures"]
+    known = row.get("known_quantization_methods")
     return VllmCapabilities(
         version=version,
         read_from=row["read_from"],
@@ -88,6 +91,8 @@ def _release(version: str, row: dict[str, Any]) -> VllmCapabilities:
             )
             for name, method in row["quantization"].items()
         },
+        known_quantization=frozenset(known["values"]) if known else None,
+        known_quantization_source=(known["refused_by"] or known["source"]) if known else None,
         native_architectures=frozenset(registry["native"]),
         multimodal_architectures=frozenset(registry["multimodal"]),
         previously_supported=frozenset(registry["previously_supported"]),
@@ -130,6 +135,22 @@ def first_release_with(architecture: str) -> str | None:
         capabilities = vllm_capabilities(version)
         if capabilities is not None and architecture in capabilities.native_architectures:
             return capabilities.read_from
+    return None
+
+
+def quantization_name(name: str) -> str:
+    """A quantization method as compared across spellings (``compressed_tensors`` = ``compressed-tensors``)."""
+    return name.strip().lower().replace("_", "-")
+
+
+@cache
+def first_release_knowing_quantization(method: str) -> str | None:
+    """The first vLLM release of the data that accepts a checkpoint quantized with ``method``."""
+    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+        capabilities = vllm_capabilities(version)
+        known = capabilities.known_quantization if capabilities is not None else None
+        if known is not None and quantization_name(method) in {quantization_name(name) for name in known}:
+            return capabilities.read_from if capabilities is not None else None
     return None
 
 

@@ -53,6 +53,12 @@ class Architectures(Sourced):
     transformers_fallback: FallbackFact
 
 
+class KnownMethods(Strict):
+    values: list[str]  # QUANTIZATION_METHODS: a checkpoint declaring any other method stops the start-up
+    source: str = Field(pattern=_VLLM_LINE)
+    refused_by: str | None = Field(pattern=_VLLM_LINE)  # the "Unknown quantization method" line
+
+
 class VllmRelease(Strict):
     read_from: str
     same_as: str | None = None
@@ -60,6 +66,7 @@ class VllmRelease(Strict):
     auto_dtype_resolution: AutoDtypeFact | None = None
     float16_unsupported_model_types: Float16Fact | None = None
     quantization: dict[str, QuantizationMethod] | None = None
+    known_quantization_methods: KnownMethods | None = None
     architectures: Architectures | None = None
 
     @model_validator(mode="after")

@@ -279,3 +279,30 @@ def gpu_not_in_image_build(unit: LintUnit) -> Iterator[Finding]:
 )
 def neuron_sdk_predates_instance(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI612", "neuron-sdk-predates-instance")
+
+
+@rule(
+    code="LMI613",
+    slug="quantization-unknown-to-engine",
+    severity="error",
+    summary="A checkpoint quantized with a method the image's vLLM does not know (MXFP4 before vLLM 0.10).",
+    why=(
+        "vLLM reads the checkpoint's quantization_config and accepts only the methods of its QUANTIZATION_METHODS "
+        "list; any other stops the start-up ('Unknown quantization method: mxfp4. Must be one of [...]') before "
+        "a weight is read, whatever the configuration says. New formats arrive with new releases: gpt-oss's "
+        "MXFP4 needs vLLM 0.10, so LMI 0.32 and 0.33 cannot load it even through the Transformers backend."
+    ),
+    bad=Example(
+        "option.model_id=openai/gpt-oss-20b\noption.rolling_batch=vllm\noption.max_model_len=4096\n",
+        args={"backend": "vllm", "lmi_version": "0.32.0", "instance": "ml.g6e.2xlarge"},
+    ),
+    good=Example(
+        "option.model_id=openai/gpt-oss-20b\noption.rolling_batch=vllm\noption.max_model_len=4096\n",
+        args={"backend": "vllm", "lmi_version": "0.34.0", "instance": "ml.g6e.2xlarge"},
+    ),
+    source=CAPABILITIES_SOURCE
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/config.py#L761"
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/model_executor/layers/quantization/__init__.py#L8",
+)
+def quantization_unknown_to_engine(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI613", "quantization-unknown-to-engine")

@@ -166,6 +166,7 @@ def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]
         *_dtype_problems(target, engine, dtype),
         *_unknown_checkpoint_dtype(config, target, engine),
         *_quantization_problems(target, engine, dtype, found),
+        *_unknown_checkpoint_method(config, target, engine),
         *_architecture_problems(target, engine),
         *_build_problems(target, engine),
     ]
@@ -272,6 +273,32 @@ def _quantization_problems(
         )
     problems.extend(_checkpoint_problems(target, method, key))
     return problems
+
+
+def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: Engine) -> list[Problem]:
+    """A checkpoint quantized with a method the image's vLLM does not know: ModelConfig stops the start-up
+    ("Unknown quantization method: mxfp4. Must be one of [...]") before any weight is read."""
+    from lmi_config.knowledge.capabilities import first_release_knowing_quantization, quantization_name
+
+    known, declared = engine.capabilities.known_quantization, checkpoint_method(target)
+    if known is None or declared is None or declared == "prequantized":
+        return []
+    if quantization_name(declared) in {quantization_name(name) for name in known}:
+        return []
+    version = engine.capabilities.version
+    first = first_release_knowing_quantization(declared)
+    later = (
+        f"vLLM {first} is the first LMI image's vLLM that loads it"
+        if first
+        else "no LMI image's vLLM loads it"
+    )
+    message = (
+        f"{target.model_id} is quantized with {declared} (config.json quantization_config), a method vLLM {version} "
+        f"does not know: the start-up stops with 'Unknown quantization method: {declared}' — {later}; use an LMI "
+        "release whose vLLM has it, or a checkpoint in another format"
+    )
+    key = "option.quantize" if config.has("option.quantize") else MODEL_KEY
+    return [Problem("quantization-unknown-to-engine", "error", message, key)]
 
 
 def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -> list[Problem]:
