@@ -660,12 +660,33 @@ def test_the_benchmark_on_the_development_data_reports_neuron_and_gpu() -> None:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     summary = json.loads(lines[-1])
-    # 27 rows the model cannot predict, 22 measured again with a newer Neuron SDK
-    assert summary["rows"] == 273 and summary["skipped"] == 49
+    # 34 rows the model cannot predict (7 of them continuous batching at an unstated concurrency), 22
+    # measured again with a newer Neuron SDK
+    assert summary["rows"] == 273 and summary["skipped"] == 56
     for group in ("Neuron:", "GPU:"):
         assert any(line.startswith(group) for line in lines)
     assert any("held-out models (never fitted)" in line for line in lines)
     # the error per source and model, where a group's residuals come from
-    assert any(line.startswith("  GPU aiconfigurator-silicon Qwen/Qwen3-32B: 52 rows") for line in lines)
+    assert any(line.startswith("  GPU aiconfigurator-silicon Qwen/Qwen3-32B: 45 rows") for line in lines)
     assert any(line.startswith("  Neuron neuron-perf-page facebook/opt-66b: 2 rows") for line in lines)
     assert all(math.isfinite(summary[key]) for key in SUMMARY_KEYS)
+
+
+def test_a_continuous_batching_row_without_its_concurrency_is_skipped_not_guessed() -> None:
+    # aiconfigurator's dynamo rows (P177-P180, P202-P204) give the engine's batch size but no concurrency:
+    # under continuous batching that bounds the engine, it does not say how loaded it was
+    from lmi_config.perf.measured import read_row
+
+    reason = read_row(_gpu_row(concurrency=None))
+    assert isinstance(reason, str) and "concurrency" in reason and "not stated" in reason
+    assert not isinstance(read_row(_gpu_row()), str)
+    # a Neuron performance page measures a static batch: the batch is the load
+    static = _gpu_row(
+        concurrency=None,
+        source_group="neuron-perf-page",
+        engine_family="neuron-tnx",
+        hardware="inf2.48xlarge",
+        instance="ml.inf2.48xlarge",
+        tp=24,
+    )
+    assert not isinstance(read_row(static), str)

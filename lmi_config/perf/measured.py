@@ -109,7 +109,15 @@ def _skip_reason(row: Mapping[str, Any]) -> str | None:
     for key in ("pp", "batch_size", "concurrency", "dp_or_copies", "max_seq_len", "output_tokens_measured"):
         if value(row, key) is not None and not _count(value(row, key)):
             return f"{key} is not a positive whole number"
+    if not _static(row) and value(row, "concurrency") is None:
+        # under continuous batching the batch size bounds the engine, it does not say how loaded it was
+        return "the concurrency of a continuous-batching measurement is not stated (the workload would be guessed)"
     return None
+
+
+def _static(row: Mapping[str, Any]) -> bool:
+    """The Neuron performance pages measure a static batch: every sequence of the batch runs at once."""
+    return bool(value(row, "source_group") == "neuron-perf-page")
 
 
 def _count(number: Any) -> bool:
@@ -173,7 +181,7 @@ def _configuration(row: Mapping[str, Any], arch: ModelArch, instance: Instance) 
         weight_dtype=dtype,
         quantization=quantization,
         copies=int(value(row, "dp_or_copies") or 1),
-        batching="static" if value(row, "source_group") == "neuron-perf-page" else "continuous",
+        batching="static" if _static(row) else "continuous",
     )
 
 
