@@ -57,3 +57,27 @@ class EngineRegistriesFile(Sourced):
     nxdi: dict[str, ModelTypes]  # NxD Inference version -> MODEL_TYPES
     optimum_neuron: dict[str, ModelTypes]  # optimum-neuron version -> text-generation exporters
     trtllm_releases: dict[str, TrtllmRelease]  # DJL version of the djl-tensorrtllm image
+
+
+# --- neuron_rope_scaling.json ------------------------------------------------------------------
+
+_TNX_LINE = r"^https://github\.com/aws-neuron/transformers-neuronx/blob/[0-9a-f]{40}/\S+#L\d+$"
+
+
+class RopeSince(Strict):
+    version: str = Field(pattern=r"^\d+\.\d+$")
+    source: str = Field(pattern=_TNX_LINE)
+
+
+class RopeRelease(Strict):
+    branch: str
+    version: str = Field(pattern=r"^\d+\.\d+$")
+    reads_rope_scaling: bool
+    accepted_types: list[str] | None
+    source: str = Field(pattern=_TNX_LINE)
+
+
+class NeuronRopeFile(Sourced):
+    model_types: list[str]
+    reads_since: RopeSince
+    releases: list[RopeRelease]

@@ -158,3 +158,37 @@ def trtllm_build(djl_version: str) -> TrtllmBuild | None:
         {name: Fact(fact["by"], fact["source"]) for name, fact in row["replaced"].items()},
         defaults,
     )
+
+
+class RopeSupport(NamedTuple):
+    """What a transformers-neuronx release does with a model's ``rope_scaling`` (``neuron_rope_scaling.json``)."""
+
+    reads: bool  # False: ignored, the graph uses plain RoPE
+    accepted_types: frozenset[str] | None  # None: not read, or read without a restriction
+    source: str
+
+
+def tnx_rope_support(tnx_version: str, model_type: str) -> RopeSupport | None:
+    """The rope_scaling handling of a transformers-neuronx version for a model type it builds from its
+    Llama config (None: a model type the data does not cover)."""
+    data = load_data("neuron_rope_scaling.json")
+    if model_type not in data["model_types"]:
+        return None
+    wanted = version_tuple(tnx_version)[:2]
+    since = data["reads_since"]
+    if wanted < version_tuple(since["version"])[:2]:
+        return RopeSupport(False, None, since["source"])
+    releases = [row for row in data["releases"] if version_tuple(row["version"])[:2] <= wanted]
+    row = max(releases, key=lambda row: version_tuple(row["version"]))
+    accepted = row["accepted_types"]
+    return RopeSupport(row["reads_rope_scaling"], frozenset(accepted) if accepted else None, row["source"])
+
+
+def first_release_reading_rope() -> str | None:
+    """The first djl-neuronx release whose transformers-neuronx reads a Llama model's rope_scaling."""
+    since = version_tuple(load_data("neuron_rope_scaling.json")["reads_since"]["version"])[:2]
+    for djl in sorted(_data()["neuron_releases"], key=version_tuple):
+        found = engine_version(djl, "transformers-neuronx")
+        if found is not None and version_tuple(found[0])[:2] >= since:
+            return djl
+    return None

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
 from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile, ModelIdentitiesFile
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
-from lmi_config.knowledge.engine_schemas import EngineRegistriesFile
+from lmi_config.knowledge.engine_schemas import EngineRegistriesFile, NeuronRopeFile
 from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
 from lmi_config.knowledge.price_schemas import OnDemandPrices
 from lmi_config.knowledge.runtime_schemas import VllmCudaArchsFile, WorkerEnvironmentFile
@@ -874,6 +874,7 @@ SCHEMAS: dict[str, Any] = {
     "models.json": ModelsFile,
     "models_generated.json": GeneratedModelsFile,
     "model_identities.json": ModelIdentitiesFile,
+    "neuron_rope_scaling.json": NeuronRopeFile,
     "options.json": OptionsFile,
     "perf_devices.json": PerfDevicesFile,
     "perf_fit.json": PerfFitFile,

@@ -24,12 +24,15 @@ from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.engine_support import (
     ANY_OPTIMUM_NEURON,
     LOADER_ENGINES,
+    engine_version,
     first_release_loading,
+    first_release_reading_rope,
     loaders_knowing,
     neuron_registry,
     newest_optimum_neuron,
     optimum_export_registry,
     optimum_versions_exporting,
+    tnx_rope_support,
 )
 from lmi_config.knowledge.image_support import (
     first_knowing,
@@ -45,11 +48,12 @@ if TYPE_CHECKING:
     from lmi_config.shape.dimensions import Target
 
 CHECK = "model-type-unknown-to-neuron-engine"
+ROPE_CHECK = "rope-scaling-unsupported-by-engine"  # LMI614: transformers-neuronx's Llama config
 HANDLER_CHECK = "model-type-unsupported"  # LMI206: the image's transformers, the handler's tables
 REMOTE_CODE_CHECK = "remote-code-not-trusted"  # LMI207: the model's own code, not trusted
 TRUE_VALUES = ("true", "1", "yes", "on", "t", "y")
 # the refusals of the model itself: no instance, TP, batch or length changes them
-MODEL_CHECKS = (HANDLER_CHECK, CHECK, REMOTE_CODE_CHECK)
+MODEL_CHECKS = (HANDLER_CHECK, CHECK, REMOTE_CODE_CHECK, ROPE_CHECK)
 JUDGED_LOADERS = ("vllm", "nxdi")  # the paths LMI206's handler tables do not cover
 
 
@@ -87,7 +91,50 @@ def judge_engine_registries(config: CanonicalConfig, target: Target, rolling_bat
     problems = transformers_problems(config, target)
     if problems or target.accelerator != "neuron":
         return problems
-    return handler_problems(config, target, rolling_batch) + neuron_loader_problems(config, target)
+    return (
+        handler_problems(config, target, rolling_batch)
+        + neuron_loader_problems(config, target)
+        + rope_problems(config, target)
+    )
+
+
+def rope_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """A Llama rope_scaling the image's transformers-neuronx ignores (a warning: it serves with plain RoPE)
+    or refuses (an error: its Llama config raises for a type it does not take). NxD Inference builds its
+    own graph and is not this check."""
+    arch = target.arch
+    if target.backend != "transformers-neuronx" or neuron_loader(config, target) == "nxdi" or arch is None:
+        return []
+    scaling = arch.rope_scaling or {}
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if not kind or kind == "default":
+        return []
+    found = engine_version(target.release.djl, "transformers-neuronx")
+    support = tnx_rope_support(found[0], arch.model_type) if found else None
+    if found is None or support is None:
+        return []
+    version = found[0]
+    if not support.reads:
+        first = first_release_reading_rope()
+        newer = f"LMI {first} or later, whose transformers-neuronx reads it" if first else "a newer image"
+        message = (
+            f"{arch.model_id} uses rope_scaling {kind}, which transformers-neuronx {version} in the LMI "
+            f"{target.release.label()} image does not read (its Llama config takes rope_theta only): the model "
+            "compiles and serves with plain RoPE, positions encoded unlike its training — expect degraded or "
+            f"garbled output, worst on long prompts; use {newer}, or NxD Inference (option.model_loader=nxdi "
+            "where the image has it)"
+        )
+        # a warning (nothing refuses it), but a planner does not propose a model served with the wrong positions
+        return [Problem(ROPE_CHECK, "warning", message, "option.model_id", blocks_planning=True)]
+    if support.accepted_types is not None and kind not in support.accepted_types:
+        message = (
+            f"{arch.model_id} uses rope_scaling {kind}: transformers-neuronx {version} in the LMI "
+            f"{target.release.label()} image accepts only {', '.join(sorted(support.accepted_types))} and "
+            f"raises 'Only default and llama3 ropes scaling types are currently supported' at load — serve it "
+            "with NxD Inference (option.model_loader=nxdi) or on a GPU backend"
+        )
+        return [Problem(ROPE_CHECK, "error", message, "option.model_id")]
+    return []
 
 
 def transformers_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
