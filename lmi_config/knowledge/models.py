@@ -67,7 +67,6 @@ class ModelIdentity(NamedTuple):
     model_id: str
     architecture: str
     model_type: str | None
-    text_generation: bool  # vLLM tests it as a text generator (with or without images), not a pooling model
     source: str
     sibling: str | None = None
 
@@ -89,7 +88,6 @@ def _identities() -> dict[str, ModelIdentity]:
             row["model_id"],
             row["architecture"],
             row["model_type"],
-            row["table"] in ("text_generation", "multimodal"),
             row["source"],
         )
         for row in load_data("model_identities.json")["models"]

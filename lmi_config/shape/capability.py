@@ -331,10 +331,10 @@ def _architecture_problems(target: Target, engine: Engine) -> list[Problem]:
     if any(name in listed for name in architectures) or transformers_knows(target) is False:
         return []  # transformers_knows False: model-type-unsupported says the image cannot even read the config
     architecture, model_id = architectures[0], target.model_id
-    identity = target.identity if target.arch is None else None
+    sibling = target.inferred_from
     inferred = (
-        f" (the architecture of {identity.sibling}, the same family at another size: check with --model or --hub)"
-        if identity is not None and identity.sibling
+        f" (the architecture of {sibling}, the same family at another size: check with --model or --hub)"
+        if sibling
         else ""
     )
     newer = first_release_with(architecture)
