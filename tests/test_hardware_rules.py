@@ -97,6 +97,9 @@ def test_dtype_auto_on_a_t4_for_a_model_not_known_here_is_a_warning_with_the_fix
     )
     assert "LMI601" not in codes(unknown, lmi_version="0.34.0", instance="ml.g4dn.xlarge")
     assert "LMI601" not in codes(unknown, lmi_version="0.30.0", instance="ml.g5.xlarge")
+    # no model named at all (corpus 510: an image classifier packaged beside the file): nothing to warn about
+    nameless = "engine=Python\n"
+    assert "LMI601" not in codes(nameless, lmi_version="0.29.0", instance="ml.g4dn.2xlarge")
     # a known bfloat16 model with the dtype left out: the error, and the same one-line fix
     known = lint_text(
         LLAMA_ON_FOUR_T4S,

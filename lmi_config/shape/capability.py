@@ -218,6 +218,7 @@ def _unknown_checkpoint_dtype(config: CanonicalConfig, target: Target, engine: E
     capabilities, gpu = engine.capabilities, engine.gpu
     if (
         target.arch is not None
+        or not (config.get(MODEL_KEY) or "").strip()  # no model named: nothing says a checkpoint is bfloat16
         or gpu is None
         or engine.supports_bfloat16
         or capabilities.auto_dtype_supported_by_gpu
