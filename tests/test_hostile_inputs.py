@@ -654,3 +654,15 @@ def test_failed_runs_leave_no_temporary_files(untouched: Path) -> None:
     settle(untouched)
     run("render", "--model", "gpt2", "--template-dir", "templates", "-o", "out.properties", cwd=untouched)
     assert sorted(path.name for path in untouched.iterdir()) == ["templates"]
+
+
+def test_a_long_model_path_ending_like_a_quantized_copy_is_linted_at_once(untouched: Path) -> None:
+    # the identity look-up strips quantization suffixes (-awq, -gptq …) from a model name: a 240 kB S3
+    # prefix made of them must not turn that into a quadratic scan (it took minutes before the look-up
+    # was limited to Hub ids)
+    write(
+        untouched / "serving.properties",
+        "option.rolling_batch=vllm\noption.model_id=s3://b/" + "-awq" * 60000 + "x\n",
+    )
+    result = run("lint", "serving.properties", "--instance", "ml.g5.xlarge", cwd=untouched, timeout=20)
+    assert result.returncode in (0, 1) and "Traceback" not in result.stderr

@@ -107,6 +107,8 @@ def model_identity(model_id: str) -> ModelIdentity | None:
     name without its size or quantization suffix) is named at other sizes that all agree, that
     architecture marked as inferred from a sibling; else None."""
     key = model_id.strip().lower()
+    if len(key) > 193 or key.count("/") != 1:
+        return None  # not a Hub id (namespace/name, at most 96 characters each): an S3 prefix, a path
     known = _identities().get(key)
     if known is not None:
         return known
