@@ -62,6 +62,14 @@ def test_more_workers_than_engine_mpi_can_place_fails_the_load() -> None:
     assert "maxWorkers" in _mpi("maxWorkers=3\n")
     assert not _mpi("gpu.maxWorkers=2\n") and not _mpi("maxWorkers=1\n")
     assert not _mpi("gpu.maxWorkers=4\n", instance="ml.p4d.24xlarge")  # 8 GPUs / TP 2 = 4
+    # a number no integer holds is the invalid-value finding, not a crash of this check
+    huge = lint_text(
+        "engine=MPI\noption.model_id=gpt2\noption.rolling_batch=lmi-dist\ngpu.maxWorkers="
+        + "9" * 5000
+        + "\n",
+        options=LintOptions(lmi_version="0.30.0", instance="ml.g5.12xlarge"),
+    )
+    assert any(finding.code == "LMI102" and finding.key == "gpu.maxWorkers" for finding in huge.findings)
     # the Python engine places its workers another way: not this check
     text = "engine=Python\noption.model_id=gpt2\noption.rolling_batch=vllm\noption.tensor_parallel_degree=2\n"
     result = lint_text(

@@ -208,10 +208,10 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
                 batch=shape.batch_size.value if shape.batch_size else None,
             )
         )
-        workers = next(
-            ((key, config.get(key) or "") for key in ("gpu.maxWorkers", "maxWorkers") if config.has(key)),
-            None,
-        )
+        # the engine reads gpu.maxWorkers, copied from maxWorkers when absent; an unusable number: invalid-value
+        present = next((key for key in ("gpu.maxWorkers", "maxWorkers") if config.has(key)), None)
+        count = integer(config, present)[0] if present else None
+        workers = (present, count) if present and count is not None else None
         problems.extend(
             judge_mpi_workers(
                 (config.get("engine") or "").strip(),

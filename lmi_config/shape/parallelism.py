@@ -254,19 +254,16 @@ MPI_WORKERS_SOURCE = (
 
 
 def judge_mpi_workers(
-    engine: str, workers: tuple[str, str] | None, target: ParallelTarget, degree: int, pipeline: int
+    engine: str, workers: tuple[str, int] | None, target: ParallelTarget, degree: int, pipeline: int
 ) -> list[Problem]:
     """engine=MPI starts GPUs x nodes / (TP x PP) workers and refuses a larger gpu.maxWorkers (or maxWorkers,
     which it copies there): "We can only expand worker to N but the value is set to M" (PyModel.java).
-    ``workers``: the key that sets the count and its text."""
+    ``workers``: the key that sets the count, and the count."""
     instance = target.instance
     if engine != "MPI" or workers is None or instance is None or instance.accelerator != "gpu":
         return []
-    key, text = workers
-    if not text.strip().isdigit():
-        return []  # an unusable number: invalid-value says so
+    key, asked = workers
     possible = instance.num_cores * target.nodes // max(degree * pipeline, 1)
-    asked = int(text.strip())
     if asked <= possible or possible == 0:
         return []  # none possible: tp-exceeds-devices says so
     product = f"TP {degree} x PP {pipeline}" if pipeline > 1 else f"TP {degree}"
