@@ -281,3 +281,20 @@ def test_a_checkpoint_format_newer_than_the_images_vllm_stops_the_start_up() -> 
     assert "LMI613" not in codes(
         text.replace("openai/gpt-oss-20b", "Qwen/Qwen2.5-7B-Instruct"), lmi_version="0.32.0"
     )
+
+
+def test_an_unknown_quantization_method_from_config_json_is_shown_short(tmp_path: Path) -> None:
+    config = json.loads(QWEN.read_text())
+    method = "evil\nLMI999 error injected" + "x" * 5000
+    (tmp_path / "config.json").write_text(
+        json.dumps({**config, "quantization_config": {"quant_method": method}})
+    )
+    text = "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
+    result = lint_text(
+        text,
+        options=LintOptions(
+            backend="vllm", lmi_version="0.30.0", instance="ml.g5.2xlarge", model=str(tmp_path)
+        ),
+    )
+    finding = next(finding for finding in result.findings if finding.code == "LMI613")
+    assert len(finding.message) < 600 and "x" * 100 not in finding.message

@@ -68,3 +68,14 @@ def test_plan_does_not_propose_a_model_the_image_would_serve_with_the_wrong_posi
     assert (
         result.returncode != 0 and "rope_scaling llama3" in result.stderr and "Traceback" not in result.stderr
     )
+
+
+def test_a_rope_type_that_is_not_a_name_is_not_judged_and_never_a_traceback(tmp_path: Path) -> None:
+    config = json.loads((ROOT / "tests" / "fixtures" / "models" / "llama-3.1-8b" / "config.json").read_text())
+    for odd in (["llama3"], {"x": 1}, 3, "y" * 10000):
+        (tmp_path / "config.json").write_text(json.dumps({**config, "rope_scaling": {"rope_type": odd}}))
+        found = _findings("some/odd-rope-llama", "0.30.0", model=str(tmp_path))
+        if isinstance(odd, str):
+            assert len(found["LMI614"][1]) < 1000  # the type is shown shortened
+        else:
+            assert "LMI614" not in found

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.capabilities import (
     GpuDevice,
     QuantizationMethod,
@@ -286,7 +287,7 @@ def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: 
         return []
     if quantization_name(declared) in {quantization_name(name) for name in known}:
         return []
-    version = engine.capabilities.version
+    version, shown = engine.capabilities.version, shorten(declared, 40)
     first = first_release_knowing_quantization(declared)
     later = (
         f"vLLM {first} is the first LMI image's vLLM that loads it"
@@ -294,8 +295,8 @@ def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: 
         else "no LMI image's vLLM loads it"
     )
     message = (
-        f"{target.model_id} is quantized with {declared} (config.json quantization_config), a method vLLM {version} "
-        f"does not know: the start-up stops with 'Unknown quantization method: {declared}' — {later}; use an LMI "
+        f"{target.model_id} is quantized with {shown} (config.json quantization_config), a method vLLM {version} "
+        f"does not know: the start-up stops with 'Unknown quantization method: {shown}' — {later}; use an LMI "
         "release whose vLLM has it, or a checkpoint in another format"
     )
     key = "option.quantize" if config.has("option.quantize") else MODEL_KEY

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.engine_support import (
     ANY_OPTIMUM_NEURON,
@@ -107,8 +108,8 @@ def rope_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
         return []
     scaling = arch.rope_scaling or {}
     kind = scaling.get("rope_type", scaling.get("type"))
-    if not kind or kind == "default":
-        return []
+    if not isinstance(kind, str) or not kind or kind == "default":
+        return []  # a type that is not a name: the engine's config would not compare it either
     found = engine_version(target.release.djl, "transformers-neuronx")
     support = tnx_rope_support(found[0], arch.model_type) if found else None
     if found is None or support is None:
@@ -118,7 +119,7 @@ def rope_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
         first = first_release_reading_rope()
         newer = f"LMI {first} or later, whose transformers-neuronx reads it" if first else "a newer image"
         message = (
-            f"{arch.model_id} uses rope_scaling {kind}, which transformers-neuronx {version} in the LMI "
+            f"{arch.model_id} uses rope_scaling {shorten(kind, 40)}, which transformers-neuronx {version} in the LMI "
             f"{target.release.label()} image does not read (its Llama config takes rope_theta only): the model "
             "compiles and serves with plain RoPE, positions encoded unlike its training — expect degraded or "
             f"garbled output, worst on long prompts; use {newer}, or NxD Inference (option.model_loader=nxdi "
@@ -128,7 +129,7 @@ def rope_problems(config: CanonicalConfig, target: Target) -> list[Problem]:
         return [Problem(ROPE_CHECK, "warning", message, "option.model_id", blocks_planning=True)]
     if support.accepted_types is not None and kind not in support.accepted_types:
         message = (
-            f"{arch.model_id} uses rope_scaling {kind}: transformers-neuronx {version} in the LMI "
+            f"{arch.model_id} uses rope_scaling {shorten(kind, 40)}: transformers-neuronx {version} in the LMI "
             f"{target.release.label()} image accepts only {', '.join(sorted(support.accepted_types))} and "
             f"raises 'Only default and llama3 ropes scaling types are currently supported' at load — serve it "
             "with NxD Inference (option.model_loader=nxdi) or on a GPU backend"
