@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from lmi_config.configfile.text import shorten
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 
 
@@ -94,7 +95,7 @@ def worker_environment_replaced(unit: LintUnit) -> Iterator[Finding]:
                 continue
             yield unit.finding(
                 "LMI215",
-                f"{entry.name}={entry.value.strip()} has no effect: {why} — remove it; the cores or GPUs a "
+                f"{entry.name}={shorten(entry.value.strip(), 40)} has no effect: {why} — remove it; the cores or GPUs a "
                 "worker uses follow option.tensor_parallel_degree",
                 path=source.path,
                 line=entry.line,
