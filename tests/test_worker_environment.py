@@ -84,3 +84,10 @@ def test_the_generator_reads_both_ways_the_engine_sets_a_variable() -> None:
         ("CUDA_VISIBLE_DEVICES", "gpu"): 5,
         ("NEURON_RT_VISIBLE_CORES", "neuron"): 12,
     }
+
+
+def test_a_long_value_is_shown_shortened() -> None:
+    found = _replaced(
+        NEURON_FILE.format(extra="NEURON_RT_NUM_CORES=" + "1" * 3000 + "\n"), "inf2.24xlarge", "0.30.0"
+    )
+    assert found and len(found[0].message) < 600
