@@ -155,6 +155,13 @@ def test_awq_on_a_checkpoint_that_is_not_quantized_is_an_error(tmp_path: Path) -
     # in-flight bitsandbytes reads no checkpoint settings (get_quant_config returns before looking for files)
     online = text.replace("quantize=awq", "quantize=bitsandbytes")
     assert "LMI605" not in codes(online, lmi_version="0.33.0", instance="ml.g5.12xlarge")
+    # but an online method on an already quantized checkpoint is the same mismatch (_verify_quantization
+    # compares any quantization argument with config.json's quant_method, after the Marlin overrides)
+    for method in ("bitsandbytes", "fp8"):
+        asked = text.replace("quantize=awq", f"quantize={method}")
+        assert (
+            codes(asked, lmi_version="0.33.0", instance="ml.g5.12xlarge", model=str(awq))["LMI605"] == "error"
+        )
 
 
 def test_awq_kernels_take_float16_only() -> None:

@@ -131,13 +131,14 @@ def quantization_dtype_unsupported(unit: LintUnit) -> Iterator[Finding]:
     code="LMI605",
     slug="quantization-not-in-checkpoint",
     severity="error",
-    summary="A pre-quantized method (AWQ, GPTQ …) named for a checkpoint that is not quantized that way.",
+    summary="A quantization method the checkpoint does not match: AWQ/GPTQ on a full-precision checkpoint, any method on one quantized another way.",
     why=(
         "AWQ, GPTQ and the other pre-quantized methods read the checkpoint's quantization settings "
         "(quantization_config in config.json, or quant_config.json / quantize_config.json); they do not quantize "
         "weights themselves. A full-precision checkpoint stops with 'Cannot find the config file for awq', and a "
         "checkpoint quantized with another method with 'Quantization method specified in the model config (gptq) "
-        "does not match the quantization method specified in the quantization argument (awq)'."
+        "does not match the quantization method specified in the quantization argument (awq)'. That comparison "
+        "covers online methods too: fp8 or bitsandbytes asked for an AWQ checkpoint stops the same way."
     ),
     bad=Example(
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.quantize=awq\n"
@@ -150,7 +151,8 @@ def quantization_dtype_unsupported(unit: LintUnit) -> Iterator[Finding]:
         args={"backend": "vllm", "lmi_version": "0.33.0", "instance": "ml.g5.12xlarge"},
     ),
     source=CAPABILITIES_SOURCE
-    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/model_executor/model_loader/weight_utils.py",
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/model_executor/model_loader/weight_utils.py"
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/config.py#L753",
 )
 def quantization_not_in_checkpoint(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI605", "quantization-not-in-checkpoint")

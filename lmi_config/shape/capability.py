@@ -304,10 +304,15 @@ def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: 
 
 
 def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -> list[Problem]:
-    """A pre-quantized method (one that reads the checkpoint's settings) against what config.json declares."""
-    if not method.config_filenames or target.arch is None:
-        return []  # an online method (fp8, in-flight bitsandbytes) quantizes as it loads
+    """The method the configuration names against what config.json declares: a pre-quantized method needs a
+    checkpoint quantized that way; any method, online ones too, must match a quantized checkpoint's own
+    (ModelConfig._verify_quantization: "Quantization method specified in the model config (awq) does not
+    match the quantization method specified in the `quantization` argument (fp8)")."""
+    if target.arch is None:
+        return []
     declared, name = checkpoint_method(target), method.name
+    if declared is None and not method.config_filenames:
+        return []  # an online method (fp8, in-flight bitsandbytes) quantizes a full-precision checkpoint as it loads
     if declared is None:
         files = " / ".join(method.config_filenames)
         message = (
@@ -316,10 +321,16 @@ def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -
             f"checkpoint quantized with {name}, or an online method (fp8)"
         )
         return [Problem("quantization-not-in-checkpoint", "error", message, key)]
-    if declared != name and not any({declared, name} <= family for family in _FAMILIES):
+    if (
+        declared is not None
+        and declared != "prequantized"
+        and declared != name
+        and not any({declared, name} <= family for family in _FAMILIES)
+    ):
+        shown = shorten(declared, 40)
         message = (
-            f"the checkpoint is quantized with {declared} (config.json quantization_config) but the configuration "
-            f"asks vLLM for {name}: vLLM refuses the mismatch — remove {key} (vLLM reads {declared} from the checkpoint)"
+            f"the checkpoint is quantized with {shown} (config.json quantization_config) but the configuration "
+            f"asks vLLM for {name}: vLLM refuses the mismatch — remove {key} (vLLM reads {shown} from the checkpoint)"
         )
         return [Problem("quantization-not-in-checkpoint", "error", message, key)]
     return []
