@@ -26,8 +26,9 @@ Relint = Callable[[dict[str, str]], "list[Finding]"]
 Verdict = Counter[tuple[str, str | None, str]]
 
 MAX_JUDGED_PER_UNIT = 64  # re-lints per unit: a file of ten thousand bad lines is fixed over several passes
-# re-linted bytes per unit: a file of megabytes is judged a few times, not 64 (it is fixed over passes)
-MAX_JUDGED_BYTES = 4_000_000
+# re-linted bytes per unit: a file of megabytes is not judged (each re-lint of a million-line file costs as
+# much as the lint itself: 4 MB made the hostile million-line case three lints long); real files are kilobytes
+MAX_JUDGED_BYTES = 1_000_000
 MAX_LOOKED_PER_UNIT = (
     1000  # findings whose fixes are sought per unit (a fixer reads the file: not a million times)
 )
