@@ -24,6 +24,7 @@ from lmi_config.plan.performance import (
     workload_batch,
 )
 from lmi_config.plan.workload import PlanWorkload
+from lmi_config.sizing.model import VLLM_BACKENDS
 
 Judge = Callable[[Group, int, "int | None", str], PlannedCandidate]
 LIMITS = ("workload-limits",)
@@ -53,7 +54,7 @@ def batch_limit(group: Group) -> BatchLimit | None:
     capture batch; TensorRT-LLM's tokens per step where the release's build states them (a decode step
     takes one token per sequence); none known otherwise."""
     backend = group.writer.target.backend
-    if backend in ("vllm", "lmi-dist"):
+    if backend in VLLM_BACKENDS:
         return cuda_graph_limit(cuda_graph_bound(group.release.vllm))
     build = trtllm_build(group.release.djl) if backend == "tensorrt-llm" else None
     tokens = build.defaults.get("max_num_tokens") if build is not None else None

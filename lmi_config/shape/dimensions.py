@@ -24,9 +24,9 @@ from lmi_config.shape.values import (
     tensor_parallel_minimum,
     written_but_unusable,
 )
+from lmi_config.sizing.model import NEURON_BACKENDS, VLLM_BACKENDS
 
 TP_KEY = "option.tensor_parallel_degree"
-NEURON_BACKENDS = ("transformers-neuronx", "nxdi")
 
 
 class Target(NamedTuple):
@@ -248,9 +248,8 @@ def _quantized(config: CanonicalConfig) -> bool:
     return bool((config.get("option.quantize") or "").strip()) or flag(config, "option.load_in_8bit")
 
 
-# vLLM (and lmi-dist, built on it) reads the quantization of a pre-quantized checkpoint from its
+# vLLM (and lmi-dist, built on it: VLLM_BACKENDS) reads the quantization of a pre-quantized checkpoint from its
 # config.json without being told (ModelConfig._verify_quantization): an AWQ checkpoint loads as AWQ
-CHECKPOINT_QUANTIZED_BACKENDS = ("vllm", "lmi-dist")
 
 
 def checkpoint_method(arch: ModelArch | None) -> str | None:
@@ -269,7 +268,7 @@ def resolve_quantize(config: CanonicalConfig, target: Target) -> Resolved[str] |
         return Resolved(value, "option.quantize", "option.quantize")
     if flag(config, "option.load_in_8bit"):
         return Resolved("int8", "option.load_in_8bit=true", "option.load_in_8bit")
-    if target.backend not in CHECKPOINT_QUANTIZED_BACKENDS:
+    if target.backend not in VLLM_BACKENDS:
         return None
     from lmi_config.knowledge.memory import vllm_memory
 

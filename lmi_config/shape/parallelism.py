@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from lmi_config.knowledge.instances import Instance, degree_allowed, rules_for
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.problems import Problem
+from lmi_config.sizing.model import VLLM_BACKENDS
 
 
 class ParallelTarget(NamedTuple):
@@ -200,7 +201,7 @@ def _kv_heads(
         if shards or policy is None:
             return []
         error = policy.get("policy") == "error"
-        engine = "vLLM" if target.backend in ("vllm", "lmi-dist") else target.backend
+        engine = "vLLM" if target.backend in VLLM_BACKENDS else target.backend
         return [
             Problem(
                 "kv-heads-sharding",

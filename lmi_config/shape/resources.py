@@ -21,7 +21,7 @@ from lmi_config.sizing import (
     loading_seconds,
 )
 from lmi_config.sizing.gpu import kv_capacity_verdict
-from lmi_config.sizing.model import headroom
+from lmi_config.sizing.model import VLLM_BACKENDS, headroom
 
 
 def gib(value: float) -> str:
@@ -81,7 +81,7 @@ def judge_memory(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) ->
                 f"{describe_shape(shape, memory)}: under {headroom_warning_fraction():.0%} left, within the estimate's error",
             )
         )
-    if memory.unit == "GPU" and target.backend in ("vllm", "lmi-dist") and memory.fits:
+    if memory.unit == "GPU" and target.backend in VLLM_BACKENDS and memory.fits:
         problems.extend(_kv_capacity(target, shape, memory))
     return problems
 

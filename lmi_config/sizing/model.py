@@ -13,6 +13,7 @@ from lmi_config.modelarch import ModelArch
 MIB = 1024**2
 GIB = 1024**3
 NEURON_BACKENDS = ("transformers-neuronx", "nxdi")
+VLLM_BACKENDS = ("vllm", "lmi-dist")  # lmi-dist is built on vLLM: its memory, checkpoint loading and graphs
 UNSHARDED_EMBEDDINGS = "embeddings kept whole on rank 0"
 
 
