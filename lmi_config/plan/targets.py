@@ -12,8 +12,7 @@ from lmi_config.knowledge.planning import on_demand_price
 from lmi_config.plan.candidates import Group, PlanRequest, batch_grid, neuron_batch_cap
 from lmi_config.plan.performance import PAGED_BACKENDS
 from lmi_config.plan.workload import PlanWorkload
-from lmi_config.plan.writer import CandidateWriter, valid_degrees
-from lmi_config.shape import make_target
+from lmi_config.plan.writer import planned_writer, valid_degrees
 
 
 def _instances(request: PlanRequest) -> list[Instance]:
@@ -106,20 +105,17 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
         if why is not None:
             absent.setdefault(why, []).append(instance.instance_type)
             continue
-        items = backend.render_options(release)
-        items["option.model_id"] = request.model
-        if request.dtype:
-            items["option.dtype"] = request.dtype
-        items.update(extra)
-        target = make_target(
-            backend.id,
-            backend.accelerator,
+        writer = planned_writer(
+            backend,
             release,
             instance,
             arch,
+            model_id=request.model,
+            dtype=request.dtype,
             optimum_neuron_export=ANY_OPTIMUM_NEURON if request.optimum_neuron_export else None,
+            extra=extra,
         )
-        writer = CandidateWriter(items, target, backend.accelerator)
+        target = writer.target
         degrees = _degrees(request, instance, target, backend.accelerator)
         price = on_demand_price(instance.instance_type, request.price_kind)
         if price is None:

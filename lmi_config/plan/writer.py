@@ -12,8 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting
+from lmi_config.knowledge import Backend, Release
 from lmi_config.knowledge.container import batch_keys, sequence_keys
-from lmi_config.shape import Assessment, ParallelTarget, Target, assess, judge_tensor_parallel, resolve_shape
+from lmi_config.knowledge.instances import Instance
+from lmi_config.modelarch import ModelArch
+from lmi_config.shape import (
+    Assessment,
+    ParallelTarget,
+    Target,
+    assess,
+    judge_tensor_parallel,
+    make_target,
+    resolve_shape,
+)
 from lmi_config.shape.capability import runnable_dtype
 from lmi_config.sizing import MemoryBreakdown, Shape
 
@@ -122,3 +133,27 @@ class CandidateWriter:
         items = self.written(degree, batch, sequence)
         assessment = assess(configuration(items), self.target, backend_accelerator=self.backend_accelerator)
         return Candidate(tuple(sorted(items.items())), assessment)
+
+
+def planned_writer(
+    backend: Backend,
+    release: Release,
+    instance: Instance,
+    arch: ModelArch,
+    *,
+    model_id: str,
+    dtype: str | None,
+    optimum_neuron_export: str | None,
+    extra: dict[str, str] | None = None,
+) -> CandidateWriter:
+    """The writer of a planned configuration: the backend's render options at the release, the model,
+    the dtype asked for and ``extra`` keys, judged for the instance (``plan``, and ``search``'s trials)."""
+    items = backend.render_options(release)
+    items["option.model_id"] = model_id
+    if dtype:
+        items["option.dtype"] = dtype
+    items.update(extra or {})
+    target = make_target(
+        backend.id, backend.accelerator, release, instance, arch, optimum_neuron_export=optimum_neuron_export
+    )
+    return CandidateWriter(items, target, backend.accelerator)

@@ -120,24 +120,19 @@ class Predictor:
     ):
         from lmi_config.knowledge import default_release, resolve_backend
         from lmi_config.knowledge.engine_support import ANY_OPTIMUM_NEURON
-        from lmi_config.planner import CandidateWriter
-        from lmi_config.shape import make_target
+        from lmi_config.plan.writer import planned_writer
 
         backend = resolve_backend(backend_name)
         release = default_release(backend.id)[0]
-        items = backend.render_options(release)
-        items["option.model_id"] = arch.model_id
-        if dtype:
-            items["option.dtype"] = dtype
-        target = make_target(
-            backend.id,
-            backend.accelerator,
+        self.writer = planned_writer(
+            backend,
             release,
             instance,
             arch,
+            model_id=arch.model_id,
+            dtype=dtype,
             optimum_neuron_export=exporter or ANY_OPTIMUM_NEURON,
         )
-        self.writer = CandidateWriter(items, target, backend.accelerator)
         self.backend = backend.id
         self.instance = instance
         self.release = release
