@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_trials import longest, noisy_cases  # noqa: E402
+from search_trials import longest, noisy_cases, simulate  # noqa: E402
 
 from lmi_config.knowledge.instances import instances  # noqa: E402
 from lmi_config.search.grid import Trial  # noqa: E402
@@ -35,23 +35,6 @@ from lmi_config.search.session import SearchOptions  # noqa: E402
 from lmi_config.search.strategy import GuidedStrategy, Outcomes  # noqa: E402
 
 TOP = 5
-
-
-def run(strategy, fits) -> list[tuple[Trial, bool]]:
-    """The trials in order, each with whether it was valid."""
-    outcomes, order = Outcomes(), []
-    while True:
-        for trial, reason in strategy.skips(outcomes):
-            outcomes.skipped[trial.key] = reason
-        trial = strategy.next_trial(outcomes)
-        if trial is None:
-            return order
-        valid = fits(trial)
-        order.append((trial, valid))
-        if valid:
-            outcomes.successes.add(trial.key)
-        else:
-            outcomes.failures[trial.key] = "device-oom"
 
 
 def proven_after(order: list[tuple[Trial, bool]], pair: tuple[int, int], length: int) -> int:
@@ -85,8 +68,8 @@ def main() -> None:
         grid, predict, fits = case.grid, case.predict, case.fits
         options = SearchOptions(model=case.model_id, objective=arguments.objective)
         ranked = [value.pair for value in value_order(options, predict, grid)]
-        planner = run(GuidedStrategy(grid, predict, 0.2, ranked), fits)
-        seed = run(GuidedStrategy(grid, predict, 0.2), fits)
+        planner = simulate(GuidedStrategy(grid, predict, 0.2, ranked), fits)[0]
+        seed = simulate(GuidedStrategy(grid, predict, 0.2), fits)[0]
         answers = longest(Outcomes(successes={trial.key for trial, valid in planner if valid}))
         runnable = [pair for pair in ranked if pair in answers]
         if not runnable:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_trials import noisy_cases  # noqa: E402
+from search_trials import noisy_cases, simulate  # noqa: E402
 
 from lmi_config.knowledge.instances import resolve_instance  # noqa: E402
 from lmi_config.search.grid import Predictor, Trial, TrialGrid
@@ -39,20 +39,10 @@ INSTANCES = ("trn1.32xlarge", "trn2.48xlarge", "inf2.48xlarge")
 SHARD_COUNTS = (1, 2, 3, 4, 6)
 
 
-def simulate(strategy, fits) -> tuple[list[Trial], Outcomes]:
+def trial_order(strategy, fits) -> tuple[list[Trial], Outcomes]:
     """Run a strategy to its end against an oracle; (trials in order, what was recorded)."""
-    outcomes, order = Outcomes(), []
-    while True:
-        for trial, reason in strategy.skips(outcomes):
-            outcomes.skipped[trial.key] = reason
-        trial = strategy.next_trial(outcomes)
-        if trial is None:
-            return order, outcomes
-        order.append(trial)
-        if fits(trial):
-            outcomes.successes.add(trial.key)
-        else:
-            outcomes.failures[trial.key] = "device-oom"
+    order, outcomes = simulate(strategy, fits)
+    return [trial for trial, _ in order], outcomes
 
 
 def guided(grid: TrialGrid, predict: Predictor, options: SearchOptions) -> GuidedStrategy:
@@ -73,13 +63,13 @@ def main() -> None:
     for case in noisy_cases(machines, rng, 0.2, text_only=True):
         grid, predict, fits = case.grid, case.predict, case.fits
         options = SearchOptions(model=case.model_id)
-        single, found = simulate(guided(grid, predict, options), fits)
+        single, found = trial_order(guided(grid, predict, options), fits)
         if not single:
             continue
         cases += 1
         for count in SHARD_COUNTS:
             runs = [
-                simulate(
+                trial_order(
                     guided(
                         replace(
                             grid,

@@ -37,18 +37,19 @@ from lmi_config.search.session import SearchOptions
 from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
 
 
-def simulate(strategy, fits) -> tuple[int, Outcomes]:
-    """Run a strategy to its end against an oracle; (trials, what was recorded)."""
-    outcomes = Outcomes()
-    trials = 0
+def simulate(strategy, fits) -> tuple[list[tuple[Trial, bool]], Outcomes]:
+    """Run a strategy to its end against an oracle; (the trials in order, each with whether it fit, and
+    what was recorded). The other search benchmarks run their strategies through this too."""
+    outcomes, order = Outcomes(), []
     while True:
         for trial, reason in strategy.skips(outcomes):
             outcomes.skipped[trial.key] = reason
         trial = strategy.next_trial(outcomes)
         if trial is None:
-            return trials, outcomes
-        trials += 1
-        if fits(trial):
+            return order, outcomes
+        valid = fits(trial)
+        order.append((trial, valid))
+        if valid:
             outcomes.successes.add(trial.key)
         else:
             outcomes.failures[trial.key] = "device-oom"
@@ -119,9 +120,10 @@ def main() -> None:
     started = time.perf_counter()
     for case in noisy_cases(machines, rng, arguments.spread):
         grid, predict, fits, machine = case.grid, case.predict, case.fits, case.machine
-        seed_trials, seed = simulate(SeedStrategy(grid), fits)
+        seed_order, seed = simulate(SeedStrategy(grid), fits)
         pairs = [value.pair for value in value_order(SearchOptions(model=case.model_id), predict, grid)]
-        guided_trials, guided = simulate(GuidedStrategy(grid, predict, margin, pairs), fits)
+        guided_order, guided = simulate(GuidedStrategy(grid, predict, margin, pairs), fits)
+        seed_trials, guided_trials = len(seed_order), len(guided_order)
         expected, found = longest(seed), longest(guided)
         misses = sum(1 for pair, length in expected.items() if found.get(pair, 0) < length)
         for family in (machine.platform, "all"):
