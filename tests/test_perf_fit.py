@@ -5,20 +5,18 @@ parallelism scales a short prompt's prefill (the terms that do not shrink with T
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 from conftest import ROOT
-from test_perf_model import _gpu_row, _script
+from test_perf_model import _cross_validate, _script, _slowed_row
 
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.knowledge.perf_data import fitted_families
 from lmi_config.modelarch import from_catalog
 from lmi_config.perf import Configuration, Workload, predict
-from lmi_config.perf.measured import read_row
 
 LLAMA_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
 LLAMA_70B = from_catalog("meta-llama/Llama-3.1-70B-Instruct")
@@ -129,48 +127,16 @@ def test_a_family_fitted_on_few_figures_keeps_every_parameter_inside_its_range()
 # --- cross-validation by hardware -----------------------------------------------------------------
 
 
-def _row(identifier: str, hardware: str, instance: str, batch: int, slowdown: float) -> dict[str, object]:
-    """A GPU row whose figures are the model's own prediction, times ``slowdown``."""
-    row = _gpu_row(
-        id=identifier,
-        hardware=hardware,
-        instance=instance,
-        batch_size=batch,
-        concurrency=batch,
-        ttft_ms=1.0,
-        tpot_ms=1.0,
-    )
-    read = read_row(row)
-    assert not isinstance(read, str), read
-    predicted = predict(read.configuration, read.workload)
-    return {**row, "ttft_ms": predicted.ttft_ms * slowdown, "tpot_ms": predicted.tpot_ms * slowdown}
-
-
 def test_cross_validation_can_leave_each_hardware_out(tmp_path: Path) -> None:
     # H100 rows are what the model predicts, H200 rows twice as slow: fitted on both, the
     # parameters split the difference; each hardware predicted from the other alone misses by
     # half or double, and leaving one hardware out must show it
-    rows = [_row(f"A{b}", "H100-SXM", "ml.p5.48xlarge", b, 1.0) for b in (1, 8, 32)]
-    rows += [_row(f"B{b}", "H200-SXM", "ml.p5e.48xlarge", b, 2.0) for b in (1, 8, 32)]
-    measurements = tmp_path / "rows.json"
-    measurements.write_text(json.dumps(rows), encoding="utf-8")
-    completed = _script(
-        "scripts/fit_perf.py",
-        "--measurements",
-        str(measurements),
-        "--family",
-        "gpu-vllm",
-        "--output",
-        str(tmp_path / "fit.json"),
-        "--cross-validate",
-        "--leave-out",
-        "hardware",
-    )
-    assert completed.returncode == 0, completed.stderr
-    fitted = json.loads((tmp_path / "fit.json").read_text())["families"]["gpu-vllm"]["errors"]["fitted"]
-    line = next(
-        text for text in completed.stdout.splitlines() if text.startswith("GPU: leave one hardware out:")
-    )
+    h100 = {"hardware": "H100-SXM", "instance": "ml.p5.48xlarge"}
+    h200 = {"hardware": "H200-SXM", "instance": "ml.p5e.48xlarge"}
+    rows = [_slowed_row(1.0, id=f"A{b}", batch_size=b, **h100) for b in (1, 8, 32)]
+    rows += [_slowed_row(2.0, id=f"B{b}", batch_size=b, **h200) for b in (1, 8, 32)]
+    fitted, stdout = _cross_validate(tmp_path, rows, "--leave-out", "hardware")
+    line = next(text for text in stdout.splitlines() if text.startswith("GPU: leave one hardware out:"))
     found = re.search(r"tpot MAPE ([0-9.]+) %", line)
     assert found is not None, line
     assert float(found.group(1)) > 40 > fitted["tpot_mape_percent"]

@@ -349,19 +349,20 @@ def test_the_fit_is_the_same_in_processes_with_different_hash_seeds(tmp_path: Pa
     assert not held_out & {r["model"] for r in fitted["residuals"] if r["split"] == "fitted"}
 
 
-def test_cross_validation_predicts_each_model_from_a_fit_on_the_others(tmp_path: Path) -> None:
-    # model A's figures are what the model predicts; model B's are twice as slow. Fitted on both,
-    # the parameters split the difference; left out in turn, each model is predicted from the
-    # other alone and misses by half (B) or double (A): the cross-validated error must show it
-    def row(identifier: str, model: object, batch: int, slowdown: float) -> dict[str, object]:
-        base = _gpu_row(id=identifier, model=model, batch_size=batch, concurrency=batch)
-        read = read_row(base)
-        assert not isinstance(read, str)
-        predicted = predict(read.configuration, read.workload)
-        return {**base, "ttft_ms": predicted.ttft_ms * slowdown, "tpot_ms": predicted.tpot_ms * slowdown}
+def _slowed_row(slowdown: float, **change: object) -> dict[str, object]:
+    """A GPU row (``_gpu_row`` with ``change``, its batch the concurrency) whose figures are the model's own
+    prediction times ``slowdown``."""
+    base = _gpu_row(**{**change, "concurrency": change.get("batch_size", 8)})
+    read = read_row(base)
+    assert not isinstance(read, str), read
+    predicted = predict(read.configuration, read.workload)
+    return {**base, "ttft_ms": predicted.ttft_ms * slowdown, "tpot_ms": predicted.tpot_ms * slowdown}
 
-    rows = [row(f"A{b}", "meta-llama/Llama-3.1-8B-Instruct", b, 1.0) for b in (1, 8, 32)]
-    rows += [row(f"B{b}", "Qwen/Qwen2.5-7B-Instruct", b, 2.0) for b in (1, 8, 32)]
+
+def _cross_validate(
+    tmp_path: Path, rows: list[dict[str, object]], *flags: str
+) -> tuple[dict[str, float], str]:
+    """``fit_perf.py --cross-validate`` on ``rows`` (gpu-vllm): the fitted errors and what it printed."""
     measurements = tmp_path / "rows.json"
     measurements.write_text(json.dumps(rows), encoding="utf-8")
     result = _script(
@@ -373,17 +374,29 @@ def test_cross_validation_predicts_each_model_from_a_fit_on_the_others(tmp_path:
         "--output",
         str(tmp_path / "fit.json"),
         "--cross-validate",
+        *flags,
     )
     assert result.returncode == 0, result.stderr
     fitted = json.loads((tmp_path / "fit.json").read_text())["families"]["gpu-vllm"]["errors"]["fitted"]
-    left_out = next(
-        line for line in result.stdout.splitlines() if line.startswith("GPU: leave one model out:")
-    )
+    return fitted, result.stdout
+
+
+def test_cross_validation_predicts_each_model_from_a_fit_on_the_others(tmp_path: Path) -> None:
+    # model A's figures are what the model predicts; model B's are twice as slow. Fitted on both,
+    # the parameters split the difference; left out in turn, each model is predicted from the
+    # other alone and misses by half (B) or double (A): the cross-validated error must show it
+    rows = [
+        _slowed_row(1.0, id=f"A{b}", model="meta-llama/Llama-3.1-8B-Instruct", batch_size=b)
+        for b in (1, 8, 32)
+    ]
+    rows += [_slowed_row(2.0, id=f"B{b}", model="Qwen/Qwen2.5-7B-Instruct", batch_size=b) for b in (1, 8, 32)]
+    fitted, stdout = _cross_validate(tmp_path, rows)
+    left_out = next(line for line in stdout.splitlines() if line.startswith("GPU: leave one model out:"))
     found = re.search(r"tpot MAPE ([0-9.]+) %", left_out)
     assert found is not None, left_out
     assert float(found.group(1)) > 60 > fitted["tpot_mape_percent"]
     # every residual is printed, one line per figure
-    assert sum(line.startswith("  gpu-vllm fitted") for line in result.stdout.splitlines()) == 12
+    assert sum(line.startswith("  gpu-vllm fitted") for line in stdout.splitlines()) == 12
 
 
 def test_the_fit_script_refuses_an_unreadable_file_in_one_line(untouched: Path) -> None:  # noqa: F811
