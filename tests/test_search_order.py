@@ -16,13 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shard_machines import Machines, truth
+from test_search import _setup as search_setup
 
 from lmi_config import api
-from lmi_config.knowledge.instances import resolve_instance
-from lmi_config.modelarch import from_catalog
 from lmi_config.plan.order import order_pairs
 from lmi_config.plan.workload import DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS, PlanWorkload
-from lmi_config.search.grid import Predictor, Trial, TrialGrid, seed_grid
+from lmi_config.search.grid import Trial, TrialGrid
 from lmi_config.search.strategy import GuidedStrategy, Outcomes, SeedStrategy
 
 MISTRAL = "mistralai/Mistral-7B-Instruct-v0.2"
@@ -35,15 +34,7 @@ MONOTONE_FAILURES = ("device-oom", "host-oom", "compiler-error", "timeout")
 Key = tuple[int, int, int]
 
 
-@functools.cache
-def _setup(model: str, instance: str) -> tuple[TrialGrid, Predictor]:
-    arch = from_catalog(model)
-    assert arch is not None
-    machine = resolve_instance(instance)
-    grid = seed_grid(
-        arch.num_attention_heads, arch.max_position_embeddings, machine.num_cores, machine.cores_per_device
-    )
-    return grid, Predictor(arch, machine, "nxdi")
+_setup = functools.cache(search_setup)  # the grid and predictor test_search builds, once per case
 
 
 @functools.cache
