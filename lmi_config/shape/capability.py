@@ -283,7 +283,7 @@ def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: 
     from lmi_config.knowledge.capabilities import first_release_knowing_quantization, quantization_name
 
     known, declared = engine.capabilities.known_quantization, checkpoint_method(target)
-    if known is None or declared is None or declared == "prequantized":
+    if known is None or declared is None:
         return []
     if quantization_name(declared) in {quantization_name(name) for name in known}:
         return []
@@ -323,7 +323,6 @@ def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -
         return [Problem("quantization-not-in-checkpoint", "error", message, key)]
     if (
         declared is not None
-        and declared != "prequantized"
         and declared != name
         and not any({declared, name} <= family for family in _FAMILIES)
     ):
