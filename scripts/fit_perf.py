@@ -44,8 +44,14 @@ from lmi_config.perf.minimize import nelder_mead  # noqa: E402
 DEFAULT_MEASUREMENTS = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
 OUTPUT = ROOT / "lmi_config" / "data" / "perf_fit.json"
 FAMILIES = ("neuron-tnx", "neuron-nxd", "gpu-vllm", "gpu-trtllm")
-# one split by model, the same for every family: these are predicted, never fitted
-HELD_OUT_MODELS = ("meta-llama/Llama-2-13b-hf", "codellama/CodeLlama-13b-hf", "Qwen/Qwen3-32B")
+# one split by model, the same for every family: these are predicted, never fitted (the FP8 Llama
+# copy became readable after the fit was chosen: it stays out, an honest check of a new model)
+HELD_OUT_MODELS = (
+    "meta-llama/Llama-2-13b-hf",
+    "codellama/CodeLlama-13b-hf",
+    "Qwen/Qwen3-32B",
+    "nvidia/Llama-3.1-8B-Instruct-FP8",
+)
 # rows whose figures contradict themselves in the source are reported, never fitted
 UNFITTED_FLAGS = ("source_inconsistency:tpot_p99_ms<tpot_ms",)
 # what --cross-validate can leave out in turn (a column of the rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -107,6 +108,35 @@ def resolve_instance(name: str) -> Instance:
     close = difflib.get_close_matches(wanted, list(table), n=3, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(sorted(table))}"
     raise ValueError(f"unknown instance type {name!r}{hint}")
+
+
+def _accelerator_key(name: str) -> str:
+    """An accelerator name without vendor, form factor and punctuation: ``NVIDIA A100-SXM4-80GB``
+    and ``A100-80GB`` are one key. PCIe and NVL parts keep their mark (other bandwidths)."""
+    key = re.sub(r"[^a-z0-9]", "", name.lower().removeprefix("nvidia").replace("aws", ""))
+    return re.sub(r"sxm\d?", "", key)
+
+
+def instance_with_accelerator(name: str, devices: int = 1, cores: int = 1) -> Instance | None:
+    """The smallest instance type (fewest devices, then vCPUs) with at least ``devices`` of an
+    accelerator and ``cores`` NeuronCores or GPUs, else None; an A100 or V100 without its memory
+    size is ambiguous (None)."""
+    wanted = _accelerator_key(name)
+    if not wanted or len(name) > 100:
+        return None
+    matches = [
+        instance
+        for instance in instances().values()
+        if instance.accelerator_name
+        and _accelerator_key(instance.accelerator_name) == wanted
+        and instance.num_devices >= devices
+        and instance.num_cores >= cores
+    ]
+    return min(
+        matches,
+        key=lambda instance: (instance.num_devices, instance.vcpus or 0, instance.instance_type),
+        default=None,
+    )
 
 
 @cache

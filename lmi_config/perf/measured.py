@@ -12,8 +12,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from lmi_config.knowledge.instances import Instance, resolve_instance, with_lnc
+from lmi_config.knowledge.instances import Instance, instance_with_accelerator, resolve_instance, with_lnc
+from lmi_config.knowledge.models import quantized_copy_base
 from lmi_config.modelarch import ModelArch, from_catalog
+from lmi_config.perf.devices import UnsupportedConfiguration, engine_family
 from lmi_config.perf.types import Configuration, Prediction, Workload
 
 BACKEND_BY_FAMILY = {
@@ -30,6 +32,17 @@ SKIPPED_FLAGS = {
 }
 # 16-bit dtypes as sources spell them (fp8 is read as fp8 weights on 16-bit activations)
 KNOWN_DTYPES = {"fp16": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "bf16"}
+# weight quantization as sources write it -> the sizing tables' method (first match wins); 4-bit
+# integer layouts (AWQ, GPTQ, W4A16) are GPU-only: no Neuron engine loads them
+QUANTIZATION_WORDS = (
+    ("fp8", "fp8", False),
+    ("awq", "awq", True),
+    ("gptq", "gptq", True),
+    ("w4a16", "gptq", True),
+    ("int4", "gptq", True),
+    ("w8a8", "int8", False),
+    ("int8", "int8", False),
+)
 # flags under which one figure is defined differently from its column
 DROPPED_METRICS = {
     "summary_csv_throughput_is_per_request_p50": "throughput",
@@ -72,17 +85,17 @@ def _read(row: Mapping[str, Any]) -> ReadRow | str:
     reason = _skip_reason(row)
     if reason:
         return reason
-    model = value(row, "model")
-    arch = from_catalog(model) if isinstance(model, str) and len(model) <= 200 else None
-    if arch is None:
-        return f"model {str(value(row, 'model'))[:80]!r} is not in the offline catalog"
-    if arch.memory_not_estimated:
-        # its parameter count is not the formula's (a layout it does not cover): no prediction to compare
-        return f"model {arch.model_id!r}: {arch.memory_not_estimated}"
+    found = _model(value(row, "model"))
+    if isinstance(found, str):
+        return found
+    arch, named_quantization = found
     instance = _instance(row)
     if isinstance(instance, str):
         return instance
-    configuration = _configuration(row, arch, instance)
+    family = _family(row, instance)
+    if family is None:
+        return f"no parameters for engine family {str(value(row, 'engine_family'))[:80]!r}"
+    configuration = _configuration(row, arch, instance, family, named_quantization)
     if isinstance(configuration, str):
         return configuration
     workload = _workload(row)
@@ -101,8 +114,10 @@ def _skip_reason(row: Mapping[str, Any]) -> str | None:
         if flag in SKIPPED_FLAGS:
             return SKIPPED_FLAGS[flag]
     family = value(row, "engine_family")
-    if family not in BACKEND_BY_FAMILY:
+    if family is not None and family not in BACKEND_BY_FAMILY:
         return f"no parameters for engine family {str(family)[:80]!r}"
+    if family is None and not isinstance(value(row, "backend"), str):
+        return "neither engine_family nor backend is stated"
     for key in ("input_tokens", "output_tokens", "tp"):
         if not _count(value(row, key)):
             return f"{key} is not stated as a positive whole number"
@@ -131,6 +146,39 @@ def _count(number: Any) -> bool:
     )
 
 
+def _model(model: Any) -> tuple[ModelArch, str | None] | str:
+    """The architecture a row's model id names, and the quantization its name states, if any.
+
+    An id the catalog lacks that is a quantized copy of a catalog model (``nvidia/...-FP8``,
+    ``...-AWQ``) has the base model's layers and heads; the row's own quantization wins over the
+    name's."""
+    if not isinstance(model, str) or len(model) > 200:
+        return f"model {str(model)[:80]!r} is not in the offline catalog"
+    arch = from_catalog(model)
+    named = None
+    if arch is None:
+        base = quantized_copy_base(model)
+        if base is not None:
+            arch, named = from_catalog(base[0]), base[1]
+    if arch is None:
+        return f"model {model[:80]!r} is not in the offline catalog"
+    if arch.memory_not_estimated:
+        # its parameter count is not the formula's (a layout it does not cover): no prediction to compare
+        return f"model {arch.model_id!r}: {arch.memory_not_estimated}"
+    return arch, named
+
+
+def _family(row: Mapping[str, Any], instance: Instance) -> str | None:
+    """The row's engine family, else the one its backend runs as on its hardware."""
+    stated = value(row, "engine_family")
+    if stated is not None:
+        return str(stated)
+    try:
+        return engine_family(str(value(row, "backend")), instance)
+    except UnsupportedConfiguration:
+        return None
+
+
 def _instance(row: Mapping[str, Any]) -> Instance | str:
     name = value(row, "instance") or value(row, "hardware")
     if not isinstance(name, str) or len(name) > 100:
@@ -138,7 +186,9 @@ def _instance(row: Mapping[str, Any]) -> Instance | str:
     try:
         instance = resolve_instance(str(name))
     except ValueError:
-        return f"unknown instance {str(name)[:80]!r}"
+        instance = _instance_by_accelerator(row)
+        if instance is None:
+            return f"unknown instance {str(name)[:80]!r}"
     lnc = value(row, "lnc")
     if lnc and instance.lnc and int(lnc) != instance.lnc:
         try:
@@ -148,8 +198,20 @@ def _instance(row: Mapping[str, Any]) -> Instance | str:
     return instance
 
 
-def _configuration(row: Mapping[str, Any], arch: ModelArch, instance: Instance) -> Configuration | str:
-    family = str(value(row, "engine_family"))
+def _instance_by_accelerator(row: Mapping[str, Any]) -> Instance | None:
+    """The smallest instance type carrying the row's ``hardware`` (an accelerator such as ``A10G``,
+    ``A100-SXM4-80GB`` or ``Inferentia2``) with the devices the row uses, when it names no instance."""
+    hardware = value(row, "hardware")
+    if not isinstance(hardware, str):
+        return None
+    devices = value(row, "accelerator_count_used")
+    cores = int(value(row, "tp")) * int(value(row, "pp") or 1) * int(value(row, "dp_or_copies") or 1)
+    return instance_with_accelerator(hardware, int(devices) if _count(devices) else 1, cores)
+
+
+def _configuration(
+    row: Mapping[str, Any], arch: ModelArch, instance: Instance, family: str, named: str | None
+) -> Configuration | str:
     tp = int(value(row, "tp"))
     pp = int(value(row, "pp") or 1)
     if tp * pp > instance.num_cores:
@@ -159,14 +221,23 @@ def _configuration(row: Mapping[str, Any], arch: ModelArch, instance: Instance) 
         if value(row, key) is not None and not isinstance(value(row, key), str):
             return f"{key} is not text"
     dtype = str(value(row, "dtype") or arch.torch_dtype or "bf16").lower()
-    quantization_text = str(value(row, "quantization") or "").lower()
+    quantization_text = str(value(row, "quantization") or named or "").lower()
+    if dtype == "fp8":
+        quantization_text, dtype = quantization_text or "fp8", "bf16"
     quantization = None
-    if dtype == "fp8" or "fp8" in quantization_text:
-        quantization, dtype = "fp8", "bf16"
-    elif "int8" in quantization_text:
-        quantization = "int8"
-    elif quantization_text:
-        return f"quantization {quantization_text[:60]!r} is not one the model knows (fp8, int8)"
+    if quantization_text:
+        gpu = instance.accelerator == "gpu"
+        quantization = next(
+            (
+                method
+                for word, method, gpu_only in QUANTIZATION_WORDS
+                if word in quantization_text and (gpu or not gpu_only)
+            ),
+            None,
+        )
+        if quantization is None:
+            known = "fp8, int8, awq, gptq, w4a16, int4" if gpu else "fp8, int8"
+            return f"quantization {quantization_text[:60]!r} is not one the model knows on {instance.accelerator} ({known})"
     if dtype not in KNOWN_DTYPES:
         return f"dtype {dtype[:60]!r} is not one the model knows ({', '.join(KNOWN_DTYPES)})"
     dtype = KNOWN_DTYPES[dtype]
