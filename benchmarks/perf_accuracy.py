@@ -3,7 +3,8 @@
 Run: python benchmarks/perf_accuracy.py [FILE ...]   (default: ../shared/reference/perf_measurements.json)
 
 FILE is in the perf_measurements.json format (``{"rows": [...]}`` or a bare list of rows; a missing
-column is null). Rows are grouped by ``engine_family``; each predicted row prints every figure it
+column is null). Rows are grouped by ``engine_family`` (where a row has none, by the one its
+``backend`` runs as on its hardware); each predicted row prints every figure it
 measures (TTFT, TPOT, throughput, each as its source defines it) against the prediction; a row the
 model cannot predict is skipped with the reason. Lines before the last give the error for Neuron
 and GPU separately, for the rows fitted / held out / not fitted by ``scripts/fit_perf.py`` and per
@@ -60,8 +61,13 @@ class Result:
         self.metrics = metrics
 
     @property
+    def family(self) -> str:
+        """The row's engine family, else the one its backend was predicted as."""
+        return str(self.row.get("engine_family") or self.prediction.engine_family)
+
+    @property
     def group(self) -> str:
-        return "Neuron" if str(self.row.get("engine_family", "")).startswith("neuron") else "GPU"
+        return "Neuron" if self.family.startswith("neuron") else "GPU"
 
 
 def evaluate(row: Any) -> Result | str:
@@ -209,7 +215,7 @@ def report(rows: Sequence[Any]) -> list[str]:
                 superseded.append(outcome)  # predicted anyway, shown below, never scored
             continue
         results.append(outcome)
-        by_family.setdefault(_shown(outcome.row.get("engine_family")), []).append(outcome)
+        by_family.setdefault(_shown(outcome.family), []).append(outcome)
     for family in sorted(by_family):
         lines.append(f"{family}:")
         lines.extend(_row_line(result) for result in by_family[family])

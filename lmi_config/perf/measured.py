@@ -159,7 +159,9 @@ def _model(model: Any) -> tuple[ModelArch, str | None] | str:
     if arch is None:
         base = quantized_copy_base(model)
         if base is not None:
-            arch, named = from_catalog(base[0]), base[1]
+            # Meta's Llama 2 repositories end in -hf; their quantized copies drop it
+            arch = from_catalog(base[0]) or from_catalog(base[0] + "-hf")
+            named = base[1]
     if arch is None:
         return f"model {model[:80]!r} is not in the offline catalog"
     if arch.memory_not_estimated:
