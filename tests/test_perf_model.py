@@ -273,6 +273,35 @@ def test_the_model_imports_nothing_heavy() -> None:
     assert completed.stdout.strip() == "[] True"
 
 
+def test_a_mixture_of_experts_on_nxd_inference_gets_no_figures_rather_than_wrong_ones() -> None:
+    mixtral = from_catalog("mistralai/Mixtral-8x7B-Instruct-v0.1")
+    assert mixtral is not None
+    trn1 = resolve_instance("ml.trn1.32xlarge")
+    with pytest.raises(UnsupportedConfiguration, match="mixture of experts on NxD Inference"):
+        predict(Configuration(mixtral, trn1, "nxdi", 16, 8, 4096), Workload(1000, 200, 8))
+    # transformers-neuronx and GPUs keep their figures; a dense model on NxD too
+    assert predict(Configuration(mixtral, trn1, "transformers-neuronx", 16, 8, 4096), Workload(1000, 200, 8))
+    llama = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
+    assert llama is not None and predict(
+        Configuration(llama, trn1, "nxdi", 8, 8, 4096), Workload(1000, 200, 8)
+    )
+
+
+def test_the_optimum_neuron_benchmark_rows_are_predicted_or_skipped_with_the_reason() -> None:
+    measurements = ROOT / "benchmarks" / "optimum_neuron_perf.json"
+    rows = json.loads(measurements.read_text(encoding="utf-8"))["rows"]
+    assert rows and all(
+        re.match(r"https://github.com/huggingface/optimum-neuron/blob/[0-9a-f]{40}/", row["source"]["url"])
+        for row in rows
+    )
+    result = _script(str(ROOT / "benchmarks" / "perf_accuracy.py"), str(measurements))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["rows"] == len(rows) and summary["rows"] - summary["skipped"] >= 2
+    assert "ON-llama-3.1-8b-trn2 meta-llama/Llama-3.1-8B-Instruct on trn2.3xlarge TP 4" in result.stdout
+    assert "mixture of experts on NxD Inference" in result.stdout and "ON-qwen3-30B-A3B" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("change", "reason"),
     [

@@ -188,9 +188,10 @@ def _instance(row: Mapping[str, Any]) -> Instance | str:
     try:
         instance = resolve_instance(str(name))
     except ValueError:
-        instance = _instance_by_accelerator(row)
-        if instance is None:
+        by_accelerator = _instance_by_accelerator(row)
+        if by_accelerator is None:
             return f"unknown instance {str(name)[:80]!r}"
+        instance = by_accelerator
     lnc = value(row, "lnc")
     if lnc and instance.lnc and int(lnc) != instance.lnc:
         try:
