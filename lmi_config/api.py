@@ -292,10 +292,11 @@ def explain_paths(
     *,
     env_files: list[str] | None = None,
     stdin_bytes: bytes | None = None,
-    workload: dict[str, int] | None = None,
+    workload: dict[str, Any] | None = None,
 ) -> ExplainResult:
     """How the container reads each configuration: effective values, shape, memory, verdict, and the
-    predicted performance under ``workload`` (``input_tokens``, ``output_tokens``, ``concurrency``;
+    predicted performance under ``workload`` (``input_tokens``, ``output_tokens``, ``concurrency`` or
+    ``request_rate``;
     plan's defaults for what is not given)."""
     from lmi_config.explain import explain_unit
     from lmi_config.plan.workload import PlanWorkload
@@ -514,7 +515,7 @@ def refresh_images(output: str | None = None) -> tuple[Path, dict[str, Any]]:
 def plan(request: PlanRequest | None = None, **fields: Any) -> PlanResult:
     """Rank the (instance, TP, batch, sequence length) configurations of a model, each judged by the
     one judge; ``fields`` are those of :class:`lmi_config.plan.PlanRequest` when no request is
-    given, and the workload's (``input_tokens``, ``output_tokens``, ``concurrency``, ``max_ttft_ms``,
+    given, and the workload's (``input_tokens``, ``output_tokens``, ``concurrency`` or ``request_rate``, ``max_ttft_ms``,
     ``max_tpot_ms``, ``max_model_len``; defaults printed with the plan). Raises :class:`InputError`
     for a bad request, :class:`PlanningError` when nothing fits."""
     from lmi_config.plan import PlanRequest, PlanWorkload, plan_model
@@ -524,6 +525,7 @@ def plan(request: PlanRequest | None = None, **fields: Any) -> PlanResult:
             "input_tokens",
             "output_tokens",
             "concurrency",
+            "request_rate",
             "max_ttft_ms",
             "max_tpot_ms",
             "max_model_len",

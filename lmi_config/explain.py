@@ -130,7 +130,10 @@ def performance_dict(
     document: dict[str, Any] = {"workload": workload.describe(), "price_kind": price.kind if price else None}
     if isinstance(figures, str):
         return {**document, "predicted": None, "not_predicted": figures}
-    return {**document, "predicted": figures.as_dict(), "not_predicted": None}
+    broken = workload.constraint_violations(
+        figures.ttft_ms, figures.tpot_ms, figures.capacity_requests_per_second
+    )
+    return {**document, "predicted": figures.as_dict(), "not_predicted": None, "broken_limits": list(broken)}
 
 
 def resolved_dict(assessment: Assessment) -> dict[str, Any]:

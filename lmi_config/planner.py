@@ -167,9 +167,10 @@ def describe_choice(candidate: PlannedCandidate, objective: str, workload: PlanW
     if candidate.figures is not None and candidate.price_kind == "ec2":
         figures += " (EC2 price: no SageMaker price published for it)"
     batch = f"; batch: {candidate.batch_reason}" if candidate.batch_reason else ""
+    rate = f" at {workload.request_rate:g} requests/s" if workload.request_rate is not None else ""
     return (
         f"objective {objective} ({OBJECTIVE_WORDS.get(objective, objective)}) for "
-        f"{workload.input_tokens} input + {workload.output_tokens} output tokens: {figures}; {shape}{batch}"
+        f"{workload.input_tokens} input + {workload.output_tokens} output tokens{rate}: {figures}; {shape}{batch}"
     )
 
 

@@ -31,6 +31,12 @@ class SpecWorkload(BaseModel):
         ge=1,
         description="Requests in flight per model copy (default: every sequence slot busy).",
     )
+    request_rate: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Requests per second arriving at the instance (instead of a concurrency).",
+    )
     max_ttft_ms: float | None = Field(
         default=None, gt=0, description="Longest acceptable time to first token."
     )

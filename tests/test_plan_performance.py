@@ -277,3 +277,84 @@ def test_the_price_table_is_exactly_what_gen_prices_writes() -> None:
         "pricing:\n  instance_based:\n    ml.g5.xlarge: 1.4084\n    g5.xlarge: 1.006\n  token_based:\n    x.y: 3\n"
     )
     assert sagemaker == {"g5.xlarge": 1.4084} and ec2 == {"g5.xlarge": 1.006}
+
+
+# --- a workload given as a request rate ------------------------------------------------------------
+
+
+def test_under_a_request_rate_the_load_is_what_littles_law_gives_and_more_is_slower() -> None:
+    from lmi_config.modelarch import from_catalog
+    from lmi_config.perf import Configuration, Workload, predict
+
+    arch = from_catalog(LLAMA_8B)
+    assert arch is not None
+    configuration = Configuration(arch, instances()["g5.2xlarge"], "vllm", 1, 64, 4096)
+    alone = predict(configuration, Workload(1024, 256, concurrency=1))
+    slow = predict(configuration, Workload(1024, 256, request_rate=0.01))
+    busy = predict(configuration, Workload(1024, 256, request_rate=1.0))
+    # a trickle of requests is served as if each were alone
+    assert slow.tpot_ms == pytest.approx(alone.tpot_ms) and slow.ttft_ms == pytest.approx(alone.ttft_ms)
+    # the instance completes what arrives; the mean in flight is the rate times the request latency
+    assert busy.requests_per_second == pytest.approx(1.0)
+    assert busy.output_tokens_per_second == pytest.approx(256.0)
+    in_flight = float(busy.notes[-1].split(", ")[1].split(" ")[0])
+    assert in_flight == pytest.approx(busy.end_to_end_ms / 1000, rel=0.05)
+    assert busy.tpot_ms > slow.tpot_ms and busy.ttft_ms > slow.ttft_ms
+    # more than it completes with every slot busy: overloaded, said so
+    capacity = busy.capacity_requests_per_second
+    assert capacity is not None and not busy.overloaded
+    flooded = predict(configuration, Workload(1024, 256, request_rate=capacity * 2))
+    assert flooded.overloaded and "queue grows without bound" in flooded.notes[-1]
+
+
+def test_plan_ranks_only_what_completes_the_request_rate() -> None:
+    document = _plan("--model", LLAMA_8B, "--family", "g5", "--request-rate", "3", "--top", "0", "--all")
+    assert document["workload"]["request_rate"] == 3
+    ranked = [c for c in document["candidates"] if c["feasible"]]
+    refused = [c for c in document["candidates"] if "workload-limits" in (c.get("blocked_by") or [])]
+    assert ranked and refused
+    for candidate in ranked:
+        figures = candidate["predicted"]
+        assert figures["capacity_requests_per_second"] > 3
+        assert figures["requests_per_second"] == pytest.approx(3, rel=1e-3)
+    assert all("--request-rate 3 is more than" in " ".join(c["problems"]) for c in refused)
+    text = run_cli("plan", "--model", LLAMA_8B, "--instance", "ml.g5.2xlarge", "--request-rate", "1")
+    assert text.returncode == 0 and "1 requests/s arriving at the instance" in text.stdout
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "said"),
+    [
+        # nothing completes it: exit 1 as for latency limits, naming the rate and what to change
+        (("--request-rate", "1000"), 1, "at 1000 requests/s; try --all"),
+        (("--request-rate", "1", "--concurrency", "4"), 2, "not both"),
+        (("--request-rate", "0"), 2, "--request-rate"),
+        (("--request-rate", "inf"), 2, "--request-rate"),
+    ],
+)
+def test_a_request_rate_nothing_completes_or_a_bad_one_is_refused_in_one_line(
+    arguments: tuple[str, ...], code: int, said: str
+) -> None:
+    result = run_cli("plan", "--model", LLAMA_8B, "--instance", "ml.g5.2xlarge", *arguments)
+    assert result.returncode == code and said in result.stderr and "Traceback" not in result.stderr
+
+
+def test_explain_and_render_take_a_request_rate() -> None:
+    from conftest import ROOT
+
+    path = str(ROOT / "samples" / "rendered" / "llama-3.1-8b-inf2-24xlarge.serving.properties")
+    light = json.loads(run_cli("explain", path, "--format", "json", "--request-rate", "0.1").stdout)
+    assert "0.1 requests/s arriving" in light["performance"]["workload"]
+    assert light["performance"]["broken_limits"] == []
+    flooded = run_cli("explain", path, "--request-rate", "10000")
+    assert flooded.returncode == 0 and "not met: --request-rate 10000 is more than" in flooded.stdout
+    spec = Spec(
+        model=LLAMA_8B,
+        instance="ml.g5.12xlarge",
+        backend="vllm",
+        options={"tensor_parallel_degree": "auto", "max_rolling_batch_size": "auto"},
+        workload={"request_rate": 2},
+    )
+    comment = next(line for line in render(spec).text.splitlines() if line.startswith("# auto:"))
+    assert "1024 input + 256 output tokens at 2 requests/s: predicted" in comment
+    assert "512 output tokens/s per instance" in comment  # what arrives is what it completes

@@ -9,6 +9,7 @@ import click
 
 from lmi_config.cli.common import (
     CONTEXT_SETTINGS,
+    FiniteFloat,
     _emit,
     _fail_input,
     _lint_options,
@@ -252,6 +253,12 @@ def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe
     default=None,
     help="Workload: requests in flight per model copy (default: every sequence slot busy).",
 )
+@click.option(
+    "--request-rate",
+    type=FiniteFloat(min=0, min_open=True),
+    default=None,
+    help="Workload: requests per second arriving at the instance, instead of --concurrency.",
+)
 def explain(
     path: str,
     env_files: tuple[str, ...],
@@ -259,6 +266,7 @@ def explain(
     input_tokens: int | None,
     output_tokens: int | None,
     concurrency: int | None,
+    request_rate: float | None,
     **target: Any,
 ) -> None:
     """Show how the container reads a configuration and what it needs per core or GPU.
@@ -283,7 +291,12 @@ def explain(
     options = _lint_options(**target)
     try:
         stdin_bytes = _stdin_bytes() if path == "-" else None
-        workload = {"input_tokens": input_tokens, "output_tokens": output_tokens, "concurrency": concurrency}
+        workload = {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "concurrency": concurrency,
+            "request_rate": request_rate,
+        }
         result = api.explain_paths(
             [path],
             options,

@@ -111,6 +111,13 @@ def workload_options(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Workload: requests in flight per model copy (default: every sequence slot busy).",
 )
 @click.option(
+    "--request-rate",
+    type=FiniteFloat(min=0, min_open=True),
+    default=None,
+    help="Workload: requests per second arriving at the instance, instead of --concurrency; a "
+    "configuration that cannot complete them is not ranked.",
+)
+@click.option(
     "--max-ttft-ms",
     type=FiniteFloat(min=0, min_open=True),
     default=None,

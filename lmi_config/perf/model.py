@@ -41,6 +41,7 @@ from lmi_config.sizing.model import weights_bytes as neuron_weight_bytes
 MS = 1e3
 ACTIVATION_BYTES = 2  # all-reduce payloads are bf16/fp16 activations
 FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2", "fbgemm_fp8")
+RATE_BISECTIONS = 40  # halvings of [0, slots]: the load under a request rate to ~1e-12 of the slots
 
 
 class _Costs(NamedTuple):
@@ -82,9 +83,18 @@ def predict(
             "`lmi-config search`"
         )
     params = efficiency or fitted_efficiency(costs.family)
+    if workload.request_rate is not None:
+        return _at_rate(configuration, workload, costs, params, workload.request_rate)
+    slots = configuration.max_concurrent_sequences
+    return _at_load(configuration, workload, costs, params, workload.concurrency or slots)
+
+
+def _at_load(
+    configuration: Configuration, workload: Workload, costs: _Costs, params: Efficiency, in_flight: float
+) -> Prediction:
+    """The prediction with ``in_flight`` requests per copy (a mean: fractional under a request rate)."""
     static = configuration.batching == "static"
     slots = configuration.max_concurrent_sequences
-    in_flight = workload.concurrency if workload.concurrency else slots
     running = min(in_flight, slots)
     context, prompt = _compiled_lengths(configuration, costs, workload)
     tpot = _decode_step(costs, params, running, context, workload, static)
@@ -102,11 +112,11 @@ def predict(
             milliseconds=ttft.milliseconds + wait,
             terms=(
                 *ttft.terms,
-                Term("queueing", wait, f"{in_flight - slots} requests wait for {slots} slots"),
+                Term("queueing", wait, f"{_count(in_flight - slots)} requests wait for {slots} slots"),
             ),
         )
         ttft = ttft._replace(bound=_dominant(ttft.terms))
-        notes.append(f"concurrency {in_flight} is above the {slots} sequences a copy runs at once")
+        notes.append(f"concurrency {_count(in_flight)} is above the {slots} sequences a copy runs at once")
         end_to_end += wait
     per_copy = running * workload.output_tokens / (end_to_end / MS) if end_to_end > 0 else 0.0
     tokens_per_second = per_copy * configuration.copies
@@ -115,7 +125,7 @@ def predict(
     return Prediction(
         engine_family=costs.family,
         batching="static" if static else "continuous",
-        running_sequences=running,
+        running_sequences=math.ceil(running),
         ttft=ttft,
         tpot=tpot,
         end_to_end_ms=end_to_end,
@@ -123,6 +133,53 @@ def predict(
         requests_per_second=tokens_per_second / max(workload.output_tokens, 1),
         notes=tuple(notes),
     )
+
+
+def _at_rate(
+    configuration: Configuration, workload: Workload, costs: _Costs, params: Efficiency, rate: float
+) -> Prediction:
+    """The prediction when requests arrive at ``rate`` per second per copy: the mean number in flight
+    is the rate times the request latency at that load (Little's law), found by bisection since the
+    latency grows with the load; a request alone is never faster than at one in flight. A rate above
+    what a copy completes with every slot busy is overloaded: its queue grows without bound."""
+    slots = configuration.max_concurrent_sequences
+    copies = configuration.copies
+    full = _at_load(configuration, workload, costs, params, slots)
+    capacity = slots / (full.end_to_end_ms / MS) if full.end_to_end_ms > 0 else math.inf
+    if rate >= capacity:
+        note = (
+            f"{rate * copies:g} requests/s are more than the {capacity * copies:.3g} the instance completes "
+            "with every sequence slot busy: the queue grows without bound"
+        )
+        return full._replace(
+            notes=(*full.notes, note),
+            capacity_requests_per_second=capacity * copies,
+            overloaded=True,
+        )
+
+    def latency_s(in_flight: float) -> float:
+        return _at_load(configuration, workload, costs, params, max(in_flight, 1.0)).end_to_end_ms / MS
+
+    low, high = 0.0, float(slots)
+    for _ in range(RATE_BISECTIONS):
+        middle = (low + high) / 2
+        low, high = (middle, high) if rate * latency_s(middle) > middle else (low, middle)
+    prediction = _at_load(configuration, workload, costs, params, max(high, 1.0))
+    completed = rate * copies
+    return prediction._replace(
+        output_tokens_per_second=completed * workload.output_tokens,
+        requests_per_second=completed,
+        notes=(
+            *prediction.notes,
+            f"at {completed:g} requests/s, {high * copies:.1f} are in flight on average (Little's law)",
+        ),
+        capacity_requests_per_second=capacity * copies,
+    )
+
+
+def _count(number: float) -> str:
+    """A count as printed: whole numbers without decimals, a mean load with one."""
+    return f"{number:.0f}" if float(number).is_integer() else f"{number:.1f}"
 
 
 def _check(configuration: Configuration, workload: Workload) -> None:
@@ -134,6 +191,10 @@ def _check(configuration: Configuration, workload: Workload) -> None:
         raise UnsupportedConfiguration("a request needs at least one input and one output token")
     if workload.concurrency is not None and workload.concurrency < 1:
         raise UnsupportedConfiguration("concurrency must be at least 1")
+    if workload.request_rate is not None and not (0 < workload.request_rate < math.inf):
+        raise UnsupportedConfiguration("a request rate must be a positive number of requests per second")
+    if workload.request_rate is not None and workload.concurrency is not None:
+        raise UnsupportedConfiguration("give a concurrency or a request rate, not both")
 
 
 def _compiled_lengths(configuration: Configuration, costs: _Costs, workload: Workload) -> tuple[float, int]:
@@ -268,7 +329,7 @@ def _all_reduces_seconds(costs: _Costs, params: Efficiency, tp: int, tokens: flo
 
 
 def _decode_step(
-    costs: _Costs, params: Efficiency, running: int, context: float, workload: Workload, static: bool
+    costs: _Costs, params: Efficiency, running: float, context: float, workload: Workload, static: bool
 ) -> Phase:
     tp = costs.tensor_parallel_degree
     # the share of experts at least one running sequence is routed to (uniform routing)
@@ -285,7 +346,11 @@ def _decode_step(
     overlapped = compute_s <= memory_s
     terms = [
         Term("weight reads", weight_s * MS if overlapped else 0.0, f"{weights / 1e9:.2f} GB of weights"),
-        Term("KV reads", kv_s * MS if overlapped else 0.0, f"{running} sequences x {context:.0f} tokens"),
+        Term(
+            "KV reads",
+            kv_s * MS if overlapped else 0.0,
+            f"{_count(running)} sequences x {context:.0f} tokens",
+        ),
         Term(
             "compute",
             0.0 if overlapped else compute_s * MS,
@@ -296,7 +361,7 @@ def _decode_step(
         Term(
             "per-sequence overhead",
             running * params.sequence_overhead_us / 1e3,
-            f"{running} sequences x {params.sequence_overhead_us:.0f} us (sampling, bookkeeping; fitted)",
+            f"{_count(running)} sequences x {params.sequence_overhead_us:.0f} us (sampling, bookkeeping; fitted)",
         ),
     ]
     if not static:
@@ -321,7 +386,7 @@ def _decoding_ms(tpot: Phase) -> float:
 
 
 def _first_token(
-    costs: _Costs, params: Efficiency, running: int, tokens: int, static: bool, step_ms: float
+    costs: _Costs, params: Efficiency, running: float, tokens: int, static: bool, step_ms: float
 ) -> Phase:
     tp = costs.tensor_parallel_degree
     one_s = _flops_seconds(costs, params, *_prefill_flops(costs, tokens))
@@ -331,14 +396,14 @@ def _first_token(
     compute_s = max(one_s, weight_s) * sequences
     bound_name = "compute" if one_s >= weight_s else "weight reads"
     terms = [
-        Term(bound_name, compute_s * MS, f"{sequences} x {tokens} prompt tokens"),
+        Term(bound_name, compute_s * MS, f"{_count(sequences)} x {tokens} prompt tokens"),
         Term("collectives", collectives_s * sequences * MS, collectives_note),
         Term("fixed overhead", params.request_overhead_ms, "per request (fitted)"),
     ]
     if not static and running > 1:
         wait_s = params.prefill_wait_fraction * (running - 1) * (one_s + collectives_s)
         terms.append(
-            Term("waiting for other prefills", wait_s * MS, f"{running - 1} other requests in flight")
+            Term("waiting for other prefills", wait_s * MS, f"{_count(running - 1)} other requests in flight")
         )
         # a request that arrives while the others decode waits, on average, for half a step
         terms.append(Term("step in progress", step_ms / 2, "half a decode step of the running sequences"))

@@ -60,6 +60,7 @@ class Workload(NamedTuple):
     input_tokens: int
     output_tokens: int
     concurrency: int | None = None  # requests in flight per copy; None: every sequence slot busy
+    request_rate: float | None = None  # requests/s arriving at one copy (instead of a concurrency)
 
 
 class Term(NamedTuple):
@@ -91,6 +92,9 @@ class Prediction(NamedTuple):
     output_tokens_per_second: float  # per instance (all copies)
     requests_per_second: float  # per instance
     notes: tuple[str, ...] = ()
+    # under a request rate: the requests/s the instance completes with every slot busy (None otherwise)
+    capacity_requests_per_second: float | None = None
+    overloaded: bool = False  # the rate is above that capacity: the queue grows without bound
 
     @property
     def ttft_ms(self) -> float:

@@ -85,7 +85,9 @@ def plan_model(request: PlanRequest) -> PlanResult:
             f"no configuration of {request.model} serves {workload.longest_request}-token requests on any of the "
             f"{len({g.instance.instance_type for g in groups})} instance types planned"
             + (" within the latency limits" if workload.max_ttft_ms or workload.max_tpot_ms else "")
+            + (f" at {workload.request_rate:g} requests/s" if workload.request_rate is not None else "")
             + "; try --all to see what blocks each, larger instances, or a shorter --max-model-len"
+            + (" or a lower --request-rate" if workload.request_rate is not None else "")
         )
     infeasible = _refused(groups, judge, workload, judged) if request.include_infeasible else []
     for position, candidate in enumerate(ranked, start=1):

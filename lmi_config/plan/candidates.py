@@ -234,7 +234,9 @@ def planned(
         row.not_predicted = figures
         return row
     row.figures = figures
-    broken = workload.constraint_violations(figures.ttft_ms, figures.tpot_ms)
+    broken = workload.constraint_violations(
+        figures.ttft_ms, figures.tpot_ms, figures.capacity_requests_per_second
+    )
     if broken:
         row.feasible = False
         row.blocked_by = ("workload-limits",)

@@ -35,6 +35,8 @@ class Figures(NamedTuple):
     running_sequences: int  # sequences decoded together per copy
     tpot_bound: str  # what dominates a decode step
     ttft_bound: str
+    # under a request rate: the requests/s the instance completes with every slot busy
+    capacity_requests_per_second: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         """The figures as JSON carries them (rounded to what the model can tell)."""
@@ -49,6 +51,11 @@ class Figures(NamedTuple):
             "running_sequences": self.running_sequences,
             "tpot_bound": self.tpot_bound,
             "ttft_bound": self.ttft_bound,
+            "capacity_requests_per_second": (
+                round(self.capacity_requests_per_second, 3)
+                if self.capacity_requests_per_second is not None
+                else None
+            ),
         }
 
 
@@ -114,7 +121,7 @@ def predicted(
         max_concurrent_sequences=max(running, 1), batching="continuous" if continuous else "static"
     )
     try:
-        prediction = predict(configuration, workload.performance())
+        prediction = predict(configuration, workload.performance(copies))
     except UnsupportedConfiguration as error:
         return str(error)
     tokens = prediction.output_tokens_per_second
@@ -130,6 +137,7 @@ def predicted(
         running_sequences=prediction.running_sequences,
         tpot_bound=prediction.tpot.bound,
         ttft_bound=prediction.ttft.bound,
+        capacity_requests_per_second=prediction.capacity_requests_per_second,
     )
 
 

@@ -118,7 +118,7 @@ def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figur
     continuous = writer.base.batching.mode in CONTINUOUS_MODES
     configuration = configuration._replace(batching="continuous" if continuous else "static")
     try:
-        prediction = predict(configuration, workload.performance())
+        prediction = predict(configuration, workload.performance(copies))
     except UnsupportedConfiguration:
         return None
     tokens = prediction.output_tokens_per_second
@@ -133,6 +133,7 @@ def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figur
         prediction.running_sequences,
         prediction.tpot.bound,
         prediction.ttft.bound,
+        prediction.capacity_requests_per_second,
     )
 
 

@@ -3,6 +3,7 @@ user puts on latency and on the longest request. Its defaults are printed with e
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from lmi_config.errors import InputError
@@ -17,13 +18,15 @@ class PlanWorkload:
     """What users send and what they will accept.
 
     ``concurrency`` None means every sequence slot of a copy is busy (the throughput a saturated
-    endpoint reaches); ``max_model_len`` is the longest request the configuration must serve,
-    by default input + output tokens.
+    endpoint reaches) unless ``request_rate`` (requests/s arriving at the instance, shared by its
+    copies) says how loaded it is instead; ``max_model_len`` is the longest request the
+    configuration must serve, by default input + output tokens.
     """
 
     input_tokens: int = DEFAULT_INPUT_TOKENS
     output_tokens: int = DEFAULT_OUTPUT_TOKENS
     concurrency: int | None = None
+    request_rate: float | None = None
     max_ttft_ms: float | None = None
     max_tpot_ms: float | None = None
     max_model_len: int | None = None
@@ -33,6 +36,12 @@ class PlanWorkload:
             raise InputError("--input-tokens and --output-tokens must be at least 1")
         if self.concurrency is not None and self.concurrency < 1:
             raise InputError("--concurrency must be at least 1")
+        if self.request_rate is not None and not 0 < self.request_rate < math.inf:
+            raise InputError("--request-rate must be a positive number of requests per second")
+        if self.request_rate is not None and self.concurrency is not None:
+            raise InputError(
+                "give --concurrency (requests in flight per copy) or --request-rate (requests/s), not both"
+            )
         for name, limit in (("--max-ttft-ms", self.max_ttft_ms), ("--max-tpot-ms", self.max_tpot_ms)):
             if limit is not None and not limit > 0:
                 raise InputError(f"{name} must be a positive number of milliseconds")
@@ -53,13 +62,24 @@ class PlanWorkload:
         """The sequence length every ranked configuration must serve."""
         return self.max_model_len or self.request_tokens
 
-    def performance(self) -> Workload:
-        """The performance model's view of the workload."""
-        return Workload(self.input_tokens, self.output_tokens, self.concurrency)
+    def performance(self, copies: int = 1) -> Workload:
+        """The performance model's view of the workload for one of ``copies`` model copies (the
+        instance's request rate is shared among them)."""
+        rate = self.request_rate / max(copies, 1) if self.request_rate is not None else None
+        return Workload(self.input_tokens, self.output_tokens, self.concurrency, rate)
 
-    def constraint_violations(self, ttft_ms: float, tpot_ms: float) -> tuple[str, ...]:
-        """The limits a predicted TTFT and TPOT break, as the options that set them."""
+    def constraint_violations(
+        self, ttft_ms: float, tpot_ms: float, capacity_requests_per_second: float | None = None
+    ) -> tuple[str, ...]:
+        """The limits a predicted TTFT and TPOT break, as the options that set them, and a request
+        rate above what the configuration completes (``capacity_requests_per_second``, per instance)."""
         broken = []
+        capacity = capacity_requests_per_second
+        if self.request_rate is not None and capacity is not None and self.request_rate >= capacity:
+            broken.append(
+                f"--request-rate {self.request_rate:g} is more than the {capacity:.3g} requests/s it completes "
+                "(the queue would grow without bound)"
+            )
         if self.max_ttft_ms is not None and ttft_ms > self.max_ttft_ms:
             broken.append(f"TTFT {ttft_ms:,.0f} ms over --max-ttft-ms {self.max_ttft_ms:g}")
         if self.max_tpot_ms is not None and tpot_ms > self.max_tpot_ms:
@@ -68,11 +88,12 @@ class PlanWorkload:
 
     def describe(self) -> str:
         """One line: the workload as ranked (printed with every plan)."""
-        busy = (
-            f"{self.concurrency} requests in flight per copy"
-            if self.concurrency
-            else "every sequence slot busy"
-        )
+        if self.request_rate is not None:
+            busy = f"{self.request_rate:g} requests/s arriving at the instance"
+        elif self.concurrency:
+            busy = f"{self.concurrency} requests in flight per copy"
+        else:
+            busy = "every sequence slot busy"
         limits = [
             f"{name} {value:g}"
             for name, value in (("--max-ttft-ms", self.max_ttft_ms), ("--max-tpot-ms", self.max_tpot_ms))

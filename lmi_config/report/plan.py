@@ -55,6 +55,7 @@ def format_plan_json(result: PlanResult) -> str:
             "input_tokens": workload.input_tokens,
             "output_tokens": workload.output_tokens,
             "concurrency": workload.concurrency,
+            "request_rate": workload.request_rate,
             "longest_request_tokens": workload.longest_request,
             "max_ttft_ms": workload.max_ttft_ms,
             "max_tpot_ms": workload.max_tpot_ms,
@@ -153,6 +154,7 @@ def spec_documents(result: PlanResult, *, limit: int) -> list[tuple[str, str]]:
                 ("input_tokens", workload.input_tokens),
                 ("output_tokens", workload.output_tokens),
                 ("concurrency", workload.concurrency),
+                ("request_rate", workload.request_rate),
                 ("max_ttft_ms", workload.max_ttft_ms),
                 ("max_tpot_ms", workload.max_tpot_ms),
             )
