@@ -358,3 +358,21 @@ def test_explain_and_render_take_a_request_rate() -> None:
     comment = next(line for line in render(spec).text.splitlines() if line.startswith("# auto:"))
     assert "1024 input + 256 output tokens at 2 requests/s: predicted" in comment
     assert "512 output tokens/s per instance" in comment  # what arrives is what it completes
+
+
+def test_rows_without_a_prediction_rank_by_what_the_objective_favours_not_by_the_order_tried() -> None:
+    # the performance model refuses a mixture of experts on NxD Inference: no figures for any row
+    arguments = ("--model", "mistralai/Mixtral-8x7B-Instruct-v0.1", "--instance", "ml.trn1.32xlarge")
+    arguments += ("--backend", "nxdi", "--lmi-version", "0.34.0", "--top", "0")
+    # rows at the edge of the memory estimate rank after the clean ones: compare the clean ones
+    throughput = [c for c in _plan(*arguments)["candidates"] if c["feasible"] and not c["warnings"]]
+    assert len(throughput) > 3 and all(c["predicted"] is None for c in throughput)
+    slots = [c["concurrent_sequences"] for c in throughput]
+    assert slots == sorted(slots, reverse=True) and slots[0] > slots[-1]
+    latency = [
+        c
+        for c in _plan(*arguments, "--objective", "latency")["candidates"]
+        if c["feasible"] and not c["warnings"]
+    ]
+    batches = [c["batch_size"] for c in latency]
+    assert batches == sorted(batches) and batches[0] < batches[-1]

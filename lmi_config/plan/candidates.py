@@ -254,7 +254,12 @@ def rank_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
     clean = 0.0 if candidate.warnings else 1.0
     figures = candidate.figures
     if figures is None:
-        return (clean, 0.0, WORST, WORST, -candidate.tensor_parallel_degree)
+        # no prediction (a configuration the performance model refuses): ranked after every predicted
+        # row, among themselves by what each objective favours -- more sequences at once for
+        # throughput and cost, fewer and a larger TP for latency -- never by the order they were tried
+        if objective == "latency":
+            return (clean, 0.0, -candidate.batch_size, candidate.tensor_parallel_degree, 0.0)
+        return (clean, 0.0, candidate.concurrency, -candidate.tensor_parallel_degree, 0.0)
     return (clean, 1.0, *metric_key(figures, objective), -candidate.tensor_parallel_degree)
 
 
