@@ -361,6 +361,26 @@ def test_a_row_naming_only_its_accelerator_runs_on_the_smallest_instance_carryin
     assert not isinstance(read, str) and read.configuration.instance.instance_type == "inf2.48xlarge"
 
 
+def test_a_row_that_writes_not_set_its_own_way_or_gives_the_devices_instead_of_tp_is_read() -> None:
+    def read(**change: object) -> tuple[object, ...]:
+        outcome = read_row(_gpu_row(**change))
+        assert not isinstance(outcome, str), outcome
+        configuration = outcome.configuration
+        return (configuration.weight_dtype, configuration.quantization, configuration.tensor_parallel_degree)
+
+    # "auto" is the engine's default, the checkpoint's dtype (Llama 3.1: bfloat16); "None" is no method
+    assert read(dtype="auto", quantization="None") == read(dtype=None) == ("bf16", None, 1)
+    assert read(dtype="FP16", quantization="fp16") == ("fp16", None, 1)
+    # the format counts TP x PP in the accelerators (GPUs; chips on Neuron) or cores used
+    assert read(tp=None, accelerator_count_used=4) == ("bf16", None, 4)
+    assert read(tp=None, pp=2, accelerator_count_used=8)[2] == 4
+    neuron = dict(instance="ml.trn2.48xlarge", engine_family="neuron-nxd", tp=None)
+    assert read(**neuron, accelerator_count_used=16)[2] == 64  # 16 chips x 4 logical cores
+    assert read(**neuron, neuron_cores_used=32)[2] == 32
+    unknowable = read_row(_gpu_row(tp=None))
+    assert isinstance(unknowable, str) and "tp is not stated" in unknowable
+
+
 def test_a_row_without_engine_family_is_predicted_as_its_backend_runs() -> None:
     read = read_row(_gpu_row(engine_family=None, backend="lmi-dist"))
     assert not isinstance(read, str)

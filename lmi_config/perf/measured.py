@@ -43,6 +43,8 @@ QUANTIZATION_WORDS = (
     ("w8a8", "int8", False),
     ("int8", "int8", False),
 )
+# how sources write "not set" (for dtype: the engine's default, the checkpoint's dtype)
+NO_VALUE = ("", "auto", "none", "null", "no", "false", "n/a", "-", "default")
 # flags under which one figure is defined differently from its column
 DROPPED_METRICS = {
     "summary_csv_throughput_is_per_request_p50": "throughput",
@@ -118,9 +120,14 @@ def _skip_reason(row: Mapping[str, Any]) -> str | None:
         return f"no parameters for engine family {str(family)[:80]!r}"
     if family is None and not isinstance(value(row, "backend"), str):
         return "neither engine_family nor backend is stated"
-    for key in ("input_tokens", "output_tokens", "tp"):
+    for key in ("input_tokens", "output_tokens"):
         if not _count(value(row, key)):
             return f"{key} is not stated as a positive whole number"
+    if not _count(value(row, "tp")) and (
+        value(row, "tp") is not None
+        or not any(_count(value(row, key)) for key in ("neuron_cores_used", "accelerator_count_used"))
+    ):
+        return "tp is not stated as a positive whole number (nor the cores or accelerators used)"
     for key in ("pp", "batch_size", "concurrency", "dp_or_copies", "max_seq_len", "output_tokens_measured"):
         if value(row, key) is not None and not _count(value(row, key)):
             return f"{key} is not a positive whole number"
@@ -208,14 +215,31 @@ def _instance_by_accelerator(row: Mapping[str, Any]) -> Instance | None:
     if not isinstance(hardware, str):
         return None
     devices = value(row, "accelerator_count_used")
-    cores = int(value(row, "tp")) * int(value(row, "pp") or 1) * int(value(row, "dp_or_copies") or 1)
+    tp = value(row, "tp") or value(row, "neuron_cores_used") or 1
+    cores = int(tp) * int(value(row, "pp") or 1) * int(value(row, "dp_or_copies") or 1)
     return instance_with_accelerator(hardware, int(devices) if _count(devices) else 1, cores)
+
+
+def _tensor_parallel_degree(row: Mapping[str, Any], instance: Instance) -> int | str:
+    """The row's TP, else what the cores (Neuron) or accelerators it used give: in this format both
+    count TP x PP (``accelerator_count_used`` is chips on Neuron)."""
+    if _count(value(row, "tp")):
+        return int(value(row, "tp"))
+    pp = int(value(row, "pp") or 1)
+    cores: Any = value(row, "neuron_cores_used") if instance.accelerator == "neuron" else None
+    if not _count(cores) and _count(value(row, "accelerator_count_used")):
+        cores = int(value(row, "accelerator_count_used")) * instance.cores_per_device
+    if not _count(cores) or int(cores) % pp:
+        return "tp is not stated, and the cores or accelerators used do not give it"
+    return int(cores) // pp
 
 
 def _configuration(
     row: Mapping[str, Any], arch: ModelArch, instance: Instance, family: str, named: str | None
 ) -> Configuration | str:
-    tp = int(value(row, "tp"))
+    tp = _tensor_parallel_degree(row, instance)
+    if isinstance(tp, str):
+        return tp
     pp = int(value(row, "pp") or 1)
     if tp * pp > instance.num_cores:
         return f"TP {tp} x PP {pp} is more than the {instance.num_cores} {instance.core_word}s of {instance.instance_type}"
@@ -223,8 +247,13 @@ def _configuration(
     for key in ("dtype", "quantization"):
         if value(row, key) is not None and not isinstance(value(row, key), str):
             return f"{key} is not text"
-    dtype = str(value(row, "dtype") or arch.torch_dtype or "bf16").lower()
-    quantization_text = str(value(row, "quantization") or named or "").lower()
+    dtype = str(value(row, "dtype") or "").strip().lower()
+    if dtype in NO_VALUE:  # the engine's default: the checkpoint's dtype
+        dtype = str(arch.torch_dtype or "bf16").lower()
+    quantization_text = str(value(row, "quantization") or "").strip().lower()
+    if quantization_text in NO_VALUE or quantization_text in KNOWN_DTYPES:
+        quantization_text = ""  # written out as "none" or as the 16-bit dtype itself
+    quantization_text = quantization_text or named or ""
     if dtype == "fp8":
         quantization_text, dtype = quantization_text or "fp8", "bf16"
     quantization = None
