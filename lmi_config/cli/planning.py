@@ -200,6 +200,7 @@ def plan(
       lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --family inf2 --family trn1 --top 5
       lmi-config plan --model Qwen/Qwen2.5-7B-Instruct --objective cost --max-model-len 8192
       lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --objective latency --max-ttft-ms 500
+      lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --family g6e --objective cost --request-rate 5
       lmi-config plan --model meta-llama/Llama-3.1-70B-Instruct --family trn1 --emit-spec specs/
       lmi-config plan --model meta-llama/Llama-3.1-8B-Instruct --family trn1 --cache-config llama3.json
     """
