@@ -75,8 +75,8 @@ def predict(
     costs = _costs(configuration)
     if configuration.arch.num_experts and costs.family == "neuron-nxd":
         # measured against optimum-neuron's published benchmarks (benchmarks/optimum_neuron_perf.json),
-        # the routed-expert physics put Llama-4-Scout and Qwen3-30B-A3B on NxD (Trainium) 16-77x too fast
-        # to the first token and 2-4x per token: no figures rather than wrong ones
+        # the routed-expert physics put Llama-4-Scout and Qwen3-30B-A3B on NxD (Trainium) 15-77x too fast
+        # to the first token and 2-4.5x per token: no figures rather than wrong ones
         raise UnsupportedConfiguration(
             f"a mixture of experts on NxD Inference ({costs.device.accelerator_name}) is not predicted "
             "(measured MoE runs on Trainium were 2-77x slower than the model's figures); measure it with "
