@@ -299,6 +299,7 @@ def test_the_optimum_neuron_benchmark_rows_are_predicted_or_skipped_with_the_rea
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["rows"] == len(rows) and summary["rows"] - summary["skipped"] >= 2
     assert "ON-llama-3.1-8b-trn2 meta-llama/Llama-3.1-8B-Instruct on trn2.3xlarge TP 4" in result.stdout
+    assert "ON-llama-3.1-8b-trn2@2.46 meta-llama/Llama-3.1-8B-Instruct" in result.stdout  # a fixed-rate run
     assert "mixture of experts on NxD Inference" in result.stdout and "ON-qwen3-30B-A3B" in result.stdout
 
 
@@ -379,6 +380,21 @@ def test_a_row_that_writes_not_set_its_own_way_or_gives_the_devices_instead_of_t
     assert read(**neuron, neuron_cores_used=32)[2] == 32
     unknowable = read_row(_gpu_row(tp=None))
     assert isinstance(unknowable, str) and "tp is not stated" in unknowable
+
+
+def test_a_row_measured_at_a_request_rate_is_predicted_at_that_rate() -> None:
+    read = read_row(_gpu_row(concurrency=None, request_rate=6.0, dp_or_copies=2, batch_size=64))
+    assert not isinstance(read, str)
+    assert read.workload.request_rate == 3.0 and read.workload.concurrency is None  # per copy
+    prediction = predict(read.configuration, read.workload)
+    assert prediction.requests_per_second == pytest.approx(6.0)
+    for change, reason in (
+        ({"request_rate": 2.0}, "both concurrency and request_rate"),
+        ({"concurrency": None, "request_rate": 2.0, "batch_size": None}, "batch_size is not stated"),
+        ({"concurrency": None, "request_rate": float("inf")}, "request_rate is not a positive number"),
+    ):
+        outcome = read_row(_gpu_row(**change))
+        assert isinstance(outcome, str) and reason in outcome, outcome
 
 
 def test_a_row_without_engine_family_is_predicted_as_its_backend_runs() -> None:

@@ -292,8 +292,9 @@ def test_under_a_request_rate_the_load_is_what_littles_law_gives_and_more_is_slo
     alone = predict(configuration, Workload(1024, 256, concurrency=1))
     slow = predict(configuration, Workload(1024, 256, request_rate=0.01))
     busy = predict(configuration, Workload(1024, 256, request_rate=1.0))
-    # a trickle of requests is served as if each were alone
-    assert slow.tpot_ms == pytest.approx(alone.tpot_ms) and slow.ttft_ms == pytest.approx(alone.ttft_ms)
+    # a trickle of requests is served as if each were alone (within 1 %: a rare wait for another)
+    assert slow.tpot_ms == pytest.approx(alone.tpot_ms, rel=0.01)
+    assert slow.ttft_ms == pytest.approx(alone.ttft_ms, rel=0.01)
     # the instance completes what arrives; the mean in flight is the rate times the request latency
     assert busy.requests_per_second == pytest.approx(1.0)
     assert busy.output_tokens_per_second == pytest.approx(256.0)
@@ -305,6 +306,12 @@ def test_under_a_request_rate_the_load_is_what_littles_law_gives_and_more_is_slo
     assert capacity is not None and not busy.overloaded
     flooded = predict(configuration, Workload(1024, 256, request_rate=capacity * 2))
     assert flooded.overloaded and "queue grows without bound" in flooded.notes[-1]
+    # arrivals spread out at a rate wait for the prefills ahead as a queue (M/D/1), not as a burst
+    # of every request in flight (the closed-loop benchmarks' fit): below the same load's TTFT
+    in_flight = round(float(busy.notes[-1].split(", ")[1].split(" ")[0]))
+    closed = predict(configuration, Workload(1024, 256, concurrency=in_flight))
+    assert busy.ttft_ms < closed.ttft_ms
+    assert any("M/D/1" in term.note for term in busy.ttft.terms)
 
 
 def test_plan_ranks_only_what_completes_the_request_rate() -> None:

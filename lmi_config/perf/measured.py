@@ -131,9 +131,19 @@ def _skip_reason(row: Mapping[str, Any]) -> str | None:
     for key in ("pp", "batch_size", "concurrency", "dp_or_copies", "max_seq_len", "output_tokens_measured"):
         if value(row, key) is not None and not _count(value(row, key)):
             return f"{key} is not a positive whole number"
-    if not _static(row) and value(row, "concurrency") is None:
+    rate = value(row, "request_rate")
+    if rate is not None and not _rate(rate):
+        return "request_rate is not a positive number of requests per second"
+    if rate is not None and value(row, "concurrency") is not None:
+        return "both concurrency and request_rate are stated (a run has one or the other)"
+    if not _static(row) and value(row, "concurrency") is None and rate is None:
         # under continuous batching the batch size bounds the engine, it does not say how loaded it was
-        return "the concurrency of a continuous-batching measurement is not stated (the workload would be guessed)"
+        return (
+            "the concurrency (or request rate) of a continuous-batching measurement is not stated "
+            "(the workload would be guessed)"
+        )
+    if rate is not None and value(row, "batch_size") is None:
+        return "batch_size is not stated: under a request rate the engine's sequence slots bound the load"
     return None
 
 
@@ -288,9 +298,24 @@ def _configuration(
     )
 
 
+def _rate(number: Any) -> bool:
+    """A positive, finite number of requests per second."""
+    return (
+        isinstance(number, int | float)
+        and not isinstance(number, bool)
+        and math.isfinite(number)
+        and 0 < number <= 10**7
+    )
+
+
 def _workload(row: Mapping[str, Any]) -> Workload:
     measured = value(row, "output_tokens_measured")
     output = int(round(measured)) if measured else int(value(row, "output_tokens"))
+    rate = value(row, "request_rate")
+    if rate is not None:
+        # requests/s arriving at the whole system, shared by its copies
+        copies = int(value(row, "dp_or_copies") or 1)
+        return Workload(int(value(row, "input_tokens")), output, None, float(rate) / copies)
     concurrency = value(row, "concurrency") or value(row, "batch_size")
     return Workload(int(value(row, "input_tokens")), output, int(concurrency) if concurrency else None)
 

@@ -90,15 +90,23 @@ def predict(
 
 
 def _at_load(
-    configuration: Configuration, workload: Workload, costs: _Costs, params: Efficiency, in_flight: float
+    configuration: Configuration,
+    workload: Workload,
+    costs: _Costs,
+    params: Efficiency,
+    in_flight: float,
+    arrivals: float | None = None,
 ) -> Prediction:
-    """The prediction with ``in_flight`` requests per copy (a mean: fractional under a request rate)."""
+    """The prediction with ``in_flight`` requests per copy (a mean: fractional under a request rate);
+    ``arrivals`` (requests/s per copy) when they arrive spread out at that rate, else a closed loop."""
     static = configuration.batching == "static"
     slots = configuration.max_concurrent_sequences
-    running = min(in_flight, slots)
+    # a request is never served faster than alone; an arrival sees the others in flight (PASTA)
+    running = min(max(in_flight, 1.0) if arrivals is not None else in_flight, slots)
+    others = min(in_flight, slots) if arrivals is not None else running - 1
     context, prompt = _compiled_lengths(configuration, costs, workload)
     tpot = _decode_step(costs, params, running, context, workload, static)
-    ttft = _first_token(costs, params, running, prompt, static, _decoding_ms(tpot))
+    ttft = _first_token(costs, params, running, prompt, static, _decoding_ms(tpot), arrivals, others)
     end_to_end = ttft.milliseconds + max(workload.output_tokens - 1, 0) * tpot.milliseconds
     notes = []
     if prompt != workload.input_tokens:
@@ -158,13 +166,25 @@ def _at_rate(
         )
 
     def latency_s(in_flight: float) -> float:
-        return _at_load(configuration, workload, costs, params, max(in_flight, 1.0)).end_to_end_ms / MS
+        load = _at_load(configuration, workload, costs, params, in_flight, rate)
+        return load.end_to_end_ms / MS
 
     low, high = 0.0, float(slots)
     for _ in range(RATE_BISECTIONS):
         middle = (low + high) / 2
         low, high = (middle, high) if rate * latency_s(middle) > middle else (low, middle)
-    prediction = _at_load(configuration, workload, costs, params, max(high, 1.0))
+    prediction = _at_load(configuration, workload, costs, params, high, rate)
+    if not math.isfinite(prediction.end_to_end_ms) or rate * latency_s(slots) > slots:
+        # the prefills alone outrun the copy, or the slots fill: what arrives cannot all be served
+        note = (
+            f"{rate * copies:g} requests/s are more than the instance completes (its prefills or its "
+            f"{slots} sequence slots per copy saturate): the queue grows without bound"
+        )
+        return full._replace(
+            notes=(*full.notes, note),
+            capacity_requests_per_second=capacity * copies,
+            overloaded=True,
+        )
     completed = rate * copies
     return prediction._replace(
         output_tokens_per_second=completed * workload.output_tokens,
@@ -386,8 +406,21 @@ def _decoding_ms(tpot: Phase) -> float:
 
 
 def _first_token(
-    costs: _Costs, params: Efficiency, running: float, tokens: int, static: bool, step_ms: float
+    costs: _Costs,
+    params: Efficiency,
+    running: float,
+    tokens: int,
+    static: bool,
+    step_ms: float,
+    arrivals: float | None = None,
+    others: float = 0.0,
 ) -> Phase:
+    """Prefill, its all-reduces and the fixed overhead; under continuous batching also the wait for
+    the step in progress and for the prefills ahead. In a closed loop (a benchmark's fixed number of
+    users, fitted) that wait grows with the requests in flight; when requests arrive spread out at
+    ``arrivals`` per second it is a single server's queue (M/D/1): at utilisation rho = arrivals x
+    prefill time, a mean wait of rho / (2 (1 - rho)) prefill times, unbounded at rho >= 1; and the
+    step in progress only as often as ``others`` (the mean others in flight an arrival sees) are."""
     tp = costs.tensor_parallel_degree
     one_s = _flops_seconds(costs, params, *_prefill_flops(costs, tokens))
     weight_s = _bytes_seconds(costs, params, costs.weight_bytes)
@@ -400,7 +433,23 @@ def _first_token(
         Term("collectives", collectives_s * sequences * MS, collectives_note),
         Term("fixed overhead", params.request_overhead_ms, "per request (fitted)"),
     ]
-    if not static and running > 1:
+    if not static and arrivals is not None:
+        prefill_s = one_s + collectives_s
+        rho = arrivals * prefill_s
+        wait_s = rho * prefill_s / (2 * (1 - rho)) if rho < 1 else math.inf
+        terms.append(
+            Term(
+                "waiting for other prefills",
+                wait_s * MS,
+                f"queue of prefills at utilisation {rho:.2f} (M/D/1)",
+            )
+        )
+        # a decode step is in progress as often as others are in flight (at most always)
+        busy = min(others, 1.0)
+        terms.append(
+            Term("step in progress", busy * step_ms / 2, f"half a decode step, {busy:.0%} of the time")
+        )
+    elif not static and running > 1:
         wait_s = params.prefill_wait_fraction * (running - 1) * (one_s + collectives_s)
         terms.append(
             Term("waiting for other prefills", wait_s * MS, f"{_count(running - 1)} other requests in flight")
