@@ -325,6 +325,9 @@ def test_plan_ranks_only_what_completes_the_request_rate() -> None:
         assert figures["capacity_requests_per_second"] > 3
         assert figures["requests_per_second"] == pytest.approx(3, rel=1e-3)
     assert all("--request-rate 3 is more than" in " ".join(c["problems"]) for c in refused)
+    # every ranked row delivers the rate: the throughput objective ranks by the headroom instead
+    clean = [c["predicted"]["capacity_requests_per_second"] for c in ranked if not c["warnings"]]
+    assert clean == sorted(clean, reverse=True) and clean[0] > clean[-1]
     text = run_cli("plan", "--model", LLAMA_8B, "--instance", "ml.g5.2xlarge", "--request-rate", "1")
     assert text.returncode == 0 and "1 requests/s arriving at the instance" in text.stdout
 

@@ -270,4 +270,11 @@ def metric_key(figures: Figures, objective: str) -> tuple[float, float]:
     if objective == "cost":
         cost = figures.usd_per_million_tokens
         return (-cost if cost is not None else WORST, figures.output_tokens_per_second)
-    return (figures.output_tokens_per_second, -figures.tpot_ms)
+    return (throughput_metric(figures), -figures.tpot_ms)
+
+
+def throughput_metric(figures: Figures) -> float:
+    """What the throughput objective ranks: output tokens/s per instance; under a request rate every
+    ranked row delivers the rate, so the requests/s it could complete (its headroom) instead."""
+    capacity = figures.capacity_requests_per_second
+    return capacity if capacity is not None else figures.output_tokens_per_second

@@ -15,7 +15,7 @@ from lmi_config.knowledge.engine_limits import cuda_graph_bound, largest_cuda_gr
 from lmi_config.knowledge.engine_support import trtllm_build
 from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
 from lmi_config.perf.cost import usd_per_million_output_tokens
-from lmi_config.plan.candidates import Group, PlannedCandidate
+from lmi_config.plan.candidates import Group, PlannedCandidate, throughput_metric
 from lmi_config.plan.performance import (
     CONTINUOUS_MODES,
     BatchLimit,
@@ -91,7 +91,7 @@ def bound(group: Group, objective: str, workload: PlanWorkload) -> tuple[float, 
         cost = figures.usd_per_million_tokens
         first = -cost if cost is not None else float("-inf")
     else:
-        first = figures.output_tokens_per_second
+        first = throughput_metric(figures)
     return (1.0, 1.0, first, BEST, 0.0)
 
 
