@@ -404,6 +404,15 @@ def test_a_row_without_engine_family_is_predicted_as_its_backend_runs() -> None:
     read = read_row(_gpu_row(engine_family=None, backend="transformers-neuronx", instance="ml.trn1.32xlarge"))
     assert not isinstance(read, str)
     assert predict(read.configuration, read.workload).engine_family == "neuron-tnx"
+    # spellings other sources use: optimum-neuron builds NxD models, trt-llm is TensorRT-LLM
+    for backend, instance, family in (
+        ("optimum-neuron", "ml.trn1.32xlarge", "neuron-nxd"),
+        ("trt-llm", "ml.p5.48xlarge", "gpu-trtllm"),
+    ):
+        read = read_row(_gpu_row(engine_family=None, backend=backend, instance=instance))
+        assert (
+            not isinstance(read, str) and predict(read.configuration, read.workload).engine_family == family
+        )
 
 
 # --- the fit -------------------------------------------------------------------------------------

@@ -14,9 +14,19 @@ GIGA = 1e9
 TERA = 1e12
 
 # backend names as the container, the spec and the measurement files spell them
-_NEURON_NXD = {"nxdi", "nxd", "neuronx-distributed", "vllm-neuron", "vllm", "optimum"}
-_NEURON_TNX = {"transformers-neuronx", "tnx", "neuronx"}
-_GPU_TRTLLM = {"tensorrt-llm", "trtllm", "tensorrt_llm"}
+_NEURON_NXD = {
+    "nxdi",
+    "nxd",
+    "neuronx-distributed",
+    "neuronx-distributed-inference",
+    "nxd-inference",
+    "vllm-neuron",
+    "vllm",
+    "optimum",
+    "optimum-neuron",  # NxD models only since "refactor: remove legacy TnX models" (c18aa07d, 2025-03-31)
+}
+_NEURON_TNX = {"transformers-neuronx", "transformers_neuronx", "tnx", "neuronx"}
+_GPU_TRTLLM = {"tensorrt-llm", "trtllm", "tensorrt_llm", "trt-llm"}
 _GPU_VLLM = {"vllm", "lmi-dist", "lmi_dist", "huggingface", "scheduler"}
 
 
