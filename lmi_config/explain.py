@@ -131,7 +131,7 @@ def performance_dict(
     if isinstance(figures, str):
         return {**document, "predicted": None, "not_predicted": figures}
     broken = workload.constraint_violations(
-        figures.ttft_ms, figures.tpot_ms, figures.capacity_requests_per_second
+        figures.ttft_ms, figures.tpot_ms, figures.capacity_requests_per_second, figures.overloaded
     )
     return {**document, "predicted": figures.as_dict(), "not_predicted": None, "broken_limits": list(broken)}
 

@@ -103,10 +103,11 @@ def _at_load(
     slots = configuration.max_concurrent_sequences
     # a request is never served faster than alone; an arrival sees the others in flight (PASTA)
     running = min(max(in_flight, 1.0) if arrivals is not None else in_flight, slots)
-    others = min(in_flight, slots) if arrivals is not None else running - 1
     context, prompt = _compiled_lengths(configuration, costs, workload)
     tpot = _decode_step(costs, params, running, context, workload, static)
-    ttft = _first_token(costs, params, running, prompt, static, _decoding_ms(tpot), arrivals, others)
+    ttft = _first_token(
+        costs, params, running, prompt, static, _decoding_ms(tpot), arrivals, min(in_flight, slots)
+    )
     end_to_end = ttft.milliseconds + max(workload.output_tokens - 1, 0) * tpot.milliseconds
     notes = []
     if prompt != workload.input_tokens:
@@ -148,38 +149,38 @@ def _at_rate(
 ) -> Prediction:
     """The prediction when requests arrive at ``rate`` per second per copy: the mean number in flight
     is the rate times the request latency at that load (Little's law), found by bisection since the
-    latency grows with the load; a request alone is never faster than at one in flight. A rate above
-    what a copy completes with every slot busy is overloaded: its queue grows without bound."""
+    latency grows with the load; a request alone is never faster than at one in flight. The capacity
+    is the fewer of what a copy completes with every slot busy and the prompts it prefills per
+    second; a rate at or above it, or one whose load would not fit the slots, is overloaded: its
+    queue grows without bound."""
     slots = configuration.max_concurrent_sequences
     copies = configuration.copies
     full = _at_load(configuration, workload, costs, params, slots)
-    capacity = slots / (full.end_to_end_ms / MS) if full.end_to_end_ms > 0 else math.inf
-    if rate >= capacity:
-        note = (
-            f"{rate * copies:g} requests/s are more than the {capacity * copies:.3g} the instance completes "
-            "with every sequence slot busy: the queue grows without bound"
-        )
-        return full._replace(
-            notes=(*full.notes, note),
-            capacity_requests_per_second=capacity * copies,
-            overloaded=True,
-        )
+    # the fewer of what a copy completes with every slot busy and the prompts it can prefill per second
+    prompt = _compiled_lengths(configuration, costs, workload)[1]
+    capacity = min(
+        slots / (full.end_to_end_ms / MS) if full.end_to_end_ms > 0 else math.inf,
+        1 / _prefill_seconds(costs, params, prompt),
+    )
 
     def latency_s(in_flight: float) -> float:
         load = _at_load(configuration, workload, costs, params, in_flight, rate)
         return load.end_to_end_ms / MS
 
-    low, high = 0.0, float(slots)
-    for _ in range(RATE_BISECTIONS):
-        middle = (low + high) / 2
-        low, high = (middle, high) if rate * latency_s(middle) > middle else (low, middle)
-    prediction = _at_load(configuration, workload, costs, params, high, rate)
-    if not math.isfinite(prediction.end_to_end_ms) or rate * latency_s(slots) > slots:
-        # the prefills alone outrun the copy, or the slots fill: what arrives cannot all be served
-        note = (
-            f"{rate * copies:g} requests/s are more than the instance completes (its prefills or its "
-            f"{slots} sequence slots per copy saturate): the queue grows without bound"
+    if rate < capacity and rate * latency_s(slots) <= slots:
+        low, high = 0.0, float(slots)
+        for _ in range(RATE_BISECTIONS):
+            middle = (low + high) / 2
+            low, high = (middle, high) if rate * latency_s(middle) > middle else (low, middle)
+        prediction = _at_load(configuration, workload, costs, params, high, rate)
+    else:
+        # what arrives cannot all be served: the queue grows without bound
+        why = (
+            f"the {capacity * copies:.3g} the instance completes"
+            if rate >= capacity
+            else f"its {slots} sequence slots per copy hold at that load"
         )
+        note = f"{rate * copies:g} requests/s are more than {why}: the queue grows without bound"
         return full._replace(
             notes=(*full.notes, note),
             capacity_requests_per_second=capacity * copies,
@@ -434,7 +435,7 @@ def _first_token(
         Term("fixed overhead", params.request_overhead_ms, "per request (fitted)"),
     ]
     if not static and arrivals is not None:
-        prefill_s = one_s + collectives_s
+        prefill_s = _prefill_seconds(costs, params, tokens)
         rho = arrivals * prefill_s
         wait_s = rho * prefill_s / (2 * (1 - rho)) if rho < 1 else math.inf
         terms.append(
@@ -457,6 +458,12 @@ def _first_token(
         # a request that arrives while the others decode waits, on average, for half a step
         terms.append(Term("step in progress", step_ms / 2, "half a decode step of the running sequences"))
     return _phase("TTFT", terms)
+
+
+def _prefill_seconds(costs: _Costs, params: Efficiency, tokens: int) -> float:
+    """One prompt's prefill and its all-reduces: the service time of the prefill queue."""
+    collectives_s, _ = _all_reduces_seconds(costs, params, costs.tensor_parallel_degree, tokens)
+    return _flops_seconds(costs, params, *_prefill_flops(costs, tokens)) + collectives_s
 
 
 def _phase(name: str, terms: list[Term]) -> Phase:

@@ -92,9 +92,10 @@ class Prediction(NamedTuple):
     output_tokens_per_second: float  # per instance (all copies)
     requests_per_second: float  # per instance
     notes: tuple[str, ...] = ()
-    # under a request rate: the requests/s the instance completes with every slot busy (None otherwise)
+    # under a request rate: the requests/s the instance completes -- the fewer of what it completes with
+    # every slot busy and the prompts it prefills per second (None otherwise)
     capacity_requests_per_second: float | None = None
-    overloaded: bool = False  # the rate is above that capacity: the queue grows without bound
+    overloaded: bool = False  # the rate cannot all be served: the queue grows without bound
 
     @property
     def ttft_ms(self) -> float:

@@ -235,7 +235,7 @@ def planned(
         return row
     row.figures = figures
     broken = workload.constraint_violations(
-        figures.ttft_ms, figures.tpot_ms, figures.capacity_requests_per_second
+        figures.ttft_ms, figures.tpot_ms, figures.capacity_requests_per_second, figures.overloaded
     )
     if broken:
         row.feasible = False

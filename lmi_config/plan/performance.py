@@ -35,8 +35,9 @@ class Figures(NamedTuple):
     running_sequences: int  # sequences decoded together per copy
     tpot_bound: str  # what dominates a decode step
     ttft_bound: str
-    # under a request rate: the requests/s the instance completes with every slot busy
+    # under a request rate: the requests/s the instance completes, and whether the rate is more
     capacity_requests_per_second: float | None = None
+    overloaded: bool = False
 
     def as_dict(self) -> dict[str, object]:
         """The figures as JSON carries them (rounded to what the model can tell)."""
@@ -56,6 +57,7 @@ class Figures(NamedTuple):
                 if self.capacity_requests_per_second is not None
                 else None
             ),
+            "overloaded": self.overloaded,
         }
 
 
@@ -138,6 +140,7 @@ def predicted(
         tpot_bound=prediction.tpot.bound,
         ttft_bound=prediction.ttft.bound,
         capacity_requests_per_second=prediction.capacity_requests_per_second,
+        overloaded=prediction.overloaded,
     )
 
 

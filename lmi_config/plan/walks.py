@@ -134,6 +134,7 @@ def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figur
         prediction.tpot.bound,
         prediction.ttft.bound,
         prediction.capacity_requests_per_second,
+        prediction.overloaded,
     )
 
 

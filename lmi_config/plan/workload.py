@@ -69,15 +69,23 @@ class PlanWorkload:
         return Workload(self.input_tokens, self.output_tokens, self.concurrency, rate)
 
     def constraint_violations(
-        self, ttft_ms: float, tpot_ms: float, capacity_requests_per_second: float | None = None
+        self,
+        ttft_ms: float,
+        tpot_ms: float,
+        capacity_requests_per_second: float | None = None,
+        overloaded: bool = False,
     ) -> tuple[str, ...]:
         """The limits a predicted TTFT and TPOT break, as the options that set them, and a request
-        rate above what the configuration completes (``capacity_requests_per_second``, per instance)."""
+        rate the configuration cannot serve (``overloaded``, the performance model's verdict; its
+        ``capacity_requests_per_second`` per instance)."""
         broken = []
         capacity = capacity_requests_per_second
-        if self.request_rate is not None and capacity is not None and self.request_rate >= capacity:
+        if self.request_rate is not None and overloaded:
             broken.append(
                 f"--request-rate {self.request_rate:g} is more than the {capacity:.3g} requests/s it completes "
+                "(the queue would grow without bound)"
+                if capacity is not None and self.request_rate >= capacity
+                else f"--request-rate {self.request_rate:g} is more than its sequence slots hold at that load "
                 "(the queue would grow without bound)"
             )
         if self.max_ttft_ms is not None and ttft_ms > self.max_ttft_ms:
