@@ -57,6 +57,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from djl_options.repository import Git  # scripts/ is on sys.path when run as a script
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_FILE = REPO_ROOT / "lmi_config" / "data" / "engine_registries.json"
 IMAGES_FILE = REPO_ROOT / "lmi_config" / "data" / "images.json"
@@ -81,10 +83,8 @@ _VLLM_WHEEL = re.compile(r"vllm(?:_neuronx)?-([0-9][\w.%+]*?)-py3")
 
 
 def git(repository: Path, *arguments: str) -> str:
-    """The output of a git command in a mirror (bare repository)."""
-    return subprocess.run(
-        ["git", "-C", str(repository), *arguments], check=True, capture_output=True, text=True
-    ).stdout
+    """The output of a git command in a mirror (the scripts' one git reader, ``djl_options.repository``)."""
+    return Git(repository).run(*arguments)
 
 
 def keys_of(node: ast.expr) -> list[str] | None:

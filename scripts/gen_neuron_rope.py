@@ -26,8 +26,9 @@ import argparse
 import ast
 import json
 import re
-import subprocess
 from pathlib import Path
+
+from djl_options.repository import Git  # scripts/ is on sys.path when run as a script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_FILE = REPO_ROOT / "lmi_config" / "data" / "neuron_rope_scaling.json"
@@ -37,9 +38,8 @@ GITHUB = "https://github.com/aws-neuron/transformers-neuronx/blob/{commit}/{path
 
 
 def git(repository: Path, *arguments: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repository), *arguments], check=True, capture_output=True, text=True
-    ).stdout
+    """The output of a git command in a mirror (the scripts' one git reader, ``djl_options.repository``)."""
+    return Git(repository).run(*arguments)
 
 
 def accepted_types(source: str) -> tuple[list[str], int] | None:

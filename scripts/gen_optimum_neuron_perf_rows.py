@@ -26,8 +26,9 @@ import csv
 import io
 import json
 import re
-import subprocess
 from pathlib import Path
+
+from djl_options.repository import Git  # scripts/ is on sys.path when run as a script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = REPO_ROOT / "benchmarks" / "optimum_neuron_perf.json"
@@ -37,9 +38,8 @@ GITHUB = "https://github.com/huggingface/optimum-neuron/blob/{commit}/{path}#L{l
 
 
 def git(repository: Path, *arguments: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repository), *arguments], check=True, capture_output=True, text=True
-    ).stdout
+    """The output of a git command in a mirror (the scripts' one git reader, ``djl_options.repository``)."""
+    return Git(repository).run(*arguments)
 
 
 def workload(script: str) -> tuple[int, int, int]:
