@@ -77,22 +77,17 @@ _QUANTIZED = re.compile(r"(?:-(?:awq|gptq(?:-int[48])?|fp8(?:-dynamic)?|int[48]|
 
 
 def quantized_copy_base(model_id: str) -> tuple[str, str] | None:
-    """(the id without its quantized-copy suffix, the suffix's method) for a name such as
-    ``nvidia/Llama-3.1-8B-Instruct-FP8`` or ``TheBloke/Llama-2-7B-Chat-AWQ``; None without one.
-
-    Its layers, heads and widths are the base model's: quantization changes the stored weights only."""
+    """(the id without its quantized-copy suffix, the suffix in lower case, e.g. ``-awq-int4``) for a
+    name such as ``nvidia/Llama-3.1-8B-Instruct-FP8`` or ``TheBloke/Llama-2-7B-Chat-AWQ``; None
+    without one. Its layers, heads and widths are the base model's: quantization changes the stored
+    weights only."""
     key = model_id.strip()
     if len(key) > 193:
         return None
     found = _QUANTIZED.search(key.lower())
     if not found or found.start() == 0:
         return None
-    suffix = found.group(0)
-    method = next(
-        (name for name in ("awq", "gptq", "fp8", "int8", "w8a8", "w4a16", "int4", "bnb") if name in suffix),
-        "",
-    )
-    return key[: found.start()], method
+    return key[: found.start()], found.group(0)
 
 
 def _family(model_id: str) -> str:

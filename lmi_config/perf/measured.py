@@ -178,7 +178,7 @@ def _model(model: Any) -> tuple[ModelArch, str | None] | str:
         if base is not None:
             # Meta's Llama 2 repositories end in -hf; their quantized copies drop it
             arch = from_catalog(base[0]) or from_catalog(base[0] + "-hf")
-            named = base[1]
+            named = base[1].lstrip("-")  # read by QUANTIZATION_WORDS like a row's own quantization
     if arch is None:
         return f"model {model[:80]!r} is not in the offline catalog"
     if arch.memory_not_estimated:
