@@ -280,11 +280,16 @@ def test_a_mixture_of_experts_on_nxd_inference_gets_no_figures_rather_than_wrong
     with pytest.raises(UnsupportedConfiguration, match="mixture of experts on NxD Inference"):
         predict(Configuration(mixtral, trn1, "nxdi", 16, 8, 4096), Workload(1000, 200, 8))
     # transformers-neuronx and GPUs keep their figures; a dense model on NxD too
-    assert predict(Configuration(mixtral, trn1, "transformers-neuronx", 16, 8, 4096), Workload(1000, 200, 8))
     llama = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
-    assert llama is not None and predict(
-        Configuration(llama, trn1, "nxdi", 8, 8, 4096), Workload(1000, 200, 8)
-    )
+    assert llama is not None
+    p5 = resolve_instance("ml.p5.48xlarge")
+    for kept in (
+        Configuration(mixtral, trn1, "transformers-neuronx", 16, 8, 4096),
+        Configuration(mixtral, p5, "vllm", 8, 8, 4096),
+        Configuration(llama, trn1, "nxdi", 8, 8, 4096),
+    ):
+        figures = predict(kept, Workload(1000, 200, 8))
+        assert figures.ttft_ms > 0 and figures.tpot_ms > 0 and figures.output_tokens_per_second > 0
 
 
 def test_the_optimum_neuron_benchmark_rows_are_predicted_or_skipped_with_the_reason() -> None:
