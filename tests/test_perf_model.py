@@ -24,7 +24,9 @@ from lmi_config.perf import (
     configuration_from_shape,
     predict,
 )
+from lmi_config.perf.devices import device_for
 from lmi_config.perf.measured import read_row
+from lmi_config.perf.types import Efficiency
 from lmi_config.sizing import Shape, estimate_memory
 
 LLAMA_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
@@ -164,10 +166,40 @@ def test_a_mixture_of_experts_reads_only_the_routed_experts_at_batch_one() -> No
     one = predict(Configuration(moe, P5, "vllm", 1, 1), Workload(1024, 256, 1))
     full = predict(Configuration(moe, P5, "vllm", 1, 256), Workload(1024, 256, 256))
     assert 0 < _terms(one.tpot)["weight reads"] < 0.25 * _terms(full.tpot)["weight reads"]
-    # at batch 256 nearly every expert is routed to by some sequence: all the weights are read
-    every_weight = weight_bytes(moe, Shape(1, 256, 4096))[0] / 1e9
+    # at batch 256 nearly every expert is routed to by some sequence: all the weights are read but the
+    # input embedding (untied: its rows are gathered, the LM head is read)
+    assert not moe.tie_word_embeddings
+    embedding = moe.vocab_size * moe.hidden_size * 2
+    every_weight = (weight_bytes(moe, Shape(1, 256, 4096))[0] - embedding) / 1e9
     read = next(t.note for t in full.tpot.terms if t.name == "weight reads")
     assert float(read.split()[0]) == pytest.approx(every_weight, rel=0.01)
+
+
+def test_decode_reads_the_lm_head_but_gathers_the_input_embedding() -> None:
+    from lmi_config.sizing.gpu import weight_bytes
+
+    assert LLAMA_8B is not None and not LLAMA_8B.tie_word_embeddings
+    tied = LLAMA_8B._replace(tie_word_embeddings=True)
+    workload = Workload(1024, 256, 1)
+    for arch, gathered in ((LLAMA_8B, LLAMA_8B.vocab_size * LLAMA_8B.hidden_size * 2), (tied, 0)):
+        step = predict(Configuration(arch, P5, "vllm", 1, 1), workload).tpot
+        read = next(t.note for t in step.terms if t.name == "weight reads")
+        stored = weight_bytes(arch, Shape(1, 1, 4096))[0]
+        assert float(read.split()[0]) == pytest.approx((stored - gathered) / 1e9, abs=0.01)
+
+
+def test_prefill_multiplies_the_lm_head_for_the_last_prompt_token_only() -> None:
+    assert LLAMA_8B is not None
+    head = LLAMA_8B.vocab_size * LLAMA_8B.hidden_size
+    layers = LLAMA_8B.total_params - 2 * head  # untied: the embedding and the LM head
+    slow = Efficiency(1e-3, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # compute-bound, attention nearly free
+    short, long = (
+        predict(Configuration(LLAMA_8B, P5, "vllm", 1, 1), Workload(tokens, 1, 1), slow).ttft_ms
+        for tokens in (1000, 2000)
+    )
+    # a thousand more prompt tokens cost 2 FLOPs per layer parameter each, none for the embeddings
+    peak = device_for(P5).flops("bf16") * 1e-3
+    assert long - short == pytest.approx(2 * layers * 1000 / peak * 1e3, rel=0.01)
 
 
 def test_neuron_weights_are_read_over_the_chips_the_tp_group_spans() -> None:
@@ -223,7 +255,9 @@ def test_a_memory_model_shape_is_timed_with_the_weights_it_is_sized_with() -> No
     assert configuration.quantization == "int8" and configuration.copies == 3
     prediction = predict(configuration, Workload(1024, 256, 4))
     weight_note = next(t.note for t in prediction.tpot.terms if t.name == "weight reads")
-    assert weight_note == f"{memory.weight_bytes_total / 1e9:.2f} GB of weights"
+    # every weight the memory table holds but the 16-bit input embedding, whose rows are gathered
+    gathered = LLAMA_8B.vocab_size * LLAMA_8B.hidden_size * 2
+    assert weight_note == f"{(memory.weight_bytes_total - gathered) / 1e9:.2f} GB of weights"
 
 
 def test_every_catalog_model_on_every_accelerator_instance_is_predicted_or_refused() -> None:

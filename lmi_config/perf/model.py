@@ -52,10 +52,12 @@ class _Costs(NamedTuple):
     chips: float  # chips (or GPUs) one token's work is spread over
     tensor_parallel_degree: int
     weight_bytes: float  # every weight, as stored (padded, replicated, quantized)
+    gathered_bytes: float  # of which the input embedding of an untied model: rows gathered, never read whole
     expert_bytes: float  # of which routed experts (MoE), read only where a token is routed
     routed_fraction: float  # experts per token / experts (1 for a dense model)
     kv_bytes_per_token: float  # K and V of one token, all layers, all ranks
-    active_params: float  # parameters one token multiplies (MoE: the routed experts only)
+    active_params: float  # layer parameters one token multiplies (MoE: the routed experts only)
+    head_params: float  # the LM head: multiplied for every generated token, once per prompt
     attention_width: float  # layers x query heads x head size: attention FLOPs per token pair / 2
     layers: int
     hidden_size: int
@@ -277,6 +279,9 @@ def _costs(configuration: Configuration) -> _Costs:
         stored_share = 1.0
     experts = _expert_params(configuration)
     bytes_per_weight = weights / max(arch.total_params, 1)
+    # the input embedding is a lookup (a few rows gathered), the LM head a matmul; tied, one matrix is both
+    head = arch.vocab_size * arch.hidden_size
+    gathered = 0.0 if arch.tie_word_embeddings else head * dtype_bytes(configuration.weight_dtype)
     quantized = (configuration.quantization or "").strip().lower()
     compute_dtype = "fp8" if quantized in FP8_NAMES else configuration.weight_dtype.lower()
     return _Costs(
@@ -285,10 +290,12 @@ def _costs(configuration: Configuration) -> _Costs:
         chips=chips,
         tensor_parallel_degree=tp,
         weight_bytes=float(weights),
+        gathered_bytes=gathered,
         expert_bytes=experts * bytes_per_weight,
         routed_fraction=_routed_fraction(configuration),
         kv_bytes_per_token=float(kv_token),
-        active_params=_active_params(configuration, experts) * stored_share,
+        active_params=max(_active_params(configuration, experts) - arch.embedding_params, 0) * stored_share,
+        head_params=float(head),
         attention_width=float(arch.num_layers * heads * arch.head_dim),
         layers=arch.num_layers,
         hidden_size=arch.hidden_size,
@@ -355,10 +362,10 @@ def _decode_step(
     tp = costs.tensor_parallel_degree
     # the share of experts at least one running sequence is routed to (uniform routing)
     touched = 1 - (1 - costs.routed_fraction) ** running if costs.expert_bytes else 1.0
-    weights = costs.weight_bytes - costs.expert_bytes * (1 - touched)
+    weights = costs.weight_bytes - costs.gathered_bytes - costs.expert_bytes * (1 - touched)
     weight_s = _bytes_seconds(costs, params, weights)
     kv_s = _bytes_seconds(costs, params, running * context * costs.kv_bytes_per_token)
-    linear_flops = running * 2 * costs.active_params
+    linear_flops = running * 2 * (costs.active_params + costs.head_params)
     attention_flops = running * 4 * costs.attention_width * context
     flops = linear_flops + attention_flops
     compute_s = _flops_seconds(costs, params, linear_flops, attention_flops)
@@ -396,9 +403,9 @@ def _decode_step(
 
 
 def _prefill_flops(costs: _Costs, tokens: int) -> tuple[float, float]:
-    """(linear, attention) FLOPs of one prompt: 2 per active parameter and token; causal attention
-    (QK and PV, half the square)."""
-    return 2 * costs.active_params * tokens, 2 * costs.attention_width * tokens * tokens
+    """(linear, attention) FLOPs of one prompt: 2 per active layer parameter and token, the LM head for
+    the last token only; causal attention (QK and PV, half the square)."""
+    return 2 * (costs.active_params * tokens + costs.head_params), 2 * costs.attention_width * tokens * tokens
 
 
 def _decoding_ms(tpot: Phase) -> float:
@@ -424,7 +431,7 @@ def _first_token(
     step in progress only as often as ``others`` (the mean others in flight an arrival sees) are."""
     tp = costs.tensor_parallel_degree
     one_s = _flops_seconds(costs, params, *_prefill_flops(costs, tokens))
-    weight_s = _bytes_seconds(costs, params, costs.weight_bytes)
+    weight_s = _bytes_seconds(costs, params, costs.weight_bytes - costs.gathered_bytes)
     collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, tokens)
     sequences = running if static else 1
     compute_s = max(one_s, weight_s) * sequences
