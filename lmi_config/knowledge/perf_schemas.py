@@ -75,6 +75,7 @@ class FamilyFit(Strict):
     not_fitted_rows: list[str | None]
     errors: dict[str, dict[str, float | None]]
     residuals: list[Residual]
+    priors_from: str  # the family whose fitted parameters are this one's priors, or "generic ..."
 
 
 class FitInputs(Strict):
@@ -85,6 +86,7 @@ class FitInputs(Strict):
     unfitted_older_software: str
     prior_weight: float
     figures_per_parameter: int = Field(ge=1)  # below this, the prior grows in proportion
+    priors_from: dict[str, str]  # family -> the family (same devices) whose fit is its prior
     objective: str
 
 
