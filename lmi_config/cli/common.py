@@ -7,7 +7,9 @@ with ``--strict``; nothing fits), 2 unusable input (files, specs, templates, set
 
 from __future__ import annotations
 
+import atexit
 import errno
+import gc
 import math
 import sys
 from collections.abc import Callable, Mapping
@@ -44,9 +46,27 @@ def _stdin_bytes() -> bytes:
         raise
 
 
+def _no_collection_at_exit() -> None:
+    """Skip the garbage collector's passes at interpreter exit, which walk every object the imports
+    made (pydantic, jinja2, click, the rules) only to free memory the operating system takes back
+    anyway: about 30 ms of a cold ``render``. ``gc.freeze()`` in an exit handler (exit handlers run
+    before those passes) moves every object out of their reach; output is still flushed, the other
+    exit handlers still run, and nothing the command does changes. Registered once per process."""
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
+
+
 class _GuardedGroup(click.Group):
     """Every command behind one guard: exhausted memory or recursion, a closed or full standard
     output become one line on stderr and exit code 2, never a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # standalone mode (the console script, ``python -m lmi_config``) ends the process with the
+        # command; a caller that keeps running (standalone_mode=False) keeps its own exit as it was
+        standalone = kwargs.get("standalone_mode", args[3] if len(args) > 3 else True)
+        if standalone:
+            _no_collection_at_exit()
+        return super().main(*args, **kwargs)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
