@@ -330,6 +330,9 @@ def test_plan_ranks_only_what_completes_the_request_rate() -> None:
     assert clean == sorted(clean, reverse=True) and clean[0] > clean[-1]
     text = run_cli("plan", "--model", LLAMA_8B, "--instance", "ml.g5.2xlarge", "--request-rate", "1")
     assert text.returncode == 0 and "1 requests/s arriving at the instance" in text.stdout
+    # the table says what orders rows whose figures at the rate are alike: how much more they complete
+    rows = [line for line in text.stdout.splitlines() if " g5.2xlarge " in line]
+    assert rows and all(re.search(r"completes up to [0-9.]+ requests/s$", line) for line in rows)
 
 
 @pytest.mark.parametrize(

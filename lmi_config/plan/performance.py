@@ -150,7 +150,9 @@ def describe_figures(figures: Figures) -> str:
     shown = figures.as_dict()
     cost = shown["usd_per_million_output_tokens"]
     price = f", ${cost:.3f}/M output tokens" if isinstance(cost, float) else ""
+    capacity = shown["capacity_requests_per_second"]
+    headroom = f", completes up to {capacity:,.3g} requests/s" if isinstance(capacity, float) else ""
     return (
         f"TTFT {shown['ttft_ms']:,.0f} ms, TPOT {shown['tpot_ms']:.1f} ms, "
-        f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}"
+        f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}{headroom}"
     )

@@ -106,6 +106,10 @@ def _why(candidate: PlannedCandidate) -> str:
         )
     copies = f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'}"
     parts = [f"{copies} x {candidate.batch_size} sequences"]
+    capacity = candidate.figures.capacity_requests_per_second if candidate.figures else None
+    if capacity is not None:
+        # under a request rate every ranked row serves the rate: what orders them is the headroom
+        parts.append(f"completes up to {capacity:,.3g} requests/s")
     if candidate.figures is None:
         parts.append(f"no performance prediction ({candidate.not_predicted})")
     if candidate.warnings:
