@@ -166,18 +166,20 @@ def _count(number: Any) -> bool:
 def _model(model: Any) -> tuple[ModelArch, str | None] | str:
     """The architecture a row's model id names, and the quantization its name states, if any.
 
-    An id the catalog lacks that is a quantized copy of a catalog model (``nvidia/...-FP8``,
-    ``...-AWQ``) has the base model's layers and heads; the row's own quantization wins over the
-    name's."""
+    An id that is a quantized copy of a catalog model (``nvidia/...-FP8``, ``...-AWQ``) has the base
+    model's layers and heads: read as the base when the catalog lacks the copy or cannot size its
+    stored checkpoint (a pre-quantized MoE such as ``Qwen/Qwen3-235B-A22B-FP8``); the row's own
+    quantization wins over the name's."""
     if not isinstance(model, str) or len(model) > 200:
         return f"model {str(model)[:80]!r} is not in the offline catalog"
     arch = from_catalog(model)
     named = None
-    if arch is None:
-        base = quantized_copy_base(model)
-        if base is not None:
-            # Meta's Llama 2 repositories end in -hf; their quantized copies drop it
-            arch = from_catalog(base[0]) or from_catalog(base[0] + "-hf")
+    base = quantized_copy_base(model) if arch is None or arch.memory_not_estimated else None
+    if base is not None:
+        # Meta's Llama 2 repositories end in -hf; their quantized copies drop it
+        based = from_catalog(base[0]) or from_catalog(base[0] + "-hf")
+        if based is not None and not based.memory_not_estimated:
+            arch = based
             named = base[1].lstrip("-")  # read by QUANTIZATION_WORDS like a row's own quantization
     if arch is None:
         return f"model {model[:80]!r} is not in the offline catalog"
