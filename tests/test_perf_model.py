@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, shared_path
@@ -390,6 +391,20 @@ def test_a_quantized_copy_of_a_catalog_model_is_predicted_as_that_model_with_its
         _gpu_row(instance="ml.inf2.48xlarge", engine_family="neuron-tnx", quantization="awq", tp=8)
     )
     assert isinstance(neuron, str) and "not one the model knows on neuron" in neuron
+
+
+def test_a_pre_quantized_copy_the_catalog_cannot_size_is_read_as_its_base_model() -> None:
+    # the catalog holds Qwen3-235B-A22B-FP8 but cannot size its stored fp8 checkpoint; its layers,
+    # experts and heads are the base model's, and the row says how its weights are stored
+    assert from_catalog("Qwen/Qwen3-235B-A22B-FP8").memory_not_estimated  # type: ignore[union-attr]
+    row = _gpu_row(model="Qwen/Qwen3-235B-A22B-FP8", tp=8, quantization="gemm_quant_mode=fp8")
+    read = read_row(row)
+    assert not isinstance(read, str), read
+    assert read.configuration.arch.model_id == "Qwen/Qwen3-235B-A22B"
+    assert read.configuration.quantization == "fp8" and read.configuration.arch.num_experts == 128
+    # a model without a quantized-copy name stays refused with the catalog's reason
+    refused = read_row(_gpu_row(model="deepseek-ai/DeepSeek-V3", tp=8))
+    assert isinstance(refused, str) and "stored quantized" in refused
 
 
 def test_a_row_naming_only_its_accelerator_runs_on_the_smallest_instance_carrying_enough_of_them() -> None:
@@ -824,6 +839,35 @@ def test_the_benchmark_on_a_closed_pipe_or_a_full_disk_is_one_line_and_exit_2(un
     assert process.wait(timeout=TIMEOUT_SECONDS) == 2
     assert "Traceback" not in stderr and "Exception ignored" not in stderr
     assert "Broken pipe" in stderr
+
+
+def test_aiconfigurator_rows_the_development_data_does_not_carry_are_scored_as_never_fitted() -> None:
+    # benchmarks/aiconfigurator_perf.json (scripts/gen_aiconfigurator_perf_rows.py): the rest of the
+    # file the development data samples -- none of its rows, so every figure is one the fit never saw
+    measurements = ROOT / "benchmarks" / "aiconfigurator_perf.json"
+    development = json.loads(shared_path("reference", "perf_measurements.json").read_text(encoding="utf-8"))
+    cited = {
+        _silicon_id(row) for row in development["rows"] if row.get("source_group") == "aiconfigurator-silicon"
+    }
+    rows = json.loads(measurements.read_text(encoding="utf-8"))["rows"]
+    ids = {_silicon_id(row) for row in rows}
+    assert len(ids) == len(rows) and not ids & cited
+    result = _benchmark(measurements, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    summary = json.loads(lines[-1])
+    assert summary["rows"] == len(rows) and 0 < summary["skipped"] < summary["rows"]
+    assert any(line.startswith("  GPU rows the fit never saw:") for line in lines)
+    # a pre-quantized MoE copy is predicted as its base model; models the memory model cannot size are not
+    assert any(line.startswith("  GPU aiconfigurator-silicon Qwen/Qwen3-235B-A22B-FP8:") for line in lines)
+    assert any("openai/gpt-oss-120b" in line and line.startswith("skipped") for line in lines)
+
+
+def _silicon_id(row: dict[str, Any]) -> str:
+    """The silicon_sample.csv row id a row cites ("line N (id ...)")."""
+    found = re.search(r"\(id (\S+)\)", row["source"]["line_or_row"])
+    assert found is not None, row["id"]
+    return found.group(1)
 
 
 def test_the_benchmark_on_the_development_data_reports_neuron_and_gpu() -> None:

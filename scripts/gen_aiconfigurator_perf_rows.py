@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Generate benchmarks/aiconfigurator_perf.json: the measured GPU rows of aiconfigurator's
+``systems/silicon_sample.csv`` that the development data does not carry, in the format of
+``shared/reference/perf_measurements.json``, for ``benchmarks/perf_accuracy.py``.
+
+The development data (``perf_measurements.json``) holds 145 rows of that file, each citing its line at
+the v0.10.0 tag; the file (5,221 lines in the aiconfigurator 0.10.0 wheel on PyPI, the same rows at the
+same lines) measures many more configurations of the same models and of others. This script keeps the
+rows ``lmi-config`` can be asked about: aggregated serving (``mode`` agg; disaggregated prefill/decode
+pools are not a container configuration), vLLM or TensorRT-LLM (SGLang is not an LMI backend), on a
+GPU an instance type in the catalog carries (H100 SXM: p5; H200 SXM: p5e), without attention data
+parallelism -- and leaves out every row the development data already holds (matched by the row id at its
+line). Columns are read as the development data reads them: ``silicon_concurrency`` in
+``silicon_data_source`` is the concurrency (absent: none, and the accuracy benchmark skips the row rather
+than guess it), ``batch_size`` the engine's batch size, ``precision`` the dtype (empty: the checkpoint's),
+``gemm_quant_mode`` the quantization, ``silicon_ttft_ms`` / ``silicon_tpot_ms`` the figures (the file
+does not say whether they are means or medians). Models the catalog does not describe are kept: the
+benchmark says why it skips them.
+
+Run: python scripts/gen_aiconfigurator_perf_rows.py [--version 0.10.0] [--cache DIR]
+(the wheel comes from the cache ``~/.cache/lmi-config/aiconfigurator``, else ``pip download``; deterministic)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import re
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from gen_model_catalog import DEFAULT_CACHE, obtain_wheel  # scripts/ is on sys.path when run as a script
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+from lmi_config.io import write_atomically  # noqa: E402
+
+OUTPUT = REPO_ROOT / "benchmarks" / "aiconfigurator_perf.json"
+DEVELOPMENT = REPO_ROOT.parent / "shared" / "reference" / "perf_measurements.json"
+MEMBER = "aiconfigurator/systems/silicon_sample.csv"
+VERSION = "0.10.0"
+# the GPUs of the catalog's instance types this file measures, with the smallest instance carrying eight
+SYSTEMS = {"h100_sxm": ("H100-SXM", "ml.p5.48xlarge"), "h200_sxm": ("H200-SXM", "ml.p5e.48xlarge")}
+BACKENDS = {"vllm": ("vllm", "gpu-vllm"), "trtllm": ("tensorrt-llm", "gpu-trtllm")}
+
+
+def development_ids(path: Path) -> set[str]:
+    """The silicon_sample row ids the development data already carries (from each row's citation)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    ids = set()
+    for row in document["rows"]:
+        found = re.search(r"\(id (\S+)\)", str((row.get("source") or {}).get("line_or_row", "")))
+        if row.get("source_group") == "aiconfigurator-silicon" and found:
+            ids.add(found.group(1))
+    return ids
+
+
+def _count(text: str) -> int | None:
+    return int(text) if text.strip() else None
+
+
+def rows(wheel: Path, version: str, known: set[str]) -> list[dict[str, Any]]:
+    raw = zipfile.ZipFile(wheel).read(MEMBER)
+    digest = hashlib.sha256(raw).hexdigest()
+    lines = raw.decode("utf-8").splitlines()
+    found = []
+    for number, line in enumerate(csv.DictReader(io.StringIO("\n".join(lines))), 2):
+        if line["id"] in known or line["mode"] != "agg" or line["backend"] not in BACKENDS:
+            continue
+        if line["system"] not in SYSTEMS or (_count(line["attention_dp_size"]) or 1) > 1:
+            continue
+        hardware, instance = SYSTEMS[line["system"]]
+        backend, family = BACKENDS[line["backend"]]
+        concurrency = re.search(r"silicon_concurrency=(\d+)", line["silicon_data_source"])
+        tp, pp = _count(line["tp_size"]) or 1, _count(line["pp_size"]) or 1
+        found.append(
+            {
+                "id": f"AIC-L{number}",
+                "source": {
+                    "url": f"https://pypi.org/project/aiconfigurator/{version}/#files",
+                    "file": f"{MEMBER} in {wheel.name} (sha256 {digest})",
+                    "commit_or_tag": f"aiconfigurator {version} wheel",
+                    "line_or_row": f"line {number} (id {line['id']})",
+                },
+                "source_group": "aiconfigurator-silicon",
+                "model": line["model_path"],
+                "hardware": hardware,
+                "instance": instance,
+                "accelerator_count_used": tp * pp,
+                "backend": backend,
+                "backend_version": line["backend_version"] or None,
+                "engine_family": family,
+                "tp": tp,
+                "pp": pp,
+                "batch_size": _count(line["batch_size"]),
+                "concurrency": int(concurrency.group(1)) if concurrency else None,
+                "input_tokens": int(line["isl"]),
+                "output_tokens": int(line["osl"]),
+                "dtype": line["precision"] or None,
+                "quantization": f"gemm_quant_mode={line['gemm_quant_mode']}"
+                if line["gemm_quant_mode"]
+                else None,
+                "workload": f"aggregated serving, ISL {line['isl']} / OSL {line['osl']}",
+                "ttft_ms": float(line["silicon_ttft_ms"]),
+                "tpot_ms": float(line["silicon_tpot_ms"]),
+                "latency_stat": "unstated (one aggregate value per benchmark run; mean vs median not documented)",
+                "quality_flags": ["statistic_unstated", "gpu_platform_not_stated"],
+                "raw": lines[number - 1],
+            }
+        )
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--version", default=VERSION)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--development", type=Path, default=DEVELOPMENT)
+    arguments = parser.parse_args(argv)
+    wheel = obtain_wheel(arguments.version, arguments.cache)
+    found = rows(wheel, arguments.version, development_ids(arguments.development))
+    document = {
+        "source": f"generated by scripts/gen_aiconfigurator_perf_rows.py from {MEMBER} in the aiconfigurator "
+        f"{arguments.version} wheel (Apache-2.0): the aggregated vLLM and TensorRT-LLM rows on H100/H200 "
+        "that shared/reference/perf_measurements.json does not carry",
+        "rows": found,
+    }
+    write_atomically(OUTPUT, json.dumps(document, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {OUTPUT.relative_to(REPO_ROOT)}: {len(found)} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
