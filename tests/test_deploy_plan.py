@@ -96,7 +96,9 @@ def test_names_fit_sagemakers_pattern_even_for_long_model_ids() -> None:
     name = stamped(base, 0.0)
     pattern = r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
     assert re.fullmatch(pattern, base) and re.fullmatch(pattern, name)
-    assert name.endswith("-19700101-000000") and len(name) <= 63
+    assert name.endswith("-19700101-000000-000") and len(name) <= 63
+    # two runs in one second get two names (a --update right after a --no-wait deploy)
+    assert stamped(base, 1.25) != stamped(base, 1.5) and stamped(base, 1.25).endswith("-19700101-000001-250")
 
 
 class Endpoint:

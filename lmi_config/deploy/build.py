@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from lmi_config.deploy.image_choice import choose_image
 from lmi_config.deploy.limits import check_plan
+from lmi_config.deploy.names import NAME_LENGTH, STAMP_LENGTH, stamped
 from lmi_config.deploy.plan import VARIANT_NAME, ApiCall, DeployPlan, DeployRequest, PlannedFile
 from lmi_config.deploy.sizing import EndpointSizing, size_endpoint
 from lmi_config.deploy.tags import owner_tags, user_tag_problems
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from lmi_config.render import Rendered
 
 PROPERTIES_FILE = "serving.properties"
-STAMP_FORMAT = "%Y%m%d-%H%M%S"
 _S3_URI = re.compile(r"^s3://(?P<bucket>[a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:/(?P<prefix>.*))?$")
 
 
@@ -51,14 +51,8 @@ def default_endpoint_name(model: str, instance_type: str) -> str:
     """``meta-llama/Llama-3.1-8B-Instruct`` on ``inf2.24xlarge`` → ``llama-3-1-8b-instruct-inf2-24xlarge``."""
     model_part = re.sub(r"[^a-zA-Z0-9]+", "-", model.rstrip("/").split("/")[-1]).strip("-").lower()
     instance_part = re.sub(r"[^a-zA-Z0-9]+", "-", instance_type.removeprefix("ml.")).strip("-")
-    room = 63 - len(STAMP_FORMAT.replace("%Y", "0000")) - 2 - len(instance_part)
+    room = NAME_LENGTH - STAMP_LENGTH - 2 - len(instance_part)
     return f"{model_part[:room].strip('-') or 'lmi'}-{instance_part}"
-
-
-def stamped(base: str, now: float) -> str:
-    """A name unique per run: the base, cut so the whole fits in 63 characters, and a UTC stamp."""
-    stamp = time.strftime(STAMP_FORMAT, time.gmtime(now))
-    return f"{base[: 62 - len(stamp)].rstrip('-')}-{stamp}"
 
 
 def _render(spec: Spec, name: str, output_format: str, hub: bool) -> Rendered:

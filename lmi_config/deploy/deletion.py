@@ -23,11 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
+from lmi_config.deploy.names import NAME_LENGTH, STAMP_LENGTH
 from lmi_config.deploy.tags import ENDPOINT_TAG, OWNER_TAG
 from lmi_config.errors import DeployError, SpecError
 from lmi_config.knowledge.sagemaker import sagemaker_limits
 
-NAME_SEARCH_LENGTH = 47  # deploy names models and configs: the endpoint name cut to 47, then a stamp
+# deploy names models and configs: the endpoint name cut to 43, then a stamp (names made with the older,
+# shorter stamp kept 47 characters: their first 43 still match)
+NAME_SEARCH_LENGTH = NAME_LENGTH - 1 - STAMP_LENGTH
 Resource = tuple[str, str]  # (kind, name)
 
 
