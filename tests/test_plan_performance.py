@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from conftest import run_cli
@@ -408,3 +409,25 @@ def test_a_configuration_the_model_finds_overloaded_at_the_rate_is_never_ranked(
         assert all(not c["predicted"]["overloaded"] for c in rows if c["feasible"])
     assert slots_full
     assert all("more than its sequence slots hold" in " ".join(c["problems"]) for c in slots_full)
+
+
+def test_a_mixture_of_experts_on_gpus_carries_how_far_measured_runs_were_from_its_figures(
+    tmp_path: Path,
+) -> None:
+    # measured GPU MoE runs (benchmarks/aiconfigurator_perf.json) were 1.3-2.8x slower to the first token:
+    # the figures stay, marked optimistic where a user reads them -- plan's notes, explain, the JSON
+    moe = _plan("--model", "Qwen/Qwen3-30B-A3B", "--family", "p5", "--top", "3")
+    predicted = [c["predicted"] for c in moe["candidates"] if c["predicted"]]
+    assert predicted and all("predicted too fast" in figures["caveat"] for figures in predicted)
+    assert sum("a mixture of experts on GPUs" in note for note in moe["notes"]) == 1
+    dense = _plan("--model", LLAMA_8B, "--family", "p5", "--top", "3")
+    assert all(c["predicted"]["caveat"] is None for c in dense["candidates"] if c["predicted"])
+    assert not any("mixture of experts" in note for note in dense["notes"])
+    properties = tmp_path / "serving.properties"
+    properties.write_text(
+        "option.model_id=Qwen/Qwen3-30B-A3B\noption.rolling_batch=vllm\noption.tensor_parallel_degree=2\n"
+        "option.max_rolling_batch_size=64\noption.max_model_len=8192\n"
+    )
+    explained = run_cli("explain", str(properties), "--instance", "ml.p5.48xlarge")
+    assert explained.returncode == 0, explained.stderr
+    assert "  caveat: a mixture of experts on GPUs is predicted too fast" in explained.stdout

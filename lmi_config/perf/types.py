@@ -96,6 +96,7 @@ class Prediction(NamedTuple):
     # every slot busy and the prompts it prefills per second (None otherwise)
     capacity_requests_per_second: float | None = None
     overloaded: bool = False  # the rate cannot all be served: the queue grows without bound
+    caveat: str | None = None  # where measured runs of this kind were far from the figures, how far
 
     @property
     def ttft_ms(self) -> float:

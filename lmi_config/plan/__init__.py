@@ -98,6 +98,10 @@ def plan_model(request: PlanRequest) -> PlanResult:
     planned_instances = len({group.instance.instance_type for group in groups})
     rest = "" if exhaustive else "; the others cannot rank higher"
     notes.append(f"judged {evaluated} candidates on {planned_instances} instance types{rest}")
+    # where measured runs of this kind were far from the figures, once for the table
+    notes.extend(
+        dict.fromkeys(c.figures.caveat for c in ranked + infeasible if c.figures and c.figures.caveat)
+    )
     task = "text-generation" if arch.is_text_generation else "feature-extraction"
     model_dtype = "fp16" if (arch.torch_dtype or "").lower() in ("float16", "fp16") else "bf16"
     auto_cast = request.dtype if request.dtype in ("bf16", "fp16") else model_dtype

@@ -38,6 +38,7 @@ class Figures(NamedTuple):
     # under a request rate: the requests/s the instance completes, and whether the rate is more
     capacity_requests_per_second: float | None = None
     overloaded: bool = False
+    caveat: str | None = None  # how far measured runs of this kind were from the figures
 
     def as_dict(self) -> dict[str, object]:
         """The figures as JSON carries them (rounded to what the model can tell)."""
@@ -58,6 +59,7 @@ class Figures(NamedTuple):
                 else None
             ),
             "overloaded": self.overloaded,
+            "caveat": self.caveat,
         }
 
 
@@ -141,6 +143,7 @@ def predicted(
         ttft_bound=prediction.ttft.bound,
         capacity_requests_per_second=prediction.capacity_requests_per_second,
         overloaded=prediction.overloaded,
+        caveat=prediction.caveat,
     )
 
 

@@ -91,6 +91,8 @@ def format_explain_text(document: dict[str, Any]) -> str:
                 f"  dominated by: {figures['ttft_bound']} (TTFT), {figures['tpot_bound']} (TPOT); "
                 f"{figures['running_sequences']} sequences decoded together per copy; price: {performance['price_kind']}"
             )
+            if figures.get("caveat"):
+                lines.append(f"  caveat: {figures['caveat']}")
             for broken in performance.get("broken_limits") or []:
                 lines.append(f"  not met: {broken}")
     loading = document.get("loading")
