@@ -431,3 +431,12 @@ def test_a_mixture_of_experts_on_gpus_carries_how_far_measured_runs_were_from_it
     explained = run_cli("explain", str(properties), "--instance", "ml.p5.48xlarge")
     assert explained.returncode == 0, explained.stderr
     assert "  caveat: a mixture of experts on GPUs is predicted too fast" in explained.stdout
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "model: Qwen/Qwen3-30B-A3B\ninstance: ml.p5.48xlarge\nbackend: vllm\noptions:\n"
+        "  tensor_parallel_degree: auto\n  max_rolling_batch_size: auto\n  max_model_len: 8192\n"
+    )
+    rendered = run_cli("render", str(spec), "-o", "-")
+    assert rendered.returncode == 0, rendered.stderr
+    comment = next(line for line in rendered.stdout.splitlines() if line.startswith("# auto:"))
+    assert "(a mixture of experts on GPUs is predicted too fast" in comment

@@ -155,7 +155,8 @@ def describe_figures(figures: Figures) -> str:
     price = f", ${cost:.3f}/M output tokens" if isinstance(cost, float) else ""
     capacity = shown["capacity_requests_per_second"]
     headroom = f", completes up to {capacity:,.3g} requests/s" if isinstance(capacity, float) else ""
+    caveat = f" ({shown['caveat']})" if shown["caveat"] else ""
     return (
         f"TTFT {shown['ttft_ms']:,.0f} ms, TPOT {shown['tpot_ms']:.1f} ms, "
-        f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}{headroom}"
+        f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}{headroom}{caveat}"
     )
