@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from conftest import ROOT, shared_path
 from test_hostile_inputs import settle, untouched  # noqa: F401  (untouched is a fixture)
 
 from lmi_config.knowledge.instances import resolve_instance
+from lmi_config.knowledge.perf_data import measured_caveats
 from lmi_config.modelarch import from_catalog
 from lmi_config.perf import (
     Configuration,
@@ -909,3 +911,36 @@ def test_a_continuous_batching_row_without_its_concurrency_is_skipped_not_guesse
         tp=24,
     )
     assert not isinstance(read_row(static), str)
+
+
+@pytest.mark.parametrize("caveat", measured_caveats(), ids=lambda caveat: caveat["on"])
+def test_a_measured_caveat_states_how_far_its_rows_are_from_the_model_today(
+    caveat: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # data/perf_caveats.json states how far measured runs were from the figures; a change to the
+    # model moves that distance, and the data must move with it: recompute it without the caveat
+    import lmi_config.perf.model as model
+
+    monkeypatch.setattr(model, "measured_caveats", lambda: [])
+    ratios: dict[str, list[float]] = {"ttft": [], "tpot": []}
+    for row in json.loads((ROOT / caveat["rows"]).read_text(encoding="utf-8"))["rows"]:
+        read = read_row(row)
+        if isinstance(read, str) or not read.configuration.arch.num_experts:
+            continue
+        prediction = predict(read.configuration, read.workload)
+        assert prediction.engine_family in caveat["families"]
+        ratios["ttft"].append(row["ttft_ms"] / prediction.ttft_ms)
+        ratios["tpot"].append(row["tpot_ms"] / prediction.tpot_ms)
+    for metric, found in ratios.items():
+        assert len(found) >= 8, metric
+        if caveat["statistic"] == "min-max":
+            low, high = min(found), max(found)
+        else:
+            deciles = statistics.quantiles(found, n=10)
+            low, high = deciles[0], deciles[-1]
+        stated = caveat[f"{metric}_ratio"]
+        assert low == pytest.approx(stated[0], rel=0.05) and high == pytest.approx(stated[1], rel=0.05), (
+            metric,
+            round(low, 2),
+            round(high, 2),
+        )

@@ -1,6 +1,6 @@
 """The performance model's data: device facts and the shapes engines compile
-(``data/perf_devices.json``), and the fitted efficiency parameters of each engine family
-(``data/perf_fit.json``)."""
+(``data/perf_devices.json``), the fitted efficiency parameters of each engine family
+(``data/perf_fit.json``), and where measured runs were far from the figures (``data/perf_caveats.json``)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,8 @@ def engine_buckets(engine: str) -> dict[str, Any] | None:
         if entry["engine"] == engine:
             return dict(entry)
     return None
+
+
+def measured_caveats() -> list[dict[str, Any]]:
+    """Where measured runs the model never saw were far from its figures (refused, or marked)."""
+    return list(load_data("perf_caveats.json")["caveats"])

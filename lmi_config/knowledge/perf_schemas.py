@@ -1,5 +1,6 @@
-"""Schemas of the performance model's data files: device facts (``perf_devices.json``) and the
-fitted efficiency parameters with their inputs and residuals (``perf_fit.json``)."""
+"""Schemas of the performance model's data files: device facts (``perf_devices.json``), the
+fitted efficiency parameters with their inputs and residuals (``perf_fit.json``), and where measured
+runs were far from the figures (``perf_caveats.json``)."""
 
 from __future__ import annotations
 
@@ -93,3 +94,32 @@ class FitInputs(Strict):
 class PerfFitFile(Sourced):
     inputs: FitInputs
     families: dict[Literal["neuron-tnx", "neuron-nxd", "gpu-vllm", "gpu-trtllm"], FamilyFit]
+
+
+Family = Literal["neuron-tnx", "neuron-nxd", "gpu-vllm", "gpu-trtllm"]
+
+
+class PerfCaveat(Sourced):
+    """Where measured runs the model never saw were far from its figures: ``refuse`` gives no figures,
+    ``caveat`` gives them with how far (measured / predicted, ``statistic`` over the runs of ``rows``)."""
+
+    families: list[Family] = Field(min_length=1)
+    layout: Literal["mixture_of_experts"]
+    verdict: Literal["refuse", "caveat"]
+    on: str  # where, as the message says it ("GPUs", "NxD Inference")
+    ttft_ratio: tuple[float, float]
+    tpot_ratio: tuple[float, float]
+    statistic: Literal["min-max", "10th-90th percentile"]
+    rows: str  # the benchmark file the ratios are computed from (a test recomputes them)
+    measured: str
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PerfCaveat:
+        for low, high in (self.ttft_ratio, self.tpot_ratio):
+            if not 0 < low <= high:
+                raise ValueError(f"{self.on}: a ratio range must be positive and ordered")
+        return self
+
+
+class PerfCaveatsFile(Sourced):
+    caveats: list[PerfCaveat]

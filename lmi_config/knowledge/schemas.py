@@ -16,7 +16,7 @@ from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabili
 from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile, ModelIdentitiesFile
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile, NeuronRopeFile
-from lmi_config.knowledge.perf_schemas import PerfDevicesFile, PerfFitFile
+from lmi_config.knowledge.perf_schemas import PerfCaveatsFile, PerfDevicesFile, PerfFitFile
 from lmi_config.knowledge.price_schemas import OnDemandPrices
 from lmi_config.knowledge.runtime_schemas import VllmCudaArchsFile, WorkerEnvironmentFile
 from lmi_config.knowledge.schema_base import Sourced, Strict
@@ -876,6 +876,7 @@ SCHEMAS: dict[str, Any] = {
     "model_identities.json": ModelIdentitiesFile,
     "neuron_rope_scaling.json": NeuronRopeFile,
     "options.json": OptionsFile,
+    "perf_caveats.json": PerfCaveatsFile,
     "perf_devices.json": PerfDevicesFile,
     "perf_fit.json": PerfFitFile,
     "releases.json": ReleasesFile,

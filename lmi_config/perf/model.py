@@ -21,9 +21,10 @@ family from ``data/perf_fit.json`` (``scripts/fit_perf.py``). No I/O beyond thos
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge.models import architecture_family
+from lmi_config.knowledge.perf_data import measured_caveats
 from lmi_config.perf.buckets import mean_decode_bucket, padded_prompt
 from lmi_config.perf.devices import (
     Device,
@@ -41,12 +42,6 @@ from lmi_config.sizing.model import weights_bytes as neuron_weight_bytes
 MS = 1e3
 ACTIVATION_BYTES = 2  # all-reduce payloads are bf16/fp16 activations
 FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2", "fbgemm_fp8")
-# benchmarks/aiconfigurator_perf.json (never fitted): Qwen3-235B-A22B (FP8) on vLLM and TensorRT-LLM, 177 rows,
-# measured / predicted at the 10th-90th percentile
-MOE_GPU_CAVEAT = (
-    "a mixture of experts on GPUs is predicted too fast: measured runs (Qwen3-235B-A22B on vLLM and "
-    "TensorRT-LLM) took 1.3-2.8x the predicted TTFT and 1.05-2.1x the TPOT; measure before relying on them"
-)
 RATE_BISECTIONS = 40  # halvings of [0, slots]: the load under a request rate to ~1e-12 of the slots
 
 
@@ -81,14 +76,12 @@ def predict(
     """
     _check(configuration, workload)
     costs = _costs(configuration)
-    if configuration.arch.num_experts and costs.family == "neuron-nxd":
-        # measured against optimum-neuron's published benchmarks (benchmarks/optimum_neuron_perf.json),
-        # the routed-expert physics put Llama-4-Scout and Qwen3-30B-A3B on NxD (Trainium) 15-77x too fast
-        # to the first token and 2-4.5x per token: no figures rather than wrong ones
+    caveat = _measured_caveat(configuration, costs.family)
+    if caveat is not None and caveat["verdict"] == "refuse":
+        # no figures rather than wrong ones (data/perf_caveats.json)
         raise UnsupportedConfiguration(
-            f"a mixture of experts on NxD Inference ({costs.device.accelerator_name}) is not predicted "
-            "(measured MoE runs on Trainium were 2-77x slower than the model's figures); measure it with "
-            "`lmi-config search`"
+            f"a mixture of experts on {caveat['on']} ({costs.device.accelerator_name}) is not predicted "
+            f"({_how_far(caveat)}); measure it with `lmi-config search`"
         )
     params = efficiency or fitted_efficiency(costs.family)
     if workload.request_rate is not None:
@@ -96,9 +89,28 @@ def predict(
     else:
         slots = configuration.max_concurrent_sequences
         prediction = _at_load(configuration, workload, costs, params, workload.concurrency or slots)
-    if configuration.arch.num_experts and costs.family.startswith("gpu-"):
-        prediction = prediction._replace(caveat=MOE_GPU_CAVEAT)
+    if caveat is not None:
+        prediction = prediction._replace(
+            caveat=f"a mixture of experts on {caveat['on']} is predicted too fast: {_how_far(caveat)}; "
+            "measure before relying on them"
+        )
     return prediction
+
+
+def _measured_caveat(configuration: Configuration, family: str) -> dict[str, Any] | None:
+    """Where measured runs of this layout on this engine family were far from the figures, if they were."""
+    if not configuration.arch.num_experts:
+        return None
+    return next((entry for entry in measured_caveats() if family in entry["families"]), None)
+
+
+def _how_far(caveat: dict[str, Any]) -> str:
+    """How far measured runs were from the figures, as the data file states it."""
+    ttft, tpot = (f"{low:g}-{high:g}x" for low, high in (caveat["ttft_ratio"], caveat["tpot_ratio"]))
+    return (
+        f"measured runs ({caveat['measured']}) took {ttft} the predicted TTFT and {tpot} the TPOT "
+        f"({caveat['statistic']})"
+    )
 
 
 def _at_load(
