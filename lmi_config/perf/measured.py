@@ -96,7 +96,8 @@ def _read(row: Mapping[str, Any]) -> ReadRow | str:
         return instance
     family = _family(row, instance)
     if family is None:
-        return f"no parameters for engine family {str(value(row, 'engine_family'))[:80]!r}"
+        backend = str(value(row, "backend"))[:80]
+        return f"no parameters for engine family: backend {backend!r} is not one the model knows on {instance.accelerator}"
     configuration = _configuration(row, arch, instance, family, named_quantization)
     if isinstance(configuration, str):
         return configuration
