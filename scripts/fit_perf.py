@@ -260,21 +260,31 @@ def cross_validate(family: str, rows: list[dict[str, Any]], leave_out: str = "mo
     return residuals
 
 
-def family_priors(family: str, rows: list[dict[str, Any]]) -> list[float]:
+def family_priors(
+    family: str, rows: list[dict[str, Any]], fitted_now: dict[str, Efficiency] | None = None
+) -> list[float]:
     """Where the family's fit starts and what its prior pulls towards: the fitted parameters of the
-    family it borrows from (PRIORS_FROM), else the generic priors of PARAMETERS."""
+    family it borrows from (PRIORS_FROM; taken from ``fitted_now`` when this run already fitted it),
+    else the generic priors of PARAMETERS."""
     sibling = PRIORS_FROM.get(family)
     if not sibling:
         return [prior for prior, *_ in PARAMETERS.values()]
+    if fitted_now and sibling in fitted_now:
+        return list(fitted_now[sibling])
     efficiency, _ = fit_rows(split_rows(sibling, rows)[0])
     return list(efficiency)
 
 
-def fit_family(family: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The parameters of one engine family, with the rows they were fitted on and the residuals."""
+def fit_family(
+    family: str, rows: list[dict[str, Any]], fitted_now: dict[str, Efficiency] | None = None
+) -> dict[str, Any]:
+    """The parameters of one engine family, with the rows they were fitted on and the residuals;
+    ``fitted_now`` (filled here) holds what this run fitted, for the families that borrow priors."""
     fitted, held_out, unfitted = split_rows(family, rows)
-    priors = family_priors(family, rows)
+    priors = family_priors(family, rows, fitted_now)
     efficiency, seen = fit_rows(fitted, priors)
+    if fitted_now is not None:
+        fitted_now[family] = efficiency
     residuals = (
         _residuals(fitted, efficiency, "fitted")
         + _residuals(held_out, efficiency, "held-out")
@@ -312,8 +322,9 @@ def build(path: Path, families: Sequence[str], previous: dict[str, Any] | None =
     raw = read_measurement_bytes(path)
     rows = parse_measurements(raw, path)
     result = dict(previous["families"]) if previous else {}
+    fitted_now: dict[str, Efficiency] = {}
     for family in families:
-        result[family] = fit_family(family, rows)
+        result[family] = fit_family(family, rows, fitted_now)
     return {
         "source": (
             "fitted by scripts/fit_perf.py on shared/reference/perf_measurements.json, whose rows cite "

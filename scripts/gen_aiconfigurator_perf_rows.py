@@ -29,16 +29,14 @@ import hashlib
 import io
 import json
 import re
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from gen_model_catalog import DEFAULT_CACHE, obtain_wheel  # scripts/ is on sys.path when run as a script
+# scripts/ is on sys.path when run as a script; gen_model_catalog puts the repository there too
+from gen_model_catalog import DEFAULT_CACHE, REPO_ROOT, obtain_wheel
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
-from lmi_config.io import write_atomically  # noqa: E402
+from lmi_config.io import write_atomically
 
 OUTPUT = REPO_ROOT / "benchmarks" / "aiconfigurator_perf.json"
 DEVELOPMENT = REPO_ROOT.parent / "shared" / "reference" / "perf_measurements.json"

@@ -26,11 +26,15 @@ import csv
 import io
 import json
 import re
+import sys
 from pathlib import Path
 
 from djl_options.repository import Git  # scripts/ is on sys.path when run as a script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+from lmi_config.io import write_atomically  # noqa: E402
+
 OUTPUT = REPO_ROOT / "benchmarks" / "optimum_neuron_perf.json"
 ROOT_DIR = "benchmark/vllm/single-instance"
 SCRIPT = "benchmark/vllm/performance.sh"
@@ -135,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark/vllm/single-instance (guidellm reports: synchronous and fixed-rate lines)",
         "rows": found,
     }
-    OUTPUT.write_text(json.dumps(document, indent=1) + "\n")
+    write_atomically(OUTPUT, json.dumps(document, indent=1) + "\n")
     print(f"wrote {OUTPUT.relative_to(REPO_ROOT)}: {len(found)} rows")
     return 0
 
