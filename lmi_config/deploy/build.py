@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from lmi_config.deploy.image_choice import choose_image
 from lmi_config.deploy.limits import check_plan
-from lmi_config.deploy.names import NAME_LENGTH, STAMP_LENGTH, stamped
+from lmi_config.deploy.names import STAMP_LENGTH, name_length, stamped
 from lmi_config.deploy.plan import VARIANT_NAME, ApiCall, DeployPlan, DeployRequest, PlannedFile
 from lmi_config.deploy.sizing import EndpointSizing, size_endpoint
 from lmi_config.deploy.tags import owner_tags, user_tag_problems
@@ -51,7 +51,7 @@ def default_endpoint_name(model: str, instance_type: str) -> str:
     """``meta-llama/Llama-3.1-8B-Instruct`` on ``inf2.24xlarge`` → ``llama-3-1-8b-instruct-inf2-24xlarge``."""
     model_part = re.sub(r"[^a-zA-Z0-9]+", "-", model.rstrip("/").split("/")[-1]).strip("-").lower()
     instance_part = re.sub(r"[^a-zA-Z0-9]+", "-", instance_type.removeprefix("ml.")).strip("-")
-    room = NAME_LENGTH - STAMP_LENGTH - 2 - len(instance_part)
+    room = name_length() - STAMP_LENGTH - 2 - len(instance_part)
     return f"{model_part[:room].strip('-') or 'lmi'}-{instance_part}"
 
 

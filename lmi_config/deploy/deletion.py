@@ -23,14 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
-from lmi_config.deploy.names import NAME_LENGTH, STAMP_LENGTH
+from lmi_config.deploy.names import base_length
 from lmi_config.deploy.tags import ENDPOINT_TAG, OWNER_TAG
 from lmi_config.errors import DeployError, SpecError
 from lmi_config.knowledge.sagemaker import sagemaker_limits
 
-# deploy names models and configs: the endpoint name cut to 43, then a stamp (names made with the older,
-# shorter stamp kept 47 characters: their first 43 still match)
-NAME_SEARCH_LENGTH = NAME_LENGTH - 1 - STAMP_LENGTH
 Resource = tuple[str, str]  # (kind, name)
 
 
@@ -126,7 +123,9 @@ def _inventory(clients: Clients) -> _Inventory:
 
 def _made_for(clients: Clients, endpoint_name: str) -> tuple[list[str], list[str]]:
     """The models and endpoint configs tagged ``lmi-config:endpoint=NAME`` (an interrupted run's)."""
-    fragment = endpoint_name[:NAME_SEARCH_LENGTH].rstrip("-")
+    # deploy names models and configs after the endpoint name cut to base_length() (43), then a stamp;
+    # names made with the older, shorter stamp kept 47 characters: their first 43 still match
+    fragment = endpoint_name[: base_length()].rstrip("-")
     found: list[list[str]] = []
     for operation, key, name_key, arn_key in (
         ("list_models", "Models", "ModelName", "ModelArn"),

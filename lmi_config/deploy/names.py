@@ -7,9 +7,26 @@ from __future__ import annotations
 
 import time
 
+from lmi_config.knowledge.sagemaker import sagemaker_limits
+
 STAMP_FORMAT = "%Y%m%d-%H%M%S"  # then "-" and the milliseconds
 STAMP_LENGTH = len("00000000-000000-000")
-NAME_LENGTH = 63  # SageMaker's longest model, endpoint config and endpoint name
+
+
+def name_length() -> int:
+    """The longest name SageMaker takes for a model, an endpoint config and an endpoint alike (63,
+    from botocore's API model: ``data/sagemaker_api.json``)."""
+    names = sagemaker_limits().names
+    return min(
+        bound
+        for key in ("model_name", "endpoint_config_name", "endpoint_name")
+        if (bound := names[key].maximum) is not None
+    )
+
+
+def base_length() -> int:
+    """How much of the endpoint name a stamped model or endpoint-config name keeps."""
+    return name_length() - 1 - STAMP_LENGTH
 
 
 def stamp(now: float) -> str:
@@ -18,5 +35,5 @@ def stamp(now: float) -> str:
 
 
 def stamped(base: str, now: float) -> str:
-    """A name unique per run: the base, cut so the whole fits in 63 characters, and a UTC stamp."""
-    return f"{base[: NAME_LENGTH - 1 - STAMP_LENGTH].rstrip('-')}-{stamp(now)}"
+    """A name unique per run: the base, cut so the whole fits SageMaker's length, and a UTC stamp."""
+    return f"{base[: base_length()].rstrip('-')}-{stamp(now)}"
