@@ -143,7 +143,7 @@ def generate(vantage_git: Path | None, fmbench_git: Path | None) -> dict[str, An
         "note": (
             "Generated from two public tables at pinned commits, each price with its region, date and source. "
             "sagemaker: SageMaker hosting prices from FMBench's fallback table (2025-01-26; no region named, "
-            "older than the EC2 table; g6e, p4de, p5e, p5en, trn1.2xlarge, trn2 and g7e are missing). ec2: EC2 "
+            "older than the EC2 table; g6e, p4de, p5e, p5en, trn1.2xlarge, trn2, g7e and p6 are missing). ec2: EC2 "
             "on-demand prices from instances.vantage.sh via tsaol/aws-gpu (us-east-1 where listed, else "
             "us-east-2, us-west-2; 2026-01-21), FMBench's EC2 prices for the types it lacks. Where SageMaker's "
             "price is missing, plan ranks on the EC2 price and says so — SageMaker's run higher for the same "

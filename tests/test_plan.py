@@ -260,3 +260,36 @@ def test_nothing_fitting_exits_1() -> None:
     assert result.returncode == 1 and "no configuration" in result.stderr
     with pytest.raises(PlanningError):
         plan_model(PlanRequest(model="meta-llama/Llama-3.1-405B-Instruct", instances=("inf2.xlarge",)))
+
+
+def test_a_sagemaker_instance_type_without_facts_is_named_as_such_not_as_a_typo() -> None:
+    # ml.p6e-gb200.36xlarge is in SageMaker's hosting enum (data/sagemaker_api.json) but not in the catalog
+    result = run_cli("plan", "--model", MISTRAL, "--instance", "ml.p6e-gb200.36xlarge")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "SageMaker hosting instance type lmi-config has no hardware facts for" in result.stderr
+    assert "did you mean" not in result.stderr
+    typo = run_cli("plan", "--model", MISTRAL, "--instance", "ml.p6-b200.48xlargee")
+    assert typo.returncode == 2 and "did you mean p6-b200.48xlarge" in typo.stderr
+
+
+def test_p6_b200_is_planned_with_predicted_figures_and_a_price() -> None:
+    result = run_cli(
+        "plan",
+        "--model",
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "--instance",
+        "ml.p6-b200.48xlarge",
+        "--format",
+        "json",
+    )
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["candidates"]
+    feasible = [row for row in rows if row["feasible"]]
+    assert feasible and all(row["instance"] == "p6-b200.48xlarge" for row in feasible)
+    # 8 B200s of 183,359 MiB each (nvidia-smi); vLLM's budget is its 0.9 share of that, less what it reserves
+    assert all(0.85 < row["per_device"]["budget_gib"] / (183359 / 1024) <= 0.9 for row in feasible)
+    assert {row["tensor_parallel_degree"] for row in feasible} == {1, 2, 4, 8}
+    assert all(
+        row["predicted"]["ttft_ms"] > 0 and row["predicted"]["usd_per_million_output_tokens"] > 0
+        for row in feasible
+    )

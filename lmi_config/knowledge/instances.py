@@ -106,8 +106,23 @@ def resolve_instance(name: str) -> Instance:
     if wanted in table:
         return table[wanted]
     close = difflib.get_close_matches(wanted, list(table), n=3, cutoff=0.6)
+    if f"ml.{wanted}" in _sagemaker_hosting_types():
+        # a real instance type, not a typo: say what is missing instead of suggesting another
+        nearest = f" (nearest known: {', '.join(close)})" if close else ""
+        raise ValueError(
+            f"ml.{wanted} is a SageMaker hosting instance type lmi-config has no hardware facts for "
+            "(accelerators, their memory, host RAM), so it cannot judge a configuration on it; judge on an "
+            f"instance type it knows{nearest}, or list its facts with sources in lmi_config/data/instances.json"
+        )
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(sorted(table))}"
     raise ValueError(f"unknown instance type {name!r}{hint}")
+
+
+def _sagemaker_hosting_types() -> frozenset[str]:
+    """The ``ml.*`` types SageMaker hosts endpoints on (botocore's enum, ``data/sagemaker_api.json``)."""
+    from lmi_config.knowledge.sagemaker import sagemaker_limits
+
+    return sagemaker_limits().instance_types
 
 
 def _accelerator_key(name: str) -> str:
