@@ -1,4 +1,4 @@
-"""LMI608: a GPU older than every architecture the image's vLLM kernels are built for
+"""LMI608: a GPU the image's vLLM kernels are not built for, older or newer than every architecture
 (CUDA_SUPPORTED_ARCHS in vLLM's CMakeLists.txt, per the image's CUDA)."""
 
 from __future__ import annotations
@@ -67,3 +67,31 @@ def test_the_generator_reads_each_cuda_branch_of_the_cmake_list() -> None:
     assert branches[0]["source"].startswith(
         "CMakeLists.txt:3 https://github.com/vllm-project/vllm/blob/v0.99.0/"
     )
+
+
+def test_blackwell_gpus_get_no_kernels_from_images_whose_cuda_predates_them() -> None:
+    """Code built for X.y runs only on X.z, z >= y: the CUDA 12.4 / 12.6 images (LMI 0.28-0.32) build up to
+    9.0, so a B200 (10.0) or an RTX PRO 6000 (12.0) gets nothing (vllm-project/vllm#20173, #21633)."""
+    for instance, version, gpu in (
+        ("ml.p6-b200.48xlarge", "0.30.0", "B200"),
+        ("ml.p6-b200.48xlarge", "0.32.0", "B200"),
+        ("ml.g7e.2xlarge", "0.31.0", "RTX-PRO-6000"),
+    ):
+        found = _build_errors(instance, version)
+        assert len(found) == 1 and found[0].severity == "error", (instance, version)
+        assert f"the {gpu} of" in found[0].message and "7.0 to 9.0" in found[0].message
+        assert "use LMI 0.36.0 (LMI v27)" in found[0].message  # the newest image built for it
+    # from LMI 0.33.0 (CUDA 12.8) the list has 10.0 and 12.0; a B300 (10.3) runs 10.0's code
+    assert not _build_errors("ml.p6-b200.48xlarge", "0.33.0")
+    assert not _build_errors("ml.g7e.2xlarge", "v27")
+    assert not _build_errors("ml.p6-b300.48xlarge", "0.34.0")
+
+
+def test_code_runs_on_a_later_minor_of_its_major_architecture_only() -> None:
+    from lmi_config.knowledge.build_archs import BuildArchs
+
+    hopper = BuildArchs((70, 75, 80, 86, 90), "12.4", "CMakeLists.txt:1")
+    assert hopper.runs_on(89) and hopper.runs_on(90)  # an L4 runs the 8.6 code
+    assert not hopper.runs_on(100) and not hopper.runs_on(120) and not hopper.runs_on(61)
+    blackwell = BuildArchs((75, 80, 86, 89, 90, 100, 110, 120), "13.0", "CMakeLists.txt:1")
+    assert blackwell.runs_on(103) and not blackwell.runs_on(70)

@@ -24,6 +24,15 @@ class BuildArchs(NamedTuple):
     def oldest(self) -> int:
         return min(self.capabilities)
 
+    @property
+    def newest(self) -> int:
+        return max(self.capabilities)
+
+    def runs_on(self, capability: int) -> bool:
+        """Whether code built for these architectures runs on a GPU of this compute capability: code for
+        X.y runs on X.z with z >= y (the same major architecture), never on another major one."""
+        return any(built // 10 == capability // 10 and built <= capability for built in self.capabilities)
+
 
 def _capability(text: str) -> int:
     major, _, minor = text.partition(".")
@@ -68,6 +77,6 @@ def newest_release_built_for(capability: int) -> Release | None:
         release
         for release in releases()
         if (built := vllm_build_archs(release.vllm, image_cuda(release))) is not None
-        and built.oldest <= capability
+        and built.runs_on(capability)
     ]
     return max(fitting, key=lambda release: release.order, default=None)

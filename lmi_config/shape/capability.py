@@ -373,25 +373,41 @@ def _architecture_problems(target: Target, engine: Engine) -> list[Problem]:
 
 
 def _build_problems(target: Target, engine: Engine) -> list[Problem]:
-    """A GPU older than every architecture the image's vLLM kernels are built for: CUDA code built for a
-    newer architecture does not run on an older one."""
+    """A GPU the image's vLLM kernels are not built for: older than every architecture they are built
+    for, or of a newer major architecture than all of them (a CUDA that predates the GPU). Code built
+    for X.y runs only on X.z with z >= y."""
     from lmi_config.knowledge.build_archs import image_cuda, newest_release_built_for, vllm_build_archs
 
     gpu = engine.gpu
     built = vllm_build_archs(target.release.vllm, image_cuda(target.release))
-    if gpu is None or built is None or gpu.compute_capability >= built.oldest:
+    if gpu is None or built is None or built.runs_on(gpu.compute_capability):
         return []
-    older = newest_release_built_for(gpu.compute_capability)
+    capability = gpu.compute_capability
+    other = newest_release_built_for(capability)
+    instance = target.instance.instance_type if target.instance else "this instance"
+    if capability < built.oldest:
+        advice = (
+            f"use LMI {other.label()} (its vLLM {other.vllm} is built for it) or a GPU of compute capability "
+            f"{_capability_text(built.oldest)} or more"
+            if other is not None
+            else f"use a GPU of compute capability {_capability_text(built.oldest)} or more"
+        )
+        message = (
+            f"vLLM {target.release.vllm} in the LMI {target.release.label()} image (CUDA {built.cuda}) is built for compute "
+            f"capability {_capability_text(built.oldest)} and newer ({built.source.split(' ')[0]}); the "
+            f"{gpu.name} of {instance} is {_capability_text(capability)}, so its kernels do not run there — {advice}"
+        )
+        return [Problem("gpu-not-in-image-build", "error", message, None)]
     advice = (
-        f"use LMI {older.label()} (its vLLM {older.vllm} is built for it) or a GPU of compute capability "
-        f"{_capability_text(built.oldest)} or more"
-        if older is not None
-        else f"use a GPU of compute capability {_capability_text(built.oldest)} or more"
+        f"use LMI {other.label()} (its vLLM {other.vllm} is built for it)"
+        if other is not None
+        else "no LMI image in the data is built for it: use another GPU"
     )
     message = (
         f"vLLM {target.release.vllm} in the LMI {target.release.label()} image (CUDA {built.cuda}) is built for compute "
-        f"capability {_capability_text(built.oldest)} and newer ({built.source.split(' ')[0]}); the "
-        f"{gpu.name} of {target.instance.instance_type if target.instance else 'this instance'} is "
-        f"{_capability_text(gpu.compute_capability)}, so its kernels do not run there — {advice}"
+        f"capability {_capability_text(built.oldest)} to {_capability_text(built.newest)} "
+        f"({built.source.split(' ')[0]}); the {gpu.name} of {instance} is {_capability_text(capability)}, a newer "
+        "architecture than its CUDA knows: PyTorch warns that the GPU 'is not compatible with the current PyTorch "
+        f"installation' and no kernel runs there — {advice}"
     )
     return [Problem("gpu-not-in-image-build", "error", message, None)]
