@@ -42,6 +42,7 @@ KNOWN_HOSTS = {
     "developer.nvidia.com",  # NVIDIA's table of compute capability per GPU
     "www.nvidia.com",  # NVIDIA's datasheets (perf_devices.json)
     "aws.amazon.com",  # EC2 instance-type pages (perf_devices.json)
+    "glennklockwood.com",  # per-GPU dense / sparse FLOPS tables of NVIDIA's HGX parts (perf_devices.json)
 }
 
 ESTIMATE_MARKER = "lmi-config estimate; no public measurement"
