@@ -134,6 +134,37 @@ def test_neuron_decode_reads_the_kv_cache_of_the_whole_bucket_it_runs_in() -> No
     assert _terms(tight.tpot)["KV reads"] < 0.6 * _terms(in_bucket.tpot)["KV reads"]
 
 
+TRN2 = resolve_instance("ml.trn2.3xlarge")
+
+
+def _nxd(slots: int, sequence_length: int = 4096) -> Configuration:
+    return Configuration(  # type: ignore[arg-type]
+        LLAMA_8B, TRN2, "vllm-neuron", 4, slots, sequence_length=sequence_length
+    )
+
+
+def test_nxd_decode_computes_every_compiled_slot_even_with_one_request_in_flight() -> None:
+    # a Neuron graph has a fixed batch: one user on a graph compiled for 32 sequences still reads the
+    # KV cache of 32 slots per step; a GPU engine reads the running sequence's only
+    one_user = Workload(1500, 250, concurrency=1)
+    wide, narrow = predict(_nxd(32), one_user), predict(_nxd(4), one_user)
+    assert _terms(wide.tpot)["KV reads"] == pytest.approx(8 * _terms(narrow.tpot)["KV reads"])
+    assert wide.tpot_ms > narrow.tpot_ms
+    assert "32 compiled slots" in next(t.note for t in wide.tpot.terms if t.name == "KV reads")
+    gpu_wide, gpu_narrow = predict(_gpu(1, 32), one_user), predict(_gpu(1, 4), one_user)
+    assert _terms(gpu_wide.tpot)["KV reads"] == pytest.approx(_terms(gpu_narrow.tpot)["KV reads"])
+
+
+def test_nxd_prefill_computes_the_prompt_padded_to_nxd_inference_buckets() -> None:
+    # NxD Inference buckets (vLLM turns bucketing on): powers of two from 128, then the compiled length;
+    # compiled for 2,500 positions there is no 2,048 bucket (log2 2,500 rounds to 11): 1,500 pads to 2,500
+    def ttft(prompt: int, length: int = 4096) -> float:
+        return predict(_nxd(4, length), Workload(prompt, 16, concurrency=1)).ttft_ms
+
+    assert ttft(1025) == ttft(2048) < ttft(2049)
+    assert ttft(1500, 2500) == ttft(2500, 2500) > ttft(1500, 4096)
+
+
 def test_a_new_request_under_continuous_batching_waits_for_the_decode_step_in_progress() -> None:
     alone = predict(_gpu(1, batch=64), Workload(1024, 256, 1))
     crowded = predict(_gpu(1, batch=64), Workload(1024, 256, 64))

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from lmi_config.knowledge.models import architecture_family
 from lmi_config.knowledge.perf_data import measured_caveats
-from lmi_config.perf.buckets import mean_decode_bucket, padded_prompt
+from lmi_config.perf.buckets import ENGINES, mean_decode_bucket, padded_prompt
 from lmi_config.perf.devices import (
     Device,
     UnsupportedConfiguration,
@@ -128,7 +128,7 @@ def _at_load(
     # a request is never served faster than alone; an arrival sees the others in flight (PASTA)
     running = min(max(in_flight, 1.0) if arrivals is not None else in_flight, slots)
     context, prompt = _compiled_lengths(configuration, costs, workload)
-    tpot = _decode_step(costs, params, running, context, workload, static)
+    tpot = _decode_step(costs, params, running, context, workload, static, slots)
     ttft = _first_token(
         costs, params, running, prompt, static, _decoding_ms(tpot), arrivals, min(in_flight, slots)
     )
@@ -245,14 +245,15 @@ def _check(configuration: Configuration, workload: Workload) -> None:
 def _compiled_lengths(configuration: Configuration, costs: _Costs, workload: Workload) -> tuple[float, int]:
     """(positions a decode step attends over on average, prompt tokens prefill computes).
 
-    transformers-neuronx runs every step on a compiled bucket (``perf/buckets.py``): decode reads the
-    KV cache of the whole bucket and prefill computes the prompt padded up to its bucket. Engines
-    with paged attention read only the tokens written so far; a sliding window caps them."""
+    A Neuron engine runs every step on a compiled bucket (``perf/buckets.py``): decode reads the KV
+    cache of the whole bucket and prefill computes the prompt padded up to its bucket. Engines with
+    paged attention read only the tokens written so far; a sliding window caps them."""
     sequence_length = configuration.sequence_length
-    if costs.family == "neuron-tnx" and sequence_length:
+    engine = ENGINES.get(costs.family)
+    if engine is not None and sequence_length:
         return (
-            mean_decode_bucket(workload.input_tokens, workload.output_tokens, sequence_length),
-            padded_prompt(workload.input_tokens, sequence_length),
+            mean_decode_bucket(workload.input_tokens, workload.output_tokens, sequence_length, engine),
+            padded_prompt(workload.input_tokens, sequence_length, engine),
         )
     context = workload.input_tokens + workload.output_tokens / 2
     if costs.window:
@@ -379,19 +380,28 @@ def _all_reduces_seconds(costs: _Costs, params: Efficiency, tp: int, tokens: flo
 
 
 def _decode_step(
-    costs: _Costs, params: Efficiency, running: float, context: float, workload: Workload, static: bool
+    costs: _Costs,
+    params: Efficiency,
+    running: float,
+    context: float,
+    workload: Workload,
+    static: bool,
+    slots: int,
 ) -> Phase:
+    """One decode step of the running sequences. A Neuron graph has a fixed batch: its step computes
+    and reads the KV cache of every compiled slot, busy or not; a GPU engine only the running ones."""
     tp = costs.tensor_parallel_degree
+    rows = max(running, slots) if costs.family in ENGINES else running
     # the share of experts at least one running sequence is routed to (uniform routing)
     touched = 1 - (1 - costs.routed_fraction) ** running if costs.expert_bytes else 1.0
     weights = costs.weight_bytes - costs.gathered_bytes - costs.expert_bytes * (1 - touched)
     weight_s = _bytes_seconds(costs, params, weights)
-    kv_s = _bytes_seconds(costs, params, running * context * costs.kv_bytes_per_token)
-    linear_flops = running * 2 * (costs.active_params + costs.head_params)
-    attention_flops = running * 4 * costs.attention_width * context
+    kv_s = _bytes_seconds(costs, params, rows * context * costs.kv_bytes_per_token)
+    linear_flops = rows * 2 * (costs.active_params + costs.head_params)
+    attention_flops = rows * 4 * costs.attention_width * context
     flops = linear_flops + attention_flops
     compute_s = _flops_seconds(costs, params, linear_flops, attention_flops)
-    collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, running)
+    collectives_s, collectives_note = _all_reduces_seconds(costs, params, tp, rows)
     memory_s = weight_s + kv_s
     overlapped = compute_s <= memory_s
     terms = [
@@ -399,7 +409,7 @@ def _decode_step(
         Term(
             "KV reads",
             kv_s * MS if overlapped else 0.0,
-            f"{_count(running)} sequences x {context:.0f} tokens",
+            f"{_count(rows)} {'compiled slots' if rows > running else 'sequences'} x {context:.0f} tokens",
         ),
         Term(
             "compute",
@@ -415,11 +425,14 @@ def _decode_step(
         ),
     ]
     if not static:
-        arriving = running * workload.input_tokens / workload.output_tokens
-        share = arriving / workload.input_tokens  # prompts prefilled per step
+        share = running / workload.output_tokens  # prompts prefilled per step
         prefill_s = _flops_seconds(costs, params, *_prefill_flops(costs, workload.input_tokens)) * share
         terms.append(
-            Term("prefill of arriving requests", prefill_s * MS, f"{arriving:.1f} prompt tokens per step")
+            Term(
+                "prefill of arriving requests",
+                prefill_s * MS,
+                f"{share * workload.input_tokens:.1f} prompt tokens per step",
+            )
         )
     return _phase("TPOT", terms)
 
