@@ -43,17 +43,22 @@ UTILS = """def power_of_two_bucket_sizes(min_bucket_size, max_bucket_size):
 """
 
 
-def _repository(tmp_path: Path, bucket_text: str) -> Path:
-    work = tmp_path / "transformers-neuronx"
-    package = work / "src" / "transformers_neuronx"
-    package.mkdir(parents=True)
-    (package / "bucket.py").write_text(bucket_text, encoding="utf-8")
-    (package / "utils.py").write_text(UTILS, encoding="utf-8")
+def _git_repository(work: Path, files: dict[str, str]) -> Path:
+    """A git repository at ``work`` with one commit of ``files`` (path -> text); its git directory."""
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text, encoding="utf-8")
     git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "init", "-q"], check=True, timeout=TIMEOUT_SECONDS)
     subprocess.run([*git, "add", "."], check=True, timeout=TIMEOUT_SECONDS)
     subprocess.run([*git, "commit", "-qm", "sources"], check=True, timeout=TIMEOUT_SECONDS)
     return work / ".git"
+
+
+def _repository(tmp_path: Path, bucket_text: str) -> Path:
+    package = "src/transformers_neuronx"
+    files = {f"{package}/bucket.py": bucket_text, f"{package}/utils.py": UTILS}
+    return _git_repository(tmp_path / "transformers-neuronx", files)
 
 
 def _generate(git_dir: Path, output: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -159,15 +164,8 @@ LOADER = """def _get_default_neuron_config(model_config, parallel_config, schedu
 
 
 def _nxdi_repository(tmp_path: Path, text: str) -> Path:
-    work = tmp_path / "neuronx-distributed-inference"
-    package = work / "src" / "neuronx_distributed_inference" / "modules"
-    package.mkdir(parents=True)
-    (package / "autobucketing.py").write_text(text, encoding="utf-8")
-    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "init", "-q"], check=True, timeout=TIMEOUT_SECONDS)
-    subprocess.run([*git, "add", "."], check=True, timeout=TIMEOUT_SECONDS)
-    subprocess.run([*git, "commit", "-qm", "sources"], check=True, timeout=TIMEOUT_SECONDS)
-    return work / ".git"
+    files = {"src/neuronx_distributed_inference/modules/autobucketing.py": text}
+    return _git_repository(tmp_path / "neuronx-distributed-inference", files)
 
 
 def _sdist(tmp_path: Path, enabled: bool, version: str = "0.9.2") -> Path:

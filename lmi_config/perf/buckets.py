@@ -54,13 +54,19 @@ def _powers(smallest: int, length: int, facts: dict[str, Any]) -> list[int]:
     return [factor**exponent for exponent in range(low, high)] + [length]
 
 
+def _nxdi_buckets(smallest_key: str, sequence_length: int) -> list[int]:
+    """NxD Inference's buckets of one kind: one, the compiled length, when bucketing is off."""
+    facts = _facts(NXDI)
+    if not facts["bucketing_default"]:
+        return [sequence_length]
+    return _powers(facts[smallest_key], sequence_length, facts)
+
+
 def token_buckets(sequence_length: int, engine: str = TNX) -> list[int]:
     """Decode buckets up to the compiled sequence length (the last one)."""
-    facts = _facts(engine)
     if engine == NXDI:
-        if not facts["bucketing_default"]:
-            return [sequence_length]
-        return _powers(facts["smallest_token_bucket"], sequence_length, facts)
+        return _nxdi_buckets("smallest_token_bucket", sequence_length)
+    facts = _facts(engine)
     sizes = []
     size = facts["smallest_token_bucket"]
     while size < sequence_length:
@@ -72,12 +78,9 @@ def token_buckets(sequence_length: int, engine: str = TNX) -> list[int]:
 
 def context_buckets(sequence_length: int, engine: str = TNX) -> list[int]:
     """Prefill buckets by default."""
-    facts = _facts(engine)
     if engine == NXDI:
-        if not facts["bucketing_default"]:
-            return [sequence_length]
-        return _powers(facts["smallest_context_bucket"], sequence_length, facts)
-    divisor = facts["context_bucket_divisor"]
+        return _nxdi_buckets("smallest_context_bucket", sequence_length)
+    divisor = _facts(engine)["context_bucket_divisor"]
     return [max(size // divisor, 1) for size in token_buckets(sequence_length, engine)]
 
 
