@@ -154,6 +154,7 @@ def resolved_dict(assessment: Assessment) -> dict[str, Any]:
         "rolling_batch": shape.batching.rolling_batch.value,
         "batching": shape.batching.mode,
         "copies": value(shape.copies),
+        "kv_cache_dtype": shape.engine.kv_cache_dtype,
         "kv_strategy": assessment.memory.kv_strategy if assessment.memory is not None else None,
         "sources": shape.sources(),
     }

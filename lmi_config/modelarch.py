@@ -170,11 +170,14 @@ def normalize_config(
     total_params: int | None = None,
     weight_bytes: int | None = None,
     memory_not_estimated: str | None = None,
+    hf_quant_config: Mapping[str, Any] | None = None,
 ) -> ModelArch:
     """Turn a Hugging Face ``config.json`` dict into a :class:`ModelArch`.
 
     ``memory_not_estimated``: a reason the caller knows (the generated catalog's); a layout the
-    formulas do not cover is found here for any source."""
+    formulas do not cover is found here for any source. ``hf_quant_config``: the
+    ``hf_quant_config.json`` a ModelOpt checkpoint keeps beside ``config.json`` (ModelOpt 0.29 and
+    older), which vLLM reads as the quantization config when config.json has none."""
     config = _flatten(raw)
     model_type = str(config.get("model_type") or "unknown")
     defaults = type_defaults(model_type)
@@ -266,7 +269,8 @@ def normalize_config(
                 "compression_config",
             )
             if key in raw
-        },
+        }
+        | ({"hf_quant_config": dict(hf_quant_config)} if isinstance(hf_quant_config, Mapping) else {}),
         kv_lora_rank=arch["kv_lora_rank"] or None,
         qk_rope_head_dim=arch["qk_rope_head_dim"] or None,
         qk_nope_head_dim=arch["qk_nope_head_dim"] or None,
@@ -306,6 +310,7 @@ def from_catalog(model_id: str) -> ModelArch | None:
         source=f"built-in catalog ({row['source']})",
         total_params=row.get("total_params"),
         memory_not_estimated=row.get("memory_not_estimated"),
+        hf_quant_config=row.get("hf_quant_config"),
     )
 
 
@@ -352,6 +357,12 @@ def from_directory(directory: Path) -> ModelArch:
             weight_bytes = int(total) if is_count_integer(total) and total > 0 else None
         except (ModelResolutionError, KeyError, TypeError):
             weight_bytes = None  # the exact size is a refinement; the architecture still gives one
+    quant_path = directory / "hf_quant_config.json"
+    quant = None
+    if quant_path.is_file():
+        quant = read_json_file(quant_path, "hf_quant_config.json")
+        if not isinstance(quant, dict):
+            raise ModelResolutionError(f"{quant_path}: hf_quant_config.json is not a JSON object")
     name = str(raw.get("_name_or_path") or directory.name)
     catalog = from_catalog(name) if name else None
     return normalize_config(
@@ -362,6 +373,7 @@ def from_directory(directory: Path) -> ModelArch:
         if catalog and catalog.num_layers == raw.get("num_hidden_layers")
         else None,
         weight_bytes=weight_bytes,
+        hf_quant_config=quant,
     )
 
 

@@ -5,7 +5,8 @@ How much KV cache vLLM allocates depends on code that changed from release to re
 how the start-up profiler counts memory (``determine_num_available_blocks`` /
 ``determine_available_memory``), the default ``max_num_batched_tokens`` with and without
 chunked prefill, when chunked prefill switches itself on, the default block size, the
-largest CUDA-graph capture batch and whether CUDA-graph memory is inside the budget. This
+largest CUDA-graph capture batch, whether CUDA-graph memory is inside the budget, and the KV
+cache dtype ``kv_cache_dtype=auto`` takes from a ModelOpt checkpoint (0.14+). This
 script reads those facts from each vLLM release's source distribution -- the same archives
 ``scripts/gen_vllm_engine_args.py`` uses (PyPI sdists, a wheel where a release has none;
 vllm is never installed or imported) -- and records, for each fact, the value, the file and
@@ -21,6 +22,7 @@ Run: python scripts/gen_vllm_memory_defaults.py [--cache-dir DIR] [VERSION ...]
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import re
 import sys
@@ -395,6 +397,30 @@ def latent_attention(sources: dict[str, str], version: str) -> dict | None:
     return None
 
 
+def checkpoint_kv_cache_dtypes(sources: dict[str, str], version: str) -> dict | None:
+    """The KV cache dtypes ``kv_cache_dtype=auto`` takes from a ModelOpt checkpoint's
+    ``kv_cache_quant_algo`` (``MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP``), when the engine arguments
+    resolve ``auto`` through ``resolve_kv_cache_dtype_string`` (vLLM 0.14+; before, ``auto`` is the
+    model's dtype whatever the checkpoint says)."""
+    call = find(sources, version, (("vllm/engine/arg_utils.py", r"(resolve_kv_cache_dtype_string)\("),))
+    if call is None:
+        return None
+    path = "vllm/utils/torch_utils.py"
+    tree = ast.parse(sources[path])
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(getattr(target, "id", None) == "MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP" for target in targets):
+            mapping = ast.literal_eval(node.value)
+            return {
+                "value": {str(key): str(value) for key, value in sorted(mapping.items())},
+                "evidence": call["evidence"],
+                "source": f"{call['source']} {github_url(version, path, node.lineno)}",
+            }
+    raise SystemExit(
+        f"vllm {version}: resolve_kv_cache_dtype_string is called but the ModelOpt map is not found"
+    )
+
+
 def facts_for(version: str, sources: dict[str, str]) -> dict:
     """Every fact of one version, each with value, evidence and source."""
     engine = default_engine(sources, version)
@@ -432,6 +458,7 @@ def facts_for(version: str, sources: dict[str, str]) -> dict:
     result["attention_output_copy"] = {**copy, "value": True} if copy else None
     result["usage_context_defaults"] = usage_context_defaults(sources, version)
     result["nccl_communicators"] = communicators(sources, version)
+    result["checkpoint_kv_cache_dtypes"] = checkpoint_kv_cache_dtypes(sources, version)
     if "enable_chunked_prefill" not in sources.get("vllm/engine/arg_utils.py", ""):
         result["chunked_default_tokens"] = None  # no chunked prefill in this release
     return result

@@ -319,3 +319,129 @@ def test_a_gptq_checkpoint_is_sized_at_the_bits_its_config_states() -> None:
     # per-channel scales (group_size -1) drop the per-group scales and zeros
     channel = _items(estimate_memory(_gptq(4, -1), g5, "vllm", shape))["weights"]
     assert channel < int4
+
+
+MODELOPT_FP8 = {"producer": {"name": "modelopt", "version": "0.23.0"}, "quantization": {"quant_algo": "FP8"}}
+
+
+def _modelopt_directory(tmp_path: Path, hf_quant_config: dict | None) -> Path:
+    directory = tmp_path / "llama-fp8"
+    directory.mkdir()
+    source = Path(__file__).parent / "fixtures" / "models" / "llama-3.1-8b" / "config.json"
+    (directory / "config.json").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+    if hf_quant_config is not None:
+        (directory / "hf_quant_config.json").write_text(json.dumps(hf_quant_config), encoding="utf-8")
+    (directory / "serving.properties").write_text(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.max_model_len=8192\n"
+    )
+    return directory
+
+
+def _explain(directory: Path, lmi: str, extra: str = "") -> dict:
+    from conftest import run_cli
+
+    config = directory / "serving.properties"
+    if extra:
+        config.write_text(config.read_text() + extra)
+    result = run_cli(
+        "explain",
+        str(config),
+        "--instance",
+        "ml.g6e.xlarge",
+        "--lmi-version",
+        lmi,
+        "--model",
+        str(directory),
+        "--format",
+        "json",
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_vllm_0_14_and_later_take_the_kv_cache_dtype_of_a_modelopt_checkpoint(tmp_path: Path) -> None:
+    # hf_quant_config.json's kv_cache_quant_algo FP8: kv_cache_dtype=auto resolves to fp8_e4m3 from vLLM 0.14
+    # (resolve_kv_cache_dtype_string, generated into vllm_memory.json); vLLM 0.12 keeps the model's bf16
+    directory = _modelopt_directory(
+        tmp_path, {**MODELOPT_FP8, "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}
+    )
+    before, after = _explain(directory, "lmi18"), _explain(directory, "lmi27")
+    assert before["resolved"]["kv_cache_dtype"] is None
+    assert after["resolved"]["kv_cache_dtype"] == "fp8_e4m3"
+    assert "ModelOpt KV cache algorithm" in after["resolved"]["sources"]["kv_cache_dtype"]
+    assert 1.9 < after["memory"]["kv_cache_tokens"] / before["memory"]["kv_cache_tokens"] < 2.1
+    # a dtype the configuration gives wins
+    chosen = _explain(directory, "lmi27", "option.kv_cache_dtype=bfloat16\n")
+    assert chosen["resolved"]["kv_cache_dtype"] == "bfloat16"
+    assert chosen["resolved"]["sources"]["kv_cache_dtype"] == "option.kv_cache_dtype"
+    assert 1.9 < after["memory"]["kv_cache_tokens"] / chosen["memory"]["kv_cache_tokens"] < 2.1
+
+
+def test_a_modelopt_checkpoint_without_a_kv_algorithm_keeps_the_model_dtype(tmp_path: Path) -> None:
+    assert (
+        _explain(_modelopt_directory(tmp_path, MODELOPT_FP8), "lmi27")["resolved"]["kv_cache_dtype"] is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("declared", "version", "expected"),
+    [
+        # ModelOpt 0.29 and older: hf_quant_config.json, the method from the producer and quant_algo
+        (
+            {
+                "hf_quant_config": {
+                    **MODELOPT_FP8,
+                    "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"},
+                }
+            },
+            "0.23.0",
+            "fp8_e4m3",
+        ),
+        (
+            {
+                "hf_quant_config": {
+                    **MODELOPT_FP8,
+                    "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"},
+                }
+            },
+            "0.12.0",
+            None,
+        ),
+        # ModelOpt 0.31 and later: config.json's quantization_config, a kv_cache_scheme dict
+        (
+            {
+                "quantization_config": {
+                    "quant_method": "modelopt",
+                    "kv_cache_scheme": {"dynamic": False, "num_bits": 8, "type": "float"},
+                }
+            },
+            "0.14.0",
+            "fp8_e4m3",
+        ),
+        # an NVFP4 KV cache is in vLLM 0.21+'s map only
+        (
+            {"quantization_config": {"quant_method": "modelopt_fp4", "kv_cache_quant_algo": "NVFP4"}},
+            "0.14.0",
+            None,
+        ),
+        (
+            {"quantization_config": {"quant_method": "modelopt_fp4", "kv_cache_quant_algo": "NVFP4"}},
+            "0.23.0",
+            "nvfp4",
+        ),
+        # not ModelOpt: another method's kv field is not read
+        (
+            {"quantization_config": {"quant_method": "compressed-tensors", "kv_cache_scheme": "FP8"}},
+            "0.23.0",
+            None,
+        ),
+    ],
+)
+def test_the_checkpoint_kv_algorithm_is_read_as_vllm_reads_it(
+    declared: dict, version: str, expected: str | None
+) -> None:
+    from lmi_config.shape.dimensions import checkpoint_kv_cache_dtype
+
+    arch = LLAMA31_8B
+    assert arch is not None
+    assert checkpoint_kv_cache_dtype(arch._replace(loading=declared), version) == expected

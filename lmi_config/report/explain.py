@@ -16,6 +16,7 @@ SHAPE_LINES = (
     "quantize",
     "rolling_batch",
     "copies",
+    "kv_cache_dtype",
 )
 
 

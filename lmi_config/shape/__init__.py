@@ -136,7 +136,7 @@ def resolve_shape(config: CanonicalConfig, target: Target) -> ContainerShape:
     nodes = resolve_nodes(target)
     sequence = resolve_sequence_length(config, target)
     tp, batch = resolve_tensor_parallel_and_batch(config, target, batching, sequence, pipeline.value)
-    engine = resolve_engine_settings(config, target.release)
+    engine = resolve_engine_settings(config, target.release, target)
     return ContainerShape(
         backend=target.backend,
         batching=batching,

@@ -295,13 +295,75 @@ def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | No
     return Resolved(model_dtype, f"dtype auto: the model's torch_dtype ({model_dtype})")
 
 
-def resolve_engine_settings(config: CanonicalConfig, release: Release) -> EngineSettings:
-    """The memory-relevant engine settings the configuration gives (and the release's vLLM)."""
+# vLLM's normalization of a ModelOpt quantization config (model_arch_config_convertor.
+# _normalize_quantization_config): the producer's quant_algo names the method
+MODELOPT_FP8_ALGOS = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO")
+
+
+def checkpoint_kv_cache_dtype(arch: ModelArch | None, vllm: str | None) -> str | None:
+    """The KV cache dtype vLLM's ``kv_cache_dtype=auto`` takes from a ModelOpt checkpoint, where the
+    release does (``resolve_kv_cache_dtype_string``, vLLM 0.14+; its map of algorithms is generated
+    into ``data/vllm_memory.json``), else None: config.json's quantization_config, else the
+    hf_quant_config.json beside it; the KV algorithm from ``kv_cache_scheme`` or
+    ``kv_cache_quant_algo``, in the ``quantization`` section or at the top."""
+    from lmi_config.sizing.vllm_release import vllm_version
+
+    mapping = vllm_version(vllm).checkpoint_kv_cache_dtypes if vllm else None
+    if arch is None or not mapping:
+        return None
+    declared = arch.loading.get("quantization_config") or arch.loading.get("hf_quant_config")
+    if not isinstance(declared, dict):
+        return None
+    method = str(declared.get("quant_method") or "").lower()
+    producer = declared.get("producer")
+    inner = declared.get("quantization")
+    inner = inner if isinstance(inner, dict) else declared
+    if isinstance(producer, dict) and producer.get("name") == "modelopt":
+        algo = str(inner.get("quant_algo") or "").upper() if inner is not declared else ""
+        method = "modelopt" if algo in MODELOPT_FP8_ALGOS else "modelopt_fp4" if algo == "NVFP4" else method
+    if not method.startswith("modelopt"):
+        return None
+    scheme = (
+        inner.get("kv_cache_scheme")
+        or declared.get("kv_cache_scheme")
+        or inner.get("kv_cache_quant_algo")
+        or declared.get("kv_cache_quant_algo")
+    )
+    if isinstance(scheme, dict):
+        floating = scheme.get("type") == "float"
+        bits = scheme.get("num_bits")
+        scheme = (
+            "fp8"
+            if floating and bits == 8 and scheme.get("dynamic") is False
+            else "nvfp4"
+            if floating and bits == 4
+            else None
+        )
+    return mapping.get(scheme.lower()) if isinstance(scheme, str) else None
+
+
+def resolve_engine_settings(
+    config: CanonicalConfig, release: Release, target: Target | None = None
+) -> EngineSettings:
+    """The memory-relevant engine settings the configuration gives (and the release's vLLM); with the
+    target, a vLLM KV cache dtype left to ``auto`` is the one the release takes from the checkpoint."""
     overrides = override_neuron_config(config)
     utilization = fraction_or_none(config, "option.gpu_memory_utilization")
     chunked_text = (config.get("option.enable_chunked_prefill") or "").strip().lower()
     block_size, _ = integer(config, "option.block_size")
     tokens, _ = integer(config, "option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
+    from lmi_config.knowledge.memory import vllm_memory
+
+    kv_dtype = (config.get("option.kv_cache_dtype") or "").strip() or None
+    kv_source = "option.kv_cache_dtype" if kv_dtype else None
+    if target is not None and target.backend in VLLM_BACKENDS and (kv_dtype or "auto").lower() == "auto":
+        from_checkpoint = checkpoint_kv_cache_dtype(target.arch, release.vllm)
+        if from_checkpoint is not None and from_checkpoint in vllm_memory()["kv_cache_dtype_bytes"]:
+            kv_dtype = from_checkpoint
+            kv_source = (
+                f"kv_cache_dtype auto: the checkpoint's ModelOpt KV cache algorithm, which vLLM {release.vllm} "
+                f"follows ({from_checkpoint}; set option.kv_cache_dtype to choose another)"
+            )
     return EngineSettings(
         gqa_strategy=(config.get("option.group_query_attention") or "").strip() or None,
         shard_over_sequence=flag(config, "option.shard_over_sequence"),
@@ -312,7 +374,8 @@ def resolve_engine_settings(config: CanonicalConfig, release: Release) -> Engine
         max_num_batched_tokens=tokens,
         enforce_eager=flag(config, "option.enforce_eager"),
         single_worker=flag(config, "option.enable_lora") or flag(config, "option.enable_stateful_sessions"),
-        kv_cache_dtype=(config.get("option.kv_cache_dtype") or "").strip() or None,
+        kv_cache_dtype=kv_dtype,
+        kv_cache_dtype_source=kv_source,
         block_size=block_size,
         enable_chunked_prefill={"true": True, "false": False}.get(chunked_text),
         kv_cache_free_gpu_mem_fraction=fraction_or_none(config, "option.kv_cache_free_gpu_mem_fraction"),

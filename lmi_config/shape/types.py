@@ -36,7 +36,8 @@ class EngineSettings(NamedTuple):
     max_num_batched_tokens: int | None = None
     enforce_eager: bool = False
     single_worker: bool = False  # LoRA or stateful sessions: one worker whatever the cores
-    kv_cache_dtype: str | None = None  # vLLM: auto is the model dtype
+    kv_cache_dtype: str | None = None  # vLLM: auto is the model dtype (or the checkpoint's, see below)
+    kv_cache_dtype_source: str | None = None  # where a kv_cache_dtype the option does not give came from
     block_size: int | None = None  # vLLM: None is the release's default
     enable_chunked_prefill: bool | None = None  # as written; None: the release's default
     kv_cache_free_gpu_mem_fraction: float | None = None  # TensorRT-LLM
@@ -112,4 +113,7 @@ class ContainerShape(NamedTuple):
             "quantize": self.quantize,
             "copies": self.copies,
         }
-        return {name: value.source for name, value in values.items() if value is not None}
+        found = {name: value.source for name, value in values.items() if value is not None}
+        if self.engine.kv_cache_dtype_source:
+            found["kv_cache_dtype"] = self.engine.kv_cache_dtype_source
+        return found

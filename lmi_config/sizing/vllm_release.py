@@ -39,6 +39,8 @@ class VllmVersion(NamedTuple):
     mla: bool  # caches DeepSeek's latent attention compressed (ModelConfig.use_mla, 0.7.1+)
     expanded_latent_head_size: int | None  # before that: every head padded to this size (0.5-0.6: 256)
     communicators: int  # NCCL communicators a TP worker opens
+    # kv_cache_dtype=auto follows a ModelOpt checkpoint's kv_cache_quant_algo through this map (0.14+)
+    checkpoint_kv_cache_dtypes: dict[str, str] | None
 
 
 class ProfilerCounts(NamedTuple):
@@ -88,6 +90,7 @@ def vllm_version(version: str | None) -> VllmVersion:
         mla=bool(value("mla_kv_cache")),
         expanded_latent_head_size=value("expanded_latent_head_size"),
         communicators=value("nccl_communicators") or 2,
+        checkpoint_kv_cache_dtypes=value("checkpoint_kv_cache_dtypes"),
     )
 
 
