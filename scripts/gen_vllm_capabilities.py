@@ -19,6 +19,9 @@ each fact with the file and line it is read from and a URL to that line at the r
   no ``quantization_config`` (``get_config_filenames()``; none: the method quantizes online);
 - ``known_quantization_methods``: every method name the engine accepts (``QUANTIZATION_METHODS``);
   a checkpoint declaring any other stops the start-up ("Unknown quantization method: mxfp4");
+- ``modelopt_checkpoint_detected``: whether the config loader reads a ModelOpt checkpoint's
+  ``hf_quant_config.json`` as its quantization config when config.json has none (from 0.10), so the
+  checkpoint loads as ``modelopt`` unasked; before, only ``--quantization modelopt`` reads it;
 - ``architectures``: the model registry's tables (``_TEXT_GENERATION_MODELS``,
   ``_MULTIMODAL_MODELS``, ``_EMBEDDING_MODELS`` …; ``_MODELS`` before 0.5), architecture names only,
   and whether the release falls back to the Transformers backend for other architectures.
@@ -355,6 +358,19 @@ def architectures(sources: dict[str, str], version: str) -> dict:
             "source": f"no model registry found — {_tree(version, 'vllm/model_executor/models')}"}  # fmt: skip
 
 
+def modelopt_detection(sources: dict[str, str], version: str) -> dict:
+    """Whether the config loader turns a ModelOpt ``hf_quant_config.json`` into the quantization config."""
+    path = "vllm/transformers_utils/config.py"
+    for number, line in enumerate(sources.get(path, "").splitlines(), start=1):
+        if '"hf_quant_config.json"' in line:
+            return {"value": True, "source": _cite(version, path, number)}
+    return {
+        "value": False,
+        "source": "no hf_quant_config.json in vllm/transformers_utils/config.py: a ModelOpt checkpoint loads as "
+        f"modelopt only with --quantization modelopt — {_tree(version, 'vllm/transformers_utils')}",
+    }
+
+
 def facts_of(version: str, read_from: str, sources: dict[str, str]) -> dict:
     return {
         "read_from": read_from,
@@ -363,6 +379,7 @@ def facts_of(version: str, read_from: str, sources: dict[str, str]) -> dict:
         "float16_unsupported_model_types": float16_unsupported(sources, read_from),
         "quantization": quantization_methods(sources, read_from),
         "known_quantization_methods": known_quantization(sources, read_from),
+        "modelopt_checkpoint_detected": modelopt_detection(sources, read_from),
         "architectures": architectures(sources, read_from),
     }
 

@@ -133,6 +133,25 @@ def test_fp8_needs_the_capability_of_the_release() -> None:
     assert "LMI602" not in codes(text, lmi_version="0.29.0", instance="ml.g5.12xlarge")  # A10G 8.6
 
 
+def test_a_modelopt_checkpoint_declared_only_in_hf_quant_config_json_needs_8_9_where_vllm_reads_that_file() -> (
+    None
+):
+    # nvidia/Llama-3.1-70B-Instruct-FP8 keeps its quantization in hf_quant_config.json (ModelOpt 0.23);
+    # from vLLM 0.10 the config loader reads that file unasked and the checkpoint loads as modelopt, whose
+    # kernels need compute capability 8.9 (generated: modelopt_checkpoint_detected, quantization.modelopt)
+    text = (
+        "option.model_id=nvidia/Llama-3.1-70B-Instruct-FP8\noption.rolling_batch=vllm\n"
+        "option.tensor_parallel_degree=4\noption.max_model_len=8192\n"
+    )
+    assert vllm_capabilities("0.10.2").modelopt_checkpoint_detected  # type: ignore[union-attr]
+    assert not vllm_capabilities("0.8.4").modelopt_checkpoint_detected  # type: ignore[union-attr]
+    assert codes(text, lmi_version="0.34.0", instance="ml.p4d.24xlarge")["LMI602"] == "error"  # A100 8.0
+    assert codes(text, lmi_version="lmi27", instance="ml.p4d.24xlarge")["LMI602"] == "error"
+    assert "LMI602" not in codes(text, lmi_version="lmi27", instance="ml.p5.48xlarge")  # H100 9.0
+    # vLLM 0.8.4 reads hf_quant_config.json only when told --quantization modelopt
+    assert "LMI602" not in codes(text, lmi_version="0.33.0", instance="ml.p4d.24xlarge")
+
+
 def test_awq_on_a_checkpoint_that_is_not_quantized_is_an_error(tmp_path: Path) -> None:
     text = (
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.quantize=awq\n"
@@ -305,3 +324,43 @@ def test_an_unknown_quantization_method_from_config_json_is_shown_short(tmp_path
     )
     finding = next(finding for finding in result.findings if finding.code == "LMI613")
     assert len(finding.message) < 600 and "x" * 100 not in finding.message
+
+
+@pytest.mark.parametrize(
+    ("loading", "vllm", "expected"),
+    [
+        (
+            {"hf_quant_config": {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}}},
+            "0.23.0",
+            "modelopt_fp4",
+        ),
+        (
+            {"hf_quant_config": {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8"}}},
+            "0.23.0",
+            "modelopt",
+        ),
+        (
+            {"hf_quant_config": {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8"}}},
+            "0.8.4",
+            None,
+        ),
+        # config.json's own quantization_config is what vLLM reads first
+        (
+            {
+                "quantization_config": {"quant_method": "fp8"},
+                "hf_quant_config": {"producer": {"name": "modelopt"}},
+            },
+            "0.23.0",
+            "fp8",
+        ),
+    ],
+)
+def test_the_checkpoint_method_is_read_as_the_release_reads_it(
+    loading: dict, vllm: str, expected: str | None
+) -> None:
+    from lmi_config.modelarch import from_catalog
+    from lmi_config.shape.dimensions import checkpoint_method
+
+    arch = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
+    assert arch is not None
+    assert checkpoint_method(arch._replace(loading=loading), vllm) == expected

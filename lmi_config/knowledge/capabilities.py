@@ -55,6 +55,9 @@ class VllmCapabilities(NamedTuple):
     previously_supported: frozenset[str]
     through_transformers: frozenset[str]
     transformers_fallback: bool
+    modelopt_checkpoint_detected: (
+        bool  # hf_quant_config.json read unasked (0.10+): a ModelOpt checkpoint is modelopt
+    )
     fallback_source: str
     registry_source: str
 
@@ -98,6 +101,7 @@ def _release(version: str, row: dict[str, Any]) -> VllmCapabilities:
         previously_supported=frozenset(registry["previously_supported"]),
         through_transformers=frozenset(registry["through_transformers"]),
         transformers_fallback=bool(registry["transformers_fallback"]["value"]),
+        modelopt_checkpoint_detected=bool((row.get("modelopt_checkpoint_detected") or {}).get("value")),
         fallback_source=registry["transformers_fallback"]["source"],
         registry_source=registry["source"],
     )

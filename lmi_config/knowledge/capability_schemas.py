@@ -59,6 +59,13 @@ class KnownMethods(Strict):
     refused_by: str | None = Field(pattern=_VLLM_LINE)  # the "Unknown quantization method" line
 
 
+class ModeloptDetection(Strict):
+    value: (
+        bool  # the config loader reads hf_quant_config.json: a ModelOpt checkpoint loads as modelopt unasked
+    )
+    source: str
+
+
 class VllmRelease(Strict):
     read_from: str
     same_as: str | None = None
@@ -67,6 +74,7 @@ class VllmRelease(Strict):
     float16_unsupported_model_types: Float16Fact | None = None
     quantization: dict[str, QuantizationMethod] | None = None
     known_quantization_methods: KnownMethods | None = None
+    modelopt_checkpoint_detected: ModeloptDetection | None = None
     architectures: Architectures | None = None
 
     @model_validator(mode="after")

@@ -136,10 +136,10 @@ def quantization(config: CanonicalConfig, target: Target, engine: Engine) -> Qua
 
 
 def checkpoint_method(target: Target) -> str | None:
-    """The quantization method config.json declares (quantization_config / compression_config)."""
+    """The quantization method the checkpoint declares, as the image's vLLM reads it."""
     from lmi_config.shape.dimensions import checkpoint_method as declared
 
-    return declared(target.arch)
+    return declared(target.arch, target.release.vllm)
 
 
 def transformers_knows(target: Target) -> bool | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import Release, version_tuple
@@ -252,13 +252,42 @@ def _quantized(config: CanonicalConfig) -> bool:
 # config.json without being told (ModelConfig._verify_quantization): an AWQ checkpoint loads as AWQ
 
 
-def checkpoint_method(arch: ModelArch | None) -> str | None:
-    """The quantization method config.json declares (quantization_config / compression_config)."""
+def checkpoint_method(arch: ModelArch | None, vllm: str | None = None) -> str | None:
+    """The quantization method config.json declares (quantization_config / compression_config); else,
+    where the vLLM release reads it unasked (0.10+), the ModelOpt method of the hf_quant_config.json
+    beside it."""
     if arch is None:
         return None
     declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
-    method = declared.get("quant_method") if isinstance(declared, dict) else None
-    return str(method).strip().lower() if method else None
+    if isinstance(declared, dict):
+        method = declared.get("quant_method")
+        return str(method).strip().lower() if method else None
+    separate = arch.loading.get("hf_quant_config")
+    if declared is None and isinstance(separate, dict) and vllm:
+        from lmi_config.knowledge.capabilities import vllm_capabilities
+
+        capabilities = vllm_capabilities(vllm)
+        if capabilities is not None and capabilities.modelopt_checkpoint_detected:
+            return _modelopt_method(separate)
+    return None
+
+
+# vLLM's normalization of a ModelOpt quantization config (model_arch_config_convertor.
+# _normalize_quantization_config, transformers_utils/config.py before it): the producer's quant_algo names the method
+MODELOPT_FP8_ALGOS = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO")
+
+
+def _modelopt_method(declared: dict[str, Any]) -> str | None:
+    """``modelopt`` (FP8) or ``modelopt_fp4`` for a ModelOpt producer's quant_algo, else the declared method."""
+    method = str(declared.get("quant_method") or "").strip().lower() or None
+    producer, inner = declared.get("producer"), declared.get("quantization")
+    if isinstance(producer, dict) and producer.get("name") == "modelopt" and isinstance(inner, dict):
+        algo = str(inner.get("quant_algo") or "").upper()
+        if algo in MODELOPT_FP8_ALGOS:
+            return "modelopt"
+        if algo == "NVFP4":
+            return "modelopt_fp4"
+    return method
 
 
 def resolve_quantize(config: CanonicalConfig, target: Target) -> Resolved[str] | None:
@@ -272,7 +301,7 @@ def resolve_quantize(config: CanonicalConfig, target: Target) -> Resolved[str] |
         return None
     from lmi_config.knowledge.memory import vllm_memory
 
-    method = checkpoint_method(target.arch)
+    method = checkpoint_method(target.arch, target.release.vllm)
     if method is None or method == "prequantized" or method not in vllm_memory()["quantization"]:
         return None  # a method the weight table does not size: the checkpoint size decides, if known
     return Resolved(
@@ -295,11 +324,6 @@ def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | No
     return Resolved(model_dtype, f"dtype auto: the model's torch_dtype ({model_dtype})")
 
 
-# vLLM's normalization of a ModelOpt quantization config (model_arch_config_convertor.
-# _normalize_quantization_config): the producer's quant_algo names the method
-MODELOPT_FP8_ALGOS = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO")
-
-
 def checkpoint_kv_cache_dtype(arch: ModelArch | None, vllm: str | None) -> str | None:
     """The KV cache dtype vLLM's ``kv_cache_dtype=auto`` takes from a ModelOpt checkpoint, where the
     release does (``resolve_kv_cache_dtype_string``, vLLM 0.14+; its map of algorithms is generated
@@ -314,15 +338,11 @@ def checkpoint_kv_cache_dtype(arch: ModelArch | None, vllm: str | None) -> str |
     declared = arch.loading.get("quantization_config") or arch.loading.get("hf_quant_config")
     if not isinstance(declared, dict):
         return None
-    method = str(declared.get("quant_method") or "").lower()
-    producer = declared.get("producer")
-    inner = declared.get("quantization")
-    inner = inner if isinstance(inner, dict) else declared
-    if isinstance(producer, dict) and producer.get("name") == "modelopt":
-        algo = str(inner.get("quant_algo") or "").upper() if inner is not declared else ""
-        method = "modelopt" if algo in MODELOPT_FP8_ALGOS else "modelopt_fp4" if algo == "NVFP4" else method
+    method = _modelopt_method(declared) or ""
     if not method.startswith("modelopt"):
         return None
+    inner = declared.get("quantization")
+    inner = inner if isinstance(inner, dict) else declared
     scheme = (
         inner.get("kv_cache_scheme")
         or declared.get("kv_cache_scheme")
