@@ -99,7 +99,7 @@ class PlanWorkload:
         if self.request_rate is not None:
             busy = f"{self.request_rate:g} requests/s arriving at the instance"
         elif self.concurrency:
-            busy = f"{self.concurrency} requests in flight per copy"
+            busy = f"{self.concurrency} request{'s' if self.concurrency != 1 else ''} in flight per copy"
         else:
             busy = "every sequence slot busy"
         limits = [
