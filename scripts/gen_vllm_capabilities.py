@@ -22,6 +22,9 @@ each fact with the file and line it is read from and a URL to that line at the r
 - ``modelopt_checkpoint_detected``: whether the config loader reads a ModelOpt checkpoint's
   ``hf_quant_config.json`` as its quantization config when config.json has none (from 0.10), so the
   checkpoint loads as ``modelopt`` unasked; before, only ``--quantization modelopt`` reads it;
+- ``modelopt_quant_algos``: which ModelOpt ``quant_algo`` names the config normalization turns into
+  which method (``FP8`` -> ``modelopt``, ``NVFP4`` -> ``modelopt_fp4``; compared upper-cased from 0.14),
+  read from the ``if producer_name == "modelopt"`` block;
 - ``architectures``: the model registry's tables (``_TEXT_GENERATION_MODELS``,
   ``_MULTIMODAL_MODELS``, ``_EMBEDDING_MODELS`` …; ``_MODELS`` before 0.5), architecture names only,
   and whether the release falls back to the Transformers backend for other architectures.
@@ -371,6 +374,49 @@ def modelopt_detection(sources: dict[str, str], version: str) -> dict:
     }
 
 
+def _strings(node: ast.AST) -> list[str]:
+    return [
+        item.value
+        for item in ast.walk(node)
+        if isinstance(item, ast.Constant) and isinstance(item.value, str)
+    ]
+
+
+def modelopt_quant_algos(sources: dict[str, str], version: str) -> dict | None:
+    """ModelOpt ``quant_algo`` -> the quant_method vLLM sets, from the ``producer_name == "modelopt"`` block
+    (each ``if``/``elif`` test's strings map to the method it assigns); None where the release has none."""
+    for path in sorted(sources):
+        if "producer_name" not in sources[path]:
+            continue
+        for node in ast.walk(ast.parse(sources[path])):
+            if not (
+                isinstance(node, ast.If)
+                and "modelopt" in _strings(node.test)
+                and "producer_name" in ast.unparse(node.test)
+            ):
+                continue
+            methods: dict[str, str] = {}
+            for branch in ast.walk(node):
+                if not isinstance(branch, ast.If) or branch is node:
+                    continue
+                assigned = [
+                    statement.value.value
+                    for statement in branch.body
+                    if isinstance(statement, ast.Assign)
+                    and isinstance(statement.value, ast.Constant)
+                    and "quant_method" in ast.unparse(statement.targets[0])
+                ]
+                if assigned:
+                    methods.update(dict.fromkeys(_strings(branch.test), assigned[0]))
+            if methods:
+                return {
+                    "value": dict(sorted(methods.items())),
+                    "case_insensitive": ".upper()" in ast.unparse(node),
+                    "source": _cite(version, path, node.lineno),
+                }
+    return None
+
+
 def facts_of(version: str, read_from: str, sources: dict[str, str]) -> dict:
     return {
         "read_from": read_from,
@@ -380,6 +426,7 @@ def facts_of(version: str, read_from: str, sources: dict[str, str]) -> dict:
         "quantization": quantization_methods(sources, read_from),
         "known_quantization_methods": known_quantization(sources, read_from),
         "modelopt_checkpoint_detected": modelopt_detection(sources, read_from),
+        "modelopt_quant_algos": modelopt_quant_algos(sources, read_from),
         "architectures": architectures(sources, read_from),
     }
 

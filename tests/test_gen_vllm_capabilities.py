@@ -138,3 +138,56 @@ def test_the_accepted_quantization_methods_are_read_in_each_form_vllm_wrote_them
             found["refused_by"]
             == "vllm/config.py:2 https://github.com/vllm-project/vllm/blob/v9.9.9/vllm/config.py#L2"
         )
+
+
+NORMALIZE_0_10 = """
+def _parse_quant_hf_config(self, hf_config):
+    quant_cfg = getattr(hf_config, "quantization_config", None)
+    if quant_cfg is not None:
+        producer_name = quant_cfg.get("producer", {}).get("name")
+        if producer_name == "modelopt":
+            quant_algo = quant_cfg.get("quantization", {}).get("quant_algo")
+            if quant_algo == "FP8":
+                quant_cfg["quant_method"] = "modelopt"
+            elif quant_algo == "NVFP4":
+                quant_cfg["quant_method"] = "modelopt_fp4"
+            elif quant_algo is not None:
+                raise ValueError(f"Unknown ModelOpt quant algo: {quant_algo}")
+    return quant_cfg
+"""
+NORMALIZE_0_14 = """
+def _normalize_quantization_config(self, config):
+    quant_cfg = getattr(config, "quantization_config", None)
+    producer_name = quant_cfg.get("producer", {}).get("name")
+    if producer_name == "modelopt":
+        quant_algo = quant_cfg.get("quantization", {}).get("quant_algo")
+        if quant_algo is not None:
+            quant_algo_upper = str(quant_algo).upper()
+            if quant_algo_upper in {"FP8", "FP8_PB_WO"}:
+                quant_cfg["quant_method"] = "modelopt"
+            elif quant_algo_upper == "NVFP4":
+                quant_cfg["quant_method"] = "modelopt_fp4"
+    return quant_cfg
+"""
+LOADER = """
+def get_config(model, revision):
+    if quantization_config is None and file_or_path_exists(model, "hf_quant_config.json", revision):
+        quantization_config = get_hf_file_to_dict("hf_quant_config.json", model, revision)
+"""
+
+
+def test_the_modelopt_algorithms_each_release_names_are_read_from_its_normalization() -> None:
+    older = generator.modelopt_quant_algos({"vllm/config/__init__.py": NORMALIZE_0_10}, "0.10.2")
+    assert older is not None and older["value"] == {"FP8": "modelopt", "NVFP4": "modelopt_fp4"}
+    assert older["case_insensitive"] is False and older["source"].endswith("vllm/config/__init__.py#L6")
+    newer = generator.modelopt_quant_algos({"vllm/transformers_utils/convertor.py": NORMALIZE_0_14}, "0.14.0")
+    assert newer is not None and newer["case_insensitive"] is True
+    assert newer["value"] == {"FP8": "modelopt", "FP8_PB_WO": "modelopt", "NVFP4": "modelopt_fp4"}
+    assert generator.modelopt_quant_algos({"vllm/config.py": "x = 1\n"}, "0.6.2") is None
+
+
+def test_a_release_reads_hf_quant_config_json_unasked_only_where_its_config_loader_says_so() -> None:
+    found = generator.modelopt_detection({"vllm/transformers_utils/config.py": LOADER}, "0.10.2")
+    assert found["value"] is True and found["source"].endswith("vllm/transformers_utils/config.py#L3")
+    absent = generator.modelopt_detection({"vllm/transformers_utils/config.py": "x = 1\n"}, "0.8.4")
+    assert absent["value"] is False and "only with --quantization modelopt" in absent["source"]

@@ -55,9 +55,10 @@ class VllmCapabilities(NamedTuple):
     previously_supported: frozenset[str]
     through_transformers: frozenset[str]
     transformers_fallback: bool
-    modelopt_checkpoint_detected: (
-        bool  # hf_quant_config.json read unasked (0.10+): a ModelOpt checkpoint is modelopt
-    )
+    # hf_quant_config.json read unasked (0.10+): a ModelOpt checkpoint loads as modelopt
+    modelopt_checkpoint_detected: bool
+    modelopt_quant_algos: dict[str, str]  # ModelOpt quant_algo -> method (empty: no normalization)
+    modelopt_algos_case_insensitive: bool
     fallback_source: str
     registry_source: str
 
@@ -102,6 +103,8 @@ def _release(version: str, row: dict[str, Any]) -> VllmCapabilities:
         through_transformers=frozenset(registry["through_transformers"]),
         transformers_fallback=bool(registry["transformers_fallback"]["value"]),
         modelopt_checkpoint_detected=bool((row.get("modelopt_checkpoint_detected") or {}).get("value")),
+        modelopt_quant_algos=dict((row.get("modelopt_quant_algos") or {}).get("value") or {}),
+        modelopt_algos_case_insensitive=bool((row.get("modelopt_quant_algos") or {}).get("case_insensitive")),
         fallback_source=registry["transformers_fallback"]["source"],
         registry_source=registry["source"],
     )

@@ -60,9 +60,14 @@ class KnownMethods(Strict):
 
 
 class ModeloptDetection(Strict):
-    value: (
-        bool  # the config loader reads hf_quant_config.json: a ModelOpt checkpoint loads as modelopt unasked
-    )
+    # the config loader reads hf_quant_config.json: a ModelOpt checkpoint loads as modelopt unasked
+    value: bool
+    source: str
+
+
+class ModeloptAlgos(Strict):
+    value: dict[str, str]  # ModelOpt quant_algo -> the quant_method the config normalization sets
+    case_insensitive: bool  # the algorithm is upper-cased before the comparison (0.14+)
     source: str
 
 
@@ -75,6 +80,7 @@ class VllmRelease(Strict):
     quantization: dict[str, QuantizationMethod] | None = None
     known_quantization_methods: KnownMethods | None = None
     modelopt_checkpoint_detected: ModeloptDetection | None = None
+    modelopt_quant_algos: ModeloptAlgos | None = None
     architectures: Architectures | None = None
 
     @model_validator(mode="after")

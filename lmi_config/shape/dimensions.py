@@ -268,26 +268,25 @@ def checkpoint_method(arch: ModelArch | None, vllm: str | None = None) -> str | 
 
         capabilities = vllm_capabilities(vllm)
         if capabilities is not None and capabilities.modelopt_checkpoint_detected:
-            return _modelopt_method(separate)
+            return _modelopt_method(separate, vllm)
     return None
 
 
-# vLLM's normalization of a ModelOpt quantization config (model_arch_config_convertor.
-# _normalize_quantization_config, transformers_utils/config.py before it): the producer's quant_algo names the method
-MODELOPT_FP8_ALGOS = ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO")
+def _modelopt_method(declared: dict[str, Any], vllm: str | None) -> str | None:
+    """The method vLLM's config normalization names for a ModelOpt producer's ``quant_algo`` (its map
+    per release, generated into ``data/vllm_capabilities.json``), else the declared ``quant_method``."""
+    from lmi_config.knowledge.capabilities import vllm_capabilities
 
-
-def _modelopt_method(declared: dict[str, Any]) -> str | None:
-    """``modelopt`` (FP8) or ``modelopt_fp4`` for a ModelOpt producer's quant_algo, else the declared method."""
     method = str(declared.get("quant_method") or "").strip().lower() or None
     producer, inner = declared.get("producer"), declared.get("quantization")
-    if isinstance(producer, dict) and producer.get("name") == "modelopt" and isinstance(inner, dict):
-        algo = str(inner.get("quant_algo") or "").upper()
-        if algo in MODELOPT_FP8_ALGOS:
-            return "modelopt"
-        if algo == "NVFP4":
-            return "modelopt_fp4"
-    return method
+    capabilities = vllm_capabilities(vllm)
+    if capabilities is None or not isinstance(inner, dict):
+        return method
+    if not isinstance(producer, dict) or producer.get("name") != "modelopt":
+        return method
+    algo = str(inner.get("quant_algo") or "")
+    algo = algo.upper() if capabilities.modelopt_algos_case_insensitive else algo
+    return capabilities.modelopt_quant_algos.get(algo, method)
 
 
 def resolve_quantize(config: CanonicalConfig, target: Target) -> Resolved[str] | None:
@@ -338,7 +337,7 @@ def checkpoint_kv_cache_dtype(arch: ModelArch | None, vllm: str | None) -> str |
     declared = arch.loading.get("quantization_config") or arch.loading.get("hf_quant_config")
     if not isinstance(declared, dict):
         return None
-    method = _modelopt_method(declared) or ""
+    method = _modelopt_method(declared, vllm) or ""
     if not method.startswith("modelopt"):
         return None
     inner = declared.get("quantization")
