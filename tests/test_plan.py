@@ -298,41 +298,15 @@ def test_p6_b200_is_planned_with_predicted_figures_and_a_price() -> None:
 def test_nxd_latency_at_one_request_prefers_the_smallest_compiled_batch() -> None:
     # a Neuron graph computes every compiled slot: with one request in flight, a graph compiled for one
     # sequence decodes fastest (a GPU engine would not care)
-    result = run_cli(
-        "plan",
-        "--model",
-        "meta-llama/Llama-3.1-8B-Instruct",
-        "--instance",
-        "ml.trn2.3xlarge",
-        "--backend",
-        "nxdi",
-        "--objective",
-        "latency",
-        "--concurrency",
-        "1",
-        "--top",
-        "3",
-        "--format",
-        "json",
-    )
+    request = (
+        "plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--instance", "ml.trn2.3xlarge",
+        "--backend", "nxdi", "--objective", "latency", "--concurrency", "1",
+    )  # fmt: skip
+    result = run_cli(*request, "--top", "3", "--format", "json")
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     batches = [row["batch_size"] for row in document["candidates"] if row["rank"] is not None]
     assert batches[0] == 1 and batches == sorted(batches)
     assert document["workload"]["concurrency"] == 1
-    text = run_cli(
-        "plan",
-        "--model",
-        "meta-llama/Llama-3.1-8B-Instruct",
-        "--instance",
-        "ml.trn2.3xlarge",
-        "--backend",
-        "nxdi",
-        "--objective",
-        "latency",
-        "--concurrency",
-        "1",
-        "--top",
-        "1",
-    )
+    text = run_cli(*request, "--top", "1")
     assert "1 request in flight per copy" in text.stdout + text.stderr

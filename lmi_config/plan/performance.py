@@ -154,9 +154,14 @@ def describe_figures(figures: Figures) -> str:
     cost = shown["usd_per_million_output_tokens"]
     price = f", ${cost:.3f}/M output tokens" if isinstance(cost, float) else ""
     capacity = shown["capacity_requests_per_second"]
-    headroom = f", completes up to {capacity:,.3g} requests/s" if isinstance(capacity, float) else ""
+    headroom = f", {completes(capacity)}" if isinstance(capacity, float) else ""
     caveat = f" ({shown['caveat']})" if shown["caveat"] else ""
     return (
         f"TTFT {shown['ttft_ms']:,.0f} ms, TPOT {shown['tpot_ms']:.1f} ms, "
         f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}{headroom}{caveat}"
     )
+
+
+def completes(capacity: float) -> str:
+    """What a copy set completes under a request rate, as plan's why column and the figures say it."""
+    return f"completes up to {capacity:,.3g} requests/s"

@@ -109,7 +109,9 @@ def _why(candidate: PlannedCandidate) -> str:
     capacity = candidate.figures.capacity_requests_per_second if candidate.figures else None
     if capacity is not None:
         # under a request rate every ranked row serves the rate: what orders them is the headroom
-        parts.append(f"completes up to {capacity:,.3g} requests/s")
+        from lmi_config.plan.performance import completes
+
+        parts.append(completes(capacity))
     if candidate.figures is None:
         parts.append(f"no performance prediction ({candidate.not_predicted})")
     if candidate.warnings:
