@@ -9,7 +9,7 @@ same lines) measures many more configurations of the same models and of others. 
 rows ``lmi-config`` can be asked about: aggregated serving (``mode`` agg; disaggregated prefill/decode
 pools are not a container configuration), vLLM or TensorRT-LLM (SGLang is not an LMI backend), on a
 GPU an instance type in the catalog carries (H100 SXM: p5; H200 SXM: p5e; B200: p6-b200; B300: p6-b300), without attention data
-parallelism -- and leaves out every row the development data already holds (matched by the row id at its
+parallelism (stated, or implied by MoE layers over more GPUs than the attention) -- and leaves out every row the development data already holds (matched by the row id at its
 line). Columns are read as the development data reads them: ``silicon_concurrency`` in
 ``silicon_data_source`` is the concurrency (absent: none, and the accuracy benchmark skips the row rather
 than guess it), ``batch_size`` the engine's batch size, ``precision`` the dtype (empty: the checkpoint's),
@@ -67,6 +67,16 @@ def _count(text: str) -> int | None:
     return int(text) if text.strip() else None
 
 
+def _data_parallel_attention(line: dict[str, str]) -> bool:
+    """Attention replicated over data-parallel ranks: stated (``attention_dp_size`` > 1), or implied by
+    MoE layers spread over more GPUs (``moe_tp_size`` x ``moe_ep_size``) than the attention's TP x PP --
+    the file has vLLM rows of a 235B MoE at TP 1 with its experts over 2 or 4 GPUs. Not a configuration
+    of the container's TP and PP."""
+    gpus = (_count(line["tp_size"]) or 1) * (_count(line["pp_size"]) or 1)
+    experts = (_count(line["moe_tp_size"]) or 1) * (_count(line["moe_ep_size"]) or 1)
+    return (_count(line["attention_dp_size"]) or 1) > 1 or experts > gpus
+
+
 def rows(wheel: Path, version: str, known: set[str]) -> list[dict[str, Any]]:
     raw = zipfile.ZipFile(wheel).read(MEMBER)
     digest = hashlib.sha256(raw).hexdigest()
@@ -75,7 +85,7 @@ def rows(wheel: Path, version: str, known: set[str]) -> list[dict[str, Any]]:
     for number, line in enumerate(csv.DictReader(io.StringIO("\n".join(lines))), 2):
         if line["id"] in known or line["mode"] != "agg" or line["backend"] not in BACKENDS:
             continue
-        if line["system"] not in SYSTEMS or (_count(line["attention_dp_size"]) or 1) > 1:
+        if line["system"] not in SYSTEMS or _data_parallel_attention(line):
             continue
         hardware, instance = SYSTEMS[line["system"]]
         backend, family = BACKENDS[line["backend"]]
