@@ -240,10 +240,9 @@ def _assess(unit: LintUnit) -> None:
         identity=context.model_identity,
     )
     unit.assessment = assess(unit.config, target, backend_accelerator=context.backend.accelerator)
-    if context.model and context.model.memory_not_estimated and context.instance:
-        unit.notes.append(
-            f"memory not estimated for {context.model.model_id}: {context.model.memory_not_estimated}"
-        )
+    unsized = unit.assessment.memory_not_estimated
+    if context.model and unsized and context.instance:
+        unit.notes.append(f"memory not estimated for {context.model.model_id}: {unsized}")
     if (
         unit.assessment.memory is None
         and context.backend.id == "custom"

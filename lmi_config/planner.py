@@ -129,7 +129,7 @@ def _groups(writer: CandidateWriter, request: AutoRequest, sequence: int | None)
 
 def _nothing_fits(target: Target, judged: list[PlannedCandidate], workload: PlanWorkload) -> str:
     assert target.arch is not None and target.instance is not None
-    refusal = model_refusal(judged) or unsized_refusal(target.arch)
+    refusal = model_refusal(judged) or unsized_refusal(target.arch, judged)
     if refusal:
         return f"{target.arch.model_id} cannot be planned on {target.planned_for}: {refusal}"
     reasons = sorted({slug for candidate in judged for slug in candidate.blocked_by})

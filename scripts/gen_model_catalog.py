@@ -11,7 +11,8 @@ source, and:
 - ``total_params``: computed by lmi-config's own parameter formula (``modelarch.estimate_params``)
   when the memory model describes the layout; otherwise null;
 - ``memory_not_estimated``: why the memory model cannot size the model (a layout the formulas do
-  not cover, a pre-quantized checkpoint, a vision encoder), or null.
+  not cover, a vision encoder), or null; a checkpoint stored quantized is judged per backend when
+  it is linted (``shape.dimensions.unsized_checkpoint``).
 
 Models already in the hand-curated ``models.json`` (by id or alias) are not written; their numbers
 are compared with the wheel's copy and every disagreement is printed (``--compare``), which checks
@@ -139,9 +140,7 @@ def sized_types() -> frozenset[str]:
     return frozenset(families | {row["config"].get("model_type") for row in catalog["models"]})
 
 
-def memory_not_estimated(
-    config: dict[str, Any], quant: dict[str, Any] | None, known: frozenset[str]
-) -> str | None:
+def memory_not_estimated(config: dict[str, Any], known: frozenset[str]) -> str | None:
     """Why the memory model cannot size this checkpoint, or None when it can."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     model_type = str(text.get("model_type") or config.get("model_type"))
@@ -153,14 +152,8 @@ def memory_not_estimated(
         return "the vision encoder's weights and profile-run activations are not in the parameter formula"
     if model_type not in known:
         return f"the memory model does not describe the {model_type} layout (parameters and KV cache)"
-    method = (config.get("quantization_config") or {}).get("quant_method") or (
-        ((quant or {}).get("quantization") or {}).get("quant_algo")
-    )
-    if method:
-        return (
-            f"the checkpoint is stored quantized ({method}): the memory model sizes weights from the parameter "
-            "count at the configured dtype, not at the checkpoint's bytes"
-        )
+    # a checkpoint stored quantized is sized (or not) when it is judged: the backend and the method the
+    # image's vLLM reads decide (lmi_config.shape.dimensions.unsized_checkpoint)
     return None
 
 
@@ -200,7 +193,7 @@ def build(cache: Path) -> tuple[dict[str, Any], list[str]]:
             # a config the normalizer refuses would make every lint naming the model exit 2
             differences.append(f"{model_id}: left out, the normalizer refuses its config: {error}")
             continue
-        reason = memory_not_estimated(found["config"], found["hf_quant_config"], known)
+        reason = memory_not_estimated(found["config"], known)
         params = arch.total_params if reason is None else None
         rows.append(
             {

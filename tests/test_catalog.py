@@ -81,7 +81,7 @@ def test_stored_reasons_are_what_the_generator_decides_from_the_stored_config() 
     generator = _generator()
     known = generator.sized_types()
     for row in generated_catalog_rows():
-        expected = generator.memory_not_estimated(row["config"], row["hf_quant_config"], known)
+        expected = generator.memory_not_estimated(row["config"], known)
         assert row["memory_not_estimated"] == expected, row["model_id"]
 
 
@@ -157,15 +157,44 @@ def test_an_fp8_checkpoint_on_an_a10g_is_refused_where_the_images_vllm_needs_8_9
     assert "LMI602" not in _codes(current)
 
 
-def test_deepseek_v3_gets_no_memory_figure_and_no_false_memory_error(tmp_path: Path) -> None:
-    result = _lint(
-        tmp_path, "deepseek-ai/DeepSeek-V3", "ml.p5.48xlarge", lines="option.tensor_parallel_degree=8\n"
+def test_deepseek_v3s_fp8_checkpoint_is_sized_as_vllm_loads_it(tmp_path: Path) -> None:
+    # 671 B parameters stored in fp8 (config.json's quantization_config): ~78 GiB per GPU at TP 8, more
+    # than an H100's budget, within an H200's
+    lines = "option.tensor_parallel_degree=8\n"
+    h100 = _lint(tmp_path, "deepseek-ai/DeepSeek-V3", "ml.p5.48xlarge", lines=lines)
+    assert h100.returncode == 1
+    assert "weights 78.3 GiB" in _codes(h100)["LMI301"]
+    h200 = _lint(tmp_path, "deepseek-ai/DeepSeek-V3", "ml.p5e.48xlarge", lines=lines)
+    assert h200.returncode == 0, h200.stdout
+    assert not any(code.startswith("LMI3") and code != "LMI311" for code in _codes(h200))
+    assert "memory not estimated" not in _notes(h200)
+
+
+def test_a_stored_quantized_checkpoint_is_not_sized_where_its_loader_is_not_vllm(tmp_path: Path) -> None:
+    # TensorRT-LLM builds its own engine from nvidia's ModelOpt FP8 checkpoint: the weight table
+    # sizes a method as vLLM loads it, so TensorRT-LLM gets no figure rather than a bf16 one
+    properties = write(
+        tmp_path / "serving.properties",
+        "engine=Python\noption.model_id=nvidia/Llama-3.1-70B-Instruct-FP8\noption.rolling_batch=trtllm\n"
+        "option.tensor_parallel_degree=4\n",
     )
+    result = run("lint", str(properties), "--instance", "ml.p5.48xlarge", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stdout
-    assert not any(code.startswith("LMI3") for code in _codes(result))
-    assert "memory not estimated for deepseek-ai/DeepSeek-V3: the checkpoint is stored quantized (fp8)" in (
-        _notes(result)
+    assert (
+        "memory not estimated for nvidia/Llama-3.1-70B-Instruct-FP8: the checkpoint is stored quantized"
+        in (_notes(result))
     )
+    assert "not as tensorrt-llm does" in _notes(result)
+    # vLLM (0.10+) reads hf_quant_config.json as modelopt: 67.7 GiB of FP8 weights leave one H100 too
+    # little KV cache for the model's 131,072 tokens, and TP 2 is the fix
+    vllm = _lint(
+        tmp_path,
+        "nvidia/Llama-3.1-70B-Instruct-FP8",
+        "ml.p5.48xlarge",
+        lines="option.tensor_parallel_degree=1\n",
+    )
+    assert "memory not estimated" not in _notes(vllm)
+    assert "set option.tensor_parallel_degree=2" in _codes(vllm)["LMI312"]
 
 
 def test_a_sized_generated_model_is_sized(tmp_path: Path) -> None:

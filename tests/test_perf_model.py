@@ -426,18 +426,17 @@ def test_a_quantized_copy_of_a_catalog_model_is_predicted_as_that_model_with_its
     assert isinstance(neuron, str) and "not one the model knows on neuron" in neuron
 
 
-def test_a_pre_quantized_copy_the_catalog_cannot_size_is_read_as_its_base_model() -> None:
-    # the catalog holds Qwen3-235B-A22B-FP8 but cannot size its stored fp8 checkpoint; its layers,
-    # experts and heads are the base model's, and the row says how its weights are stored
-    assert from_catalog("Qwen/Qwen3-235B-A22B-FP8").memory_not_estimated  # type: ignore[union-attr]
+def test_a_pre_quantized_copy_the_catalog_holds_is_read_as_itself_in_its_stored_method() -> None:
+    # the catalog holds Qwen3-235B-A22B-FP8 and sizes its stored fp8 checkpoint: read as itself
     row = _gpu_row(model="Qwen/Qwen3-235B-A22B-FP8", tp=8, quantization="gemm_quant_mode=fp8")
     read = read_row(row)
     assert not isinstance(read, str), read
-    assert read.configuration.arch.model_id == "Qwen/Qwen3-235B-A22B"
+    assert read.configuration.arch.model_id == "Qwen/Qwen3-235B-A22B-FP8"
     assert read.configuration.quantization == "fp8" and read.configuration.arch.num_experts == 128
-    # a model without a quantized-copy name stays refused with the catalog's reason
-    refused = read_row(_gpu_row(model="deepseek-ai/DeepSeek-V3", tp=8))
-    assert isinstance(refused, str) and "stored quantized" in refused
+    # a row that does not say how the weights are stored runs the checkpoint's method (DeepSeek-V3: fp8)
+    stored = read_row(_gpu_row(model="deepseek-ai/DeepSeek-V3", tp=8))
+    assert not isinstance(stored, str), stored
+    assert stored.configuration.quantization == "fp8"
 
 
 def test_a_row_naming_only_its_accelerator_runs_on_the_smallest_instance_carrying_enough_of_them() -> None:

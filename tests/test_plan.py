@@ -295,6 +295,20 @@ def test_p6_b200_is_planned_with_predicted_figures_and_a_price() -> None:
     )
 
 
+def test_an_fp8_checkpoint_is_planned_with_its_weights_in_fp8() -> None:
+    # Qwen3-32B-FP8 stores its linear layers in fp8 (config.json's quantization_config): half the bytes
+    # of the bf16 model, so one 48 GB L40S holds it, where the bf16 model needs two
+    def feasible(model: str) -> list[dict[str, object]]:
+        result = run_cli("plan", "--model", model, "--instance", "ml.g6e.12xlarge", "--format", "json")
+        assert result.returncode == 0, result.stderr
+        return [row for row in json.loads(result.stdout)["candidates"] if row["feasible"]]
+
+    fp8, bf16 = feasible("Qwen/Qwen3-32B-FP8"), feasible("Qwen/Qwen3-32B")
+    assert 1 in {row["tensor_parallel_degree"] for row in fp8}
+    assert 1 not in {row["tensor_parallel_degree"] for row in bf16}
+    assert all(row["predicted"]["tpot_ms"] > 0 for row in fp8)
+
+
 def test_nxd_latency_at_one_request_prefers_the_smallest_compiled_batch() -> None:
     # a Neuron graph computes every compiled slot: with one request in flight, a graph compiled for one
     # sequence decodes fastest (a GPU engine would not care)

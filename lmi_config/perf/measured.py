@@ -17,6 +17,7 @@ from lmi_config.knowledge.models import quantized_copy_base
 from lmi_config.modelarch import ModelArch, from_catalog
 from lmi_config.perf.devices import UnsupportedConfiguration, engine_family
 from lmi_config.perf.types import Configuration, Prediction, Workload
+from lmi_config.shape.dimensions import stored_quantization
 
 BACKEND_BY_FAMILY = {
     "neuron-tnx": "transformers-neuronx",
@@ -168,9 +169,9 @@ def _model(model: Any) -> tuple[ModelArch, str | None] | str:
     """The architecture a row's model id names, and the quantization its name states, if any.
 
     An id that is a quantized copy of a catalog model (``nvidia/...-FP8``, ``...-AWQ``) has the base
-    model's layers and heads: read as the base when the catalog lacks the copy or cannot size its
-    stored checkpoint (a pre-quantized MoE such as ``Qwen/Qwen3-235B-A22B-FP8``); the row's own
-    quantization wins over the name's."""
+    model's layers and heads: read as the base when the catalog lacks the copy or cannot size it; a
+    copy the catalog holds is read as itself, in the method its checkpoint is stored in. The row's own
+    quantization wins over the name's and the checkpoint's."""
     if not isinstance(model, str) or len(model) > 200:
         return f"model {str(model)[:80]!r} is not in the offline catalog"
     arch = from_catalog(model)
@@ -187,7 +188,8 @@ def _model(model: Any) -> tuple[ModelArch, str | None] | str:
     if arch.memory_not_estimated:
         # its parameter count is not the formula's (a layout it does not cover): no prediction to compare
         return f"model {arch.model_id!r}: {arch.memory_not_estimated}"
-    return arch, named
+    # a checkpoint stored quantized runs in its stored method where the row does not say
+    return arch, named or stored_quantization(arch)
 
 
 def _family(row: Mapping[str, Any], instance: Instance) -> str | None:

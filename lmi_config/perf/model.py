@@ -41,7 +41,7 @@ from lmi_config.sizing.model import weights_bytes as neuron_weight_bytes
 
 MS = 1e3
 ACTIVATION_BYTES = 2  # all-reduce payloads are bf16/fp16 activations
-FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2", "fbgemm_fp8")
+FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2", "fbgemm_fp8", "modelopt")  # methods that run FP8 GEMMs
 RATE_BISECTIONS = 40  # halvings of [0, slots]: the load under a request rate to ~1e-12 of the slots
 
 

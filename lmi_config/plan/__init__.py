@@ -78,7 +78,7 @@ def plan_model(request: PlanRequest) -> PlanResult:
     exhaustive = request.complete or request.top <= 0
     ranked, judged = rank_groups(groups, judge, request.objective, workload, request.top, exhaustive)
     if not ranked and not request.include_infeasible:
-        refusal = model_refusal(judged) or unsized_refusal(arch)
+        refusal = model_refusal(judged) or unsized_refusal(arch, judged)
         if refusal:
             raise PlanningError(f"no configuration of {request.model} can be planned: {refusal}")
         raise PlanningError(

@@ -3,6 +3,7 @@ group of the grid, and the ranking keys."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lmi_config.knowledge import Release
@@ -129,13 +130,16 @@ def batch_grid(cap: int, minimum: int | None) -> list[int]:
     return sorted(value for value in values if minimum is None or value >= minimum)
 
 
-def unsized_refusal(arch: ModelArch) -> str | None:
+def unsized_refusal(arch: ModelArch, judged: Sequence[PlannedCandidate] = ()) -> str | None:
     """Why nothing was ranked when the model's memory is not estimated (a layout the formulas do not
-    cover): every candidate lacks a memory figure, which is not the same as not fitting."""
-    if not arch.memory_not_estimated:
+    cover, or a checkpoint stored quantized that no judged backend's memory model sizes): every
+    candidate lacks a memory figure, which is not the same as not fitting."""
+    reasons = [candidate.assessment.memory_not_estimated for candidate in judged if candidate.assessment]
+    why = arch.memory_not_estimated or (reasons[0] if reasons and all(reasons) else None)
+    if not why:
         return None
     return (
-        f"memory is not estimated for {arch.model_id} ({arch.memory_not_estimated}), so no configuration can "
+        f"memory is not estimated for {arch.model_id} ({why}), so no configuration can "
         "be ranked; lint and explain still judge a configuration you write (TP against heads, dtype, "
         "quantization, the image's engine)"
     )

@@ -160,7 +160,7 @@ class Predictor:
         memory = assessment.memory
         if memory is None:  # a layout the memory model does not describe (models_generated.json says why)
             arch = self.writer.target.arch
-            why = getattr(arch, "memory_not_estimated", None) or "the judge sized no memory for it"
+            why = assessment.memory_not_estimated or "the judge sized no memory for it"
             raise InputError(
                 f"memory is not estimated for {getattr(arch, 'model_id', 'this model')} ({why}); "
                 "search predicts each trial's memory to order, prune and time its exports, so it cannot search "

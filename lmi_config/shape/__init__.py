@@ -34,6 +34,7 @@ from lmi_config.shape.dimensions import (
     resolve_quantize,
     resolve_sequence_length,
     resolve_tensor_parallel_and_batch,
+    unsized_checkpoint,
 )
 from lmi_config.shape.dma_rings import judge_dma_ring_growth
 from lmi_config.shape.effects import judge_settings_without_effect
@@ -106,6 +107,17 @@ class Assessment(NamedTuple):
             return False
         shape = self.shape.sizing_shape()
         return self.memory is None or shape is None or memory_acceptable(self.memory, shape.sequence_length)
+
+    @property
+    def memory_not_estimated(self) -> str | None:
+        """Why the model's memory is not estimated for this target, if it is not: a layout the formulas
+        do not describe (the catalog's reason), or a checkpoint stored quantized that the weight table
+        cannot size for this backend."""
+        arch = self.target.arch
+        if arch is None:
+            return None
+        shape = self.shape.sizing_shape()
+        return arch.memory_not_estimated or unsized_checkpoint(self.target, shape.quantize if shape else None)
 
 
 def make_target(
@@ -230,6 +242,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         and arch is not None
         # a layout the formulas do not cover gets no figure rather than a wrong one
         and arch.memory_not_estimated is None
+        and unsized_checkpoint(target, sizing_shape.quantize) is None
         and target.accelerator in ("neuron", "gpu")
         and target.backend not in UNSIZED_BACKENDS
     ):

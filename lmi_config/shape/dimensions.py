@@ -289,6 +289,89 @@ def _modelopt_method(declared: dict[str, Any], vllm: str | None) -> str | None:
     return capabilities.modelopt_quant_algos.get(algo, method)
 
 
+def stored_quantization(arch: ModelArch | None) -> str | None:
+    """The quantization a checkpoint is stored in, whatever loads it: config.json's ``quant_method``
+    (quantization_config / compression_config), else the ``quant_algo`` of the ModelOpt
+    hf_quant_config.json beside it; None for a checkpoint stored in its dtype."""
+    if arch is None:
+        return None
+    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
+    if isinstance(declared, dict):
+        method = declared.get("quant_method") or declared.get("quant_algo") or "quantized"
+        return str(method).strip().lower()
+    separate = arch.loading.get("hf_quant_config")
+    inner = separate.get("quantization") if isinstance(separate, dict) else None
+    if isinstance(inner, dict) and inner.get("quant_algo"):
+        return str(inner["quant_algo"]).strip().lower()
+    return None
+
+
+def sized_methods() -> tuple[str, ...]:
+    """The quantization methods the vLLM weight table sizes from the parameter count."""
+    from lmi_config.knowledge.memory import vllm_memory
+
+    table = vllm_memory()["quantization"]
+    return tuple(
+        name for name, entry in table.items() if isinstance(entry, dict) and "bytes_per_weight" in entry
+    )
+
+
+def _kept_unquantized(arch: ModelArch) -> list[str]:
+    """The modules a quantized checkpoint says it left unquantized, apart from those the weight table
+    keeps in the model dtype anyway or that weigh next to nothing (:func:`_kept_anyway`)."""
+    lists: list[Any] = []
+    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
+    if isinstance(declared, dict):
+        lists += [declared.get(key) for key in ("modules_to_not_convert", "ignore", "exclude_modules")]
+    separate = arch.loading.get("hf_quant_config")
+    inner = separate.get("quantization") if isinstance(separate, dict) else None
+    if isinstance(inner, dict):
+        lists.append(inner.get("exclude_modules"))
+    names = [str(name) for found in lists if isinstance(found, list) for name in found]
+    return [name for name in names if not _kept_anyway(name)]
+
+
+def _kept_anyway(module: str) -> bool:
+    """A module the weight table keeps in the model dtype anyway (the embeddings and the LM head), or
+    one that weighs next to nothing (norms, MoE routers)."""
+    last = module.rsplit(".", 1)[-1]
+    return last in ("lm_head", "embed_tokens", "wte", "gate", "router") or "norm" in last
+
+
+def unsized_checkpoint(target: Target, quantize: str | None) -> str | None:
+    """Why a checkpoint stored quantized gets no memory figure, or None when it gets one. Without its
+    size (a catalog model: no safetensors index), its weights are sized from the parameter count as
+    vLLM loads the method ``quantize`` resolves to (``data/vllm_memory.json``): only on a vLLM
+    backend and for a method that table sizes; anything else would be sized at the model's dtype."""
+    arch = target.arch
+    stored = stored_quantization(arch)
+    if arch is None or arch.weight_bytes or stored is None:
+        return None
+    method = (quantize or "").strip().lower()
+    kept = _kept_unquantized(arch) if method != "fbgemm_fp8" else []  # fbgemm_fp8's table knows what it keeps
+    if kept:
+        shown = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+        return (
+            f"the checkpoint is stored quantized ({stored}) but keeps layers unquantized ({shown}): the "
+            "parameter formula quantizes every linear layer"
+        )
+    if target.backend in VLLM_BACKENDS and method in sized_methods():
+        return None
+    if target.backend not in VLLM_BACKENDS:
+        return (
+            f"the checkpoint is stored quantized ({stored}) and its size is not known: the memory model sizes "
+            f"such a checkpoint as vLLM loads it, not as {target.backend} does"
+        )
+    engine = f"vLLM {target.release.vllm}" if target.release.vllm else "vLLM"
+    loads = f"as {method}" if method else "unquantized"
+    return (
+        f"the checkpoint is stored quantized ({stored}) and {engine} would load it {loads}, which the memory "
+        f"model does not size from the parameter count (it sizes {', '.join(sized_methods())}); set "
+        "option.quantize to the checkpoint's method, or lint a local model directory (its safetensors index "
+        "gives the size)"
+    )
+
+
 def resolve_quantize(config: CanonicalConfig, target: Target) -> Resolved[str] | None:
     """The weights' quantization: the option, else (vLLM) the checkpoint's own, where it is sized."""
     value = (config.get("option.quantize") or "").strip()
