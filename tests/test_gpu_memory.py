@@ -445,3 +445,57 @@ def test_the_checkpoint_kv_algorithm_is_read_as_vllm_reads_it(
     arch = LLAMA31_8B
     assert arch is not None
     assert checkpoint_kv_cache_dtype(arch._replace(loading=declared), version) == expected
+
+
+CT_FP8_DYNAMIC = {
+    "quant_method": "compressed-tensors",
+    "format": "float-quantized",
+    "config_groups": {
+        "group_0": {
+            "targets": ["Linear"],
+            "weights": {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True},
+            "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "dynamic": True},
+        }
+    },
+    "ignore": ["lm_head"],
+}
+
+
+@pytest.mark.parametrize(
+    ("quantization_config", "hf_quant_config"),
+    [
+        (CT_FP8_DYNAMIC, None),  # RedHatAI's FP8-dynamic layout
+        ({"quant_method": "fp8", "activation_scheme": "dynamic"}, None),
+        (None, {**MODELOPT_FP8, "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head"]}}),
+    ],
+    ids=["compressed-tensors", "fp8", "modelopt"],
+)
+def test_an_fp8_70b_checkpoint_without_its_size_weighs_what_vllm_logged(
+    tmp_path: Path, quantization_config: dict | None, hf_quant_config: dict | None
+) -> None:
+    # llm-d-benchmark's empirical vLLM profiling (benchmarks/vllm_kv_cases_more.json, Y02):
+    # RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic at TP 1 on an H100, "Model loading took 67.72 GiB".
+    # A local directory holding only config.json (no safetensors index) is sized from the parameter
+    # count as vLLM loads the method the checkpoint states, however it states it
+    directory = tmp_path / "llama-70b-fp8"
+    directory.mkdir()
+    from lmi_config.knowledge.models import hand_catalog_rows
+
+    row = next(row for row in hand_catalog_rows() if row["model_id"] == "meta-llama/Llama-3.1-70B-Instruct")
+    config = dict(row["config"])
+    if quantization_config is not None:
+        config["quantization_config"] = quantization_config
+    (directory / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    if hf_quant_config is not None:
+        (directory / "hf_quant_config.json").write_text(json.dumps(hf_quant_config), encoding="utf-8")
+    properties = directory / "serving.properties"
+    properties.write_text("option.model_id=x\noption.rolling_batch=vllm\noption.tensor_parallel_degree=1\n")
+    from conftest import run_cli
+
+    result = run_cli(
+        "explain", str(properties), "--instance", "ml.p5.48xlarge", "--lmi-version", "0.34.0",
+        "--model", str(directory), "--format", "json",
+    )  # fmt: skip
+    assert result.returncode in (0, 1), result.stderr  # 1: the KV cache is too small for 131,072 tokens
+    items = {item["name"]: item for item in json.loads(result.stdout)["memory"]["ranks"][0]["items"]}
+    assert items["weights"]["bytes"] / GIB == pytest.approx(67.72, rel=0.005)

@@ -312,7 +312,9 @@ def sized_methods() -> tuple[str, ...]:
 
     table = vllm_memory()["quantization"]
     return tuple(
-        name for name, entry in table.items() if isinstance(entry, dict) and "bytes_per_weight" in entry
+        name
+        for name, entry in table.items()
+        if isinstance(entry, dict) and ("bytes_per_weight" in entry or "config_groups" in entry)
     )
 
 
@@ -355,6 +357,16 @@ def unsized_checkpoint(target: Target, quantize: str | None) -> str | None:
             f"the checkpoint is stored quantized ({stored}) but keeps layers unquantized ({shown}): the "
             "parameter formula quantizes every linear layer"
         )
+    if method == "compressed-tensors" and target.backend in VLLM_BACKENDS:
+        from lmi_config.sizing.gpu import compressed_tensors_bytes
+
+        if compressed_tensors_bytes(arch) is None:
+            return (
+                "the checkpoint is stored quantized (compressed-tensors) and its config_groups state a weights "
+                "scheme the memory model does not size (it sizes one 4- or 8-bit integer or float scheme shared "
+                "by every group)"
+            )
+        return None
     if target.backend in VLLM_BACKENDS and method in sized_methods():
         return None
     if target.backend not in VLLM_BACKENDS:

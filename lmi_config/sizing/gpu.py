@@ -73,6 +73,44 @@ def _packed_bytes(bits: int, group_size: int, quant: dict[str, Any]) -> float:
     return bits / 8 + (per_group / group_size if group_size > 0 else 0.0)  # -1: one scale per channel
 
 
+def compressed_tensors_bytes(arch: ModelArch) -> tuple[float, str] | None:
+    """Bytes per quantized weight of a compressed-tensors checkpoint, as vLLM's schemes allocate the
+    weights scheme its config groups state (``data/vllm_memory.json``); None when the groups differ or
+    state a scheme not sized here."""
+    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
+    groups = declared.get("config_groups") if isinstance(declared, dict) else None
+    if not isinstance(groups, dict) or not groups:
+        return None
+    schemes = {_weights_scheme(group) for group in groups.values()}
+    scheme = schemes.pop() if len(schemes) == 1 else None
+    if scheme is None:
+        return None
+    kind, bits, group, symmetric = scheme
+    if kind == "float" and bits == 8:
+        return 1.0, "8-bit float weights"
+    if kind == "float" and bits == 4:
+        size = group or 16
+        return 0.5 + 1 / size, f"4-bit float weights and an FP8 scale per {size}"
+    if kind == "int" and bits in (4, 8):
+        per_group = 2 + (0 if symmetric else bits / 8)
+        layout = f", group {group}" if group else ""
+        return bits / 8 + (per_group / group if group else 0.0), f"{bits}-bit integer weights{layout}"
+    return None
+
+
+def _weights_scheme(group: Any) -> tuple[str, int, int | None, bool] | None:
+    """(type, bits, group size, symmetric) of one config group's weights, None when it is not stated."""
+    weights = group.get("weights") if isinstance(group, dict) else None
+    if not isinstance(weights, dict):
+        return None
+    bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
+    if isinstance(bits, bool) or not isinstance(bits, int) or kind not in ("int", "float"):
+        return None
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        return None
+    return str(kind), bits, size, bool(weights.get("symmetric", True))
+
+
 def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     """Bytes of all the weights as vLLM holds them, and how they were obtained."""
     quant = memory_data()["quantization"]
@@ -87,6 +125,9 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     if fmt is None:
         return int(arch.total_params * runtime), f"{arch.total_params / 1e9:.2f} B parameters x {runtime:g} B"
     per_weight = float(quant.get(fmt, {}).get("bytes_per_weight", dtype_bytes(fmt)))
+    scheme = compressed_tensors_bytes(arch) if fmt == "compressed-tensors" else None
+    if scheme is not None:
+        per_weight = scheme[0]
     declared = _declared_layout(arch)
     layout = quant.get(fmt, {}).get("layout")
     if declared and layout:
@@ -105,6 +146,8 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     stated = (
         f" ({declared[0]}-bit, group {declared[1]}, as config.json states)" if declared and layout else ""
     )
+    if scheme is not None:
+        stated = f" ({scheme[1]}, as config.json's config_groups state)"
     return int(
         total
     ), f"{fmt}: {per_weight:.3g} B per quantized weight{stated}, embeddings and kept layers at {runtime:g} B"
