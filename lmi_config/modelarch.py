@@ -392,32 +392,53 @@ def from_hub(model_id: str) -> ModelArch:
     if _exists(cache):
         try:
             cached = read_json_file(cache, "the Hub cache entry")
+            if "hf_quant_config" not in cached:  # an entry written before the file was looked up
+                cached["hf_quant_config"] = _fetch_hub_quant_config(model_id)
+                _write_hub_cache(cache, cached)
             return normalize_config(
                 cached["config"],
                 model_id=model_id,
                 source=f"Hugging Face Hub config of {model_id} (cached in {cache})",
                 total_params=cached.get("total_params"),
+                hf_quant_config=cached.get("hf_quant_config"),
             )
         except (ValueError, KeyError, TypeError):
             pass  # a damaged cache entry (ModelResolutionError included) is fetched again
     config_dict = _fetch_hub_config(model_id)
     total_params = _fetch_hub_parameter_count(model_id)
+    quant = _fetch_hub_quant_config(model_id)
     arch = normalize_config(
         config_dict,
         model_id=model_id,
         source=f"Hugging Face Hub config of {model_id}",
         total_params=total_params,
+        hf_quant_config=quant,
     )
+    _write_hub_cache(cache, {"config": config_dict, "total_params": total_params, "hf_quant_config": quant})
+    return arch
+
+
+def _write_hub_cache(cache: Path, entry: dict[str, Any]) -> None:
     from lmi_config.io import OutputError, write_atomically
 
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(
-            cache, json.dumps({"config": config_dict, "total_params": total_params}, sort_keys=True)
-        )
+        write_atomically(cache, json.dumps(entry, sort_keys=True))
     except (OSError, OutputError):
         pass  # caching is an optimisation
-    return arch
+
+
+def _fetch_hub_quant_config(model_id: str) -> dict[str, Any] | None:
+    """The ``hf_quant_config.json`` a ModelOpt checkpoint keeps beside config.json (ModelOpt 0.29 and
+    older), or None: absent, offline or unreadable (the checkpoint is then judged by config.json)."""
+    try:
+        from huggingface_hub import hf_hub_download
+
+        path = hf_hub_download(model_id, "hf_quant_config.json")
+        found = read_json_file(Path(path), "hf_quant_config.json")
+    except Exception:  # not there (most checkpoints), offline, gated
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _fetch_hub_parameter_count(model_id: str) -> int | None:

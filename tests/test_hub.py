@@ -66,3 +66,47 @@ def test_without_hub_an_unknown_model_in_the_file_only_skips_the_fit_checks(tmp_
     result = run_cli("lint", str(spec), "--instance", "g5.12xlarge")
     assert result.returncode == 0
     assert "model checks skipped" in result.stdout
+
+
+def test_a_hub_modelopt_checkpoint_is_judged_by_its_hf_quant_config(tmp_path: Path, monkeypatch) -> None:
+    # nvidia's ModelOpt checkpoints keep their quantization in hf_quant_config.json beside config.json;
+    # a Hub look-up keeps it with the config, so the A100 refusal (modelopt needs 8.9) holds for them too
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    config = json.loads((FIXTURES / "models" / "llama-3.1-8b" / "config.json").read_text())
+    quant = {"producer": {"name": "modelopt", "version": "0.23.0"}, "quantization": {"quant_algo": "FP8"}}
+    cache = hub_cache_path("someone/llama-fp8")
+    cache.parent.mkdir(parents=True)
+    cache.write_text(json.dumps({"config": config, "total_params": 8_030_261_248, "hf_quant_config": quant}))
+    assert from_hub("someone/llama-fp8").loading["hf_quant_config"] == quant
+    spec = tmp_path / "serving.properties"
+    spec.write_text("option.model_id=someone/llama-fp8\noption.rolling_batch=vllm\n")
+    # the subprocess inherits the cache and offline settings above
+    result = run_cli(
+        "lint",
+        str(spec),
+        "--hub",
+        "--instance",
+        "ml.p4d.24xlarge",
+        "--lmi-version",
+        "0.34.0",
+        "--format",
+        "json",
+    )
+    codes = {finding["code"]: finding["message"] for finding in json.loads(result.stdout)["findings"]}
+    assert "modelopt" in codes.get("LMI602", ""), result.stdout
+
+
+def test_a_hub_cache_entry_from_before_the_quant_file_was_looked_up_still_loads(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    config = json.loads((FIXTURES / "models" / "qwen2.5-7b" / "config.json").read_text())
+    cache = hub_cache_path("someone/older-entry")
+    cache.parent.mkdir(parents=True)
+    cache.write_text(json.dumps({"config": config, "total_params": 7_615_616_512}))
+    arch = from_hub("someone/older-entry")
+    assert arch.total_params == 7_615_616_512 and "hf_quant_config" not in arch.loading
+    # looked up once (offline: not found) and recorded, so later runs do not ask again
+    assert json.loads(cache.read_text())["hf_quant_config"] is None
