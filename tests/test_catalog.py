@@ -170,6 +170,21 @@ def test_deepseek_v3s_fp8_checkpoint_is_sized_as_vllm_loads_it(tmp_path: Path) -
     assert "memory not estimated" not in _notes(h200)
 
 
+def test_a_download_beyond_the_start_up_limit_is_told_to_stage_the_weights_and_then_passes(
+    tmp_path: Path,
+) -> None:
+    # 625 GiB of DeepSeek-R1 from the Hub: nothing compiles on a GPU, so the advice is about the
+    # download (the Neuron advice, compile ahead of time, would not help), and following it clears it
+    lines = "option.tensor_parallel_degree=8\noption.model_loading_timeout=3600\n"
+    hub = _lint(tmp_path, "deepseek-ai/DeepSeek-R1", "ml.p5e.48xlarge", lines=lines)
+    advice = _codes(hub)["LMI311"]
+    assert "stage the weights in S3" in advice and "compile ahead of time" not in advice
+    staged = _lint(
+        tmp_path, "/opt/ml/model", "ml.p5e.48xlarge", "--model", "deepseek-ai/DeepSeek-R1", lines=lines
+    )
+    assert "LMI311" not in _codes(staged), staged.stdout
+
+
 def test_a_stored_quantized_checkpoint_is_not_sized_where_its_loader_is_not_vllm(tmp_path: Path) -> None:
     # TensorRT-LLM builds its own engine from nvidia's ModelOpt FP8 checkpoint: the weight table
     # sizes a method as vLLM loads it, so TensorRT-LLM gets no figure rather than a bf16 one

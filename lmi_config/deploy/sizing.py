@@ -88,9 +88,15 @@ def _health_check(
     if loading is None:
         why += " (the model's size is unknown, so nothing is estimated)"
     if loading is not None and loading.beyond_startup_limit:
+        fix = (
+            "compile ahead of time (option.compiled_graph_path)"
+            if loading.compiles
+            else "stage the weights in S3 as the model's data (option.model_id=/opt/ml/model): SageMaker downloads "
+            "them before the container starts"
+        )
         warnings.append(
             f"loading is estimated at {loading.needed_seconds // 60} min, beyond what SageMaker's {highest} s "
-            "start-up health check allows with a margin; compile ahead of time (option.compiled_graph_path)"
+            f"start-up health check allows with a margin; {fix}"
         )
     seconds = min(max(needed, lowest), highest)
     reasons.append(f"health check {seconds} s: {why}")

@@ -53,6 +53,7 @@ from lmi_config.shape.resources import (
     judge_memory,
     memory_acceptable,
     recommended_loading_timeout,
+    weights_staged,
 )
 from lmi_config.shape.sequence import judge_sequence_length
 from lmi_config.shape.smart_defaults import smart_defaults
@@ -258,6 +259,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
             precompiled=any(config.has(key) for key in precompiled_keys()),
             timeout_text=config.get("option.model_loading_timeout"),
             optimize_level=integer(config, "option.neuron_optimize_level")[0],
+            staged=weights_staged(config.get("option.model_id")),
         )
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))

@@ -193,11 +193,16 @@ def estimate_loading(
     precompiled: bool,
     timeout_text: str | None,
     optimize_level: int | None = None,
+    staged: bool = False,
 ) -> Loading:
-    """Download + compile estimate against ``option.model_loading_timeout`` (or the image default)."""
+    """Download + compile estimate against ``option.model_loading_timeout`` (or the image default).
+    ``staged``: the weights are the model's data, already in /opt/ml/model when the container starts
+    (SageMaker downloads them first, under its own timeout): only compiling and loading remain."""
     constants = loading_constants()
     compiles = neuron and not precompiled
     needed = loading_seconds(arch, shape, compiles, optimize_level)
+    if staged:
+        needed = max(needed - download_seconds(arch, shape), 0)
     written = read_count(timeout_text).value
     if written is not None:
         timeout = int(written)
@@ -218,15 +223,30 @@ def estimate_loading(
     )
 
 
+def weights_staged(model_id: str | None) -> bool:
+    """Whether nothing is downloaded at start-up: no option.model_id (LMI loads the model's data in
+    /opt/ml/model, which SageMaker downloads before the container starts) or a path on the machine."""
+    value = (model_id or "").strip()
+    return not value or value.startswith("/")
+
+
 def judge_loading(arch: ModelArch, loading: Loading) -> list[Problem]:
     """A loading timeout shorter than the estimate: the worker is killed after all that time."""
     if loading.needed_seconds <= loading.timeout_seconds:
         return []
     limit = loading_constants().sagemaker_startup_limit_seconds
-    if loading.beyond_startup_limit:
+    if loading.beyond_startup_limit and loading.compiles:
         fix = (
             f"that is beyond SageMaker's {limit} s start-up health check: compile ahead of time and point "
             "option.compiled_graph_path at the artifacts"
+        )
+    elif loading.beyond_startup_limit:
+        # nothing compiles: the download is the time; SageMaker can do it before the container starts
+        fix = (
+            f"that is beyond SageMaker's {limit} s start-up health check: stage the weights in S3 and attach "
+            "them as the model's data (ModelDataSource, an uncompressed S3Prefix, with option.model_id=/opt/ml/model): "
+            f"SageMaker downloads them before the container starts, under ModelDataDownloadTimeoutInSeconds (up to "
+            f"{limit} s), and the start-up check then covers loading only"
         )
     else:
         fix = (
