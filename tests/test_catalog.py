@@ -35,10 +35,12 @@ def _row(model_id: str) -> dict[str, Any]:
     return next(row for row in generated_catalog_rows() if row["model_id"] == model_id)
 
 
-def _lint(tmp_path: Path, model_id: str, instance: str, *extra: str, lines: str = "") -> Any:
+def _lint(
+    tmp_path: Path, model_id: str, instance: str, *extra: str, lines: str = "", rolling_batch: str = "vllm"
+) -> Any:
     properties = write(
         tmp_path / "serving.properties",
-        f"engine=Python\noption.model_id={model_id}\noption.rolling_batch=vllm\n{lines}",
+        f"engine=Python\noption.model_id={model_id}\noption.rolling_batch={rolling_batch}\n{lines}",
     )
     return run("lint", str(properties), "--instance", instance, "--format", "json", *extra, cwd=tmp_path)
 
@@ -188,12 +190,13 @@ def test_a_download_beyond_the_start_up_limit_is_told_to_stage_the_weights_and_t
 def test_a_stored_quantized_checkpoint_is_not_sized_where_its_loader_is_not_vllm(tmp_path: Path) -> None:
     # TensorRT-LLM builds its own engine from nvidia's ModelOpt FP8 checkpoint: the weight table
     # sizes a method as vLLM loads it, so TensorRT-LLM gets no figure rather than a bf16 one
-    properties = write(
-        tmp_path / "serving.properties",
-        "engine=Python\noption.model_id=nvidia/Llama-3.1-70B-Instruct-FP8\noption.rolling_batch=trtllm\n"
-        "option.tensor_parallel_degree=4\n",
+    result = _lint(
+        tmp_path,
+        "nvidia/Llama-3.1-70B-Instruct-FP8",
+        "ml.p5.48xlarge",
+        lines="option.tensor_parallel_degree=4\n",
+        rolling_batch="trtllm",
     )
-    result = run("lint", str(properties), "--instance", "ml.p5.48xlarge", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stdout
     assert (
         "memory not estimated for nvidia/Llama-3.1-70B-Instruct-FP8: the checkpoint is stored quantized"
