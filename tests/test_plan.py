@@ -309,6 +309,23 @@ def test_an_fp8_checkpoint_is_planned_with_its_weights_in_fp8() -> None:
     assert all(row["predicted"]["tpot_ms"] > 0 for row in fp8)
 
 
+def test_a_paged_kv_cache_runs_the_requests_it_holds_at_their_mean_length() -> None:
+    # vLLM allocates blocks as a sequence grows: with 1,024 input and 7,168 output tokens a request in
+    # flight holds 4,608 tokens on average, not 8,192 (benchmarks/kv_admission.py has the evidence)
+    from lmi_config.plan.workload import PlanWorkload
+
+    workload = PlanWorkload(input_tokens=1024, output_tokens=7168)
+    result = plan_model(
+        PlanRequest(model="meta-llama/Llama-3.1-8B-Instruct", instances=("ml.g5.2xlarge",), workload=workload)
+    )
+    top = result.candidates[0]
+    assert top.assessment is not None and top.assessment.memory is not None and top.figures is not None
+    tokens = top.assessment.memory.kv_cache_tokens
+    assert tokens is not None and tokens // 8192 < tokens // 4608
+    assert top.figures.running_sequences == tokens // 4608
+    assert "requests of 4608 tokens (input + half the output)" in top.batch_reason
+
+
 def test_nxd_latency_at_one_request_prefers_the_smallest_compiled_batch() -> None:
     # a Neuron graph computes every compiled slot: with one request in flight, a graph compiled for one
     # sequence decodes fastest (a GPU engine would not care)

@@ -64,10 +64,13 @@ class Figures(NamedTuple):
 
 
 def kv_sequences(memory: MemoryBreakdown | None, workload: PlanWorkload) -> int | None:
-    """How many of the workload's requests a paged KV cache holds at once (None: not paged)."""
+    """How many of the workload's requests a paged KV cache holds at once (None: not paged). A paged
+    engine allocates blocks as a sequence grows, so the requests in flight hold their input and on
+    average half their output (``benchmarks/kv_admission.py``: measured runs above that many queued,
+    runs between it and the count at full length did not)."""
     if memory is None or memory.kv_cache_tokens is None:
         return None
-    return max(memory.kv_cache_tokens // workload.request_tokens, 1)
+    return max(memory.kv_cache_tokens // workload.mean_request_tokens, 1)
 
 
 class BatchLimit(NamedTuple):
@@ -85,17 +88,17 @@ def workload_batch(
     TensorRT-LLM's tokens per step), never below the container's default — the engine queues what
     does not fit, so only a KV cache too small for one request would need less — and the reason."""
     held = kv_sequences(memory, workload) or 1
-    tokens = workload.request_tokens
+    tokens = f"{workload.mean_request_tokens} tokens (input + half the output)"
     if held <= default:
         return default, (
-            f"the container's default {default}; the KV cache holds about {held} requests of {tokens} tokens "
+            f"the container's default {default}; the KV cache holds about {held} requests of {tokens} "
             "at once and the engine queues the rest"
         )
     power = 1 << (held.bit_length() - 1)
     cap = limit.batch if limit is not None else power
     batch = max(default, min(power, cap))
     capped = f" ({limit.why})" if limit is not None and power > cap else ""
-    return batch, f"the KV cache holds about {held} requests of {tokens} tokens at once{capped}"
+    return batch, f"the KV cache holds about {held} requests of {tokens} at once{capped}"
 
 
 def cuda_graph_limit(bound: CudaGraphBound | None) -> BatchLimit | None:

@@ -58,6 +58,11 @@ class PlanWorkload:
         return self.input_tokens + self.output_tokens
 
     @property
+    def mean_request_tokens(self) -> int:
+        """Tokens a running request holds on average while it decodes: its input and half its output."""
+        return self.input_tokens + (self.output_tokens + 1) // 2
+
+    @property
     def longest_request(self) -> int:
         """The sequence length every ranked configuration must serve."""
         return self.max_model_len or self.request_tokens
