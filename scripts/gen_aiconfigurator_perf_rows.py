@@ -70,11 +70,15 @@ def _count(text: str) -> int | None:
 def _data_parallel_attention(line: dict[str, str]) -> bool:
     """Attention replicated over data-parallel ranks: stated (``attention_dp_size`` > 1), or implied by
     MoE layers spread over more GPUs (``moe_tp_size`` x ``moe_ep_size``) than the attention's TP x PP --
-    the file has vLLM rows of a 235B MoE at TP 1 with its experts over 2 or 4 GPUs. Not a configuration
-    of the container's TP and PP."""
+    the file has vLLM rows of a 235B MoE at TP 1 with its experts over 2 or 4 GPUs -- or by a
+    concurrency of exactly the batch size times the GPUs (one batch per rank: TensorRT-LLM rows of
+    DeepSeek and gpt-oss at TP 4 or 8 with 4 or 8 times their batch in flight). Not a configuration of
+    the container's TP and PP."""
     gpus = (_count(line["tp_size"]) or 1) * (_count(line["pp_size"]) or 1)
     experts = (_count(line["moe_tp_size"]) or 1) * (_count(line["moe_ep_size"]) or 1)
-    return (_count(line["attention_dp_size"]) or 1) > 1 or experts > gpus
+    found = re.search(r"silicon_concurrency=(\d+)", line["silicon_data_source"])
+    per_rank = bool(found) and gpus > 1 and int(found.group(1)) == (_count(line["batch_size"]) or 0) * gpus
+    return (_count(line["attention_dp_size"]) or 1) > 1 or experts > gpus or per_rank
 
 
 def rows(wheel: Path, version: str, known: set[str]) -> list[dict[str, Any]]:

@@ -974,3 +974,27 @@ def test_a_measured_caveat_states_how_far_its_rows_are_from_the_model_today(
             round(low, 2),
             round(high, 2),
         )
+
+
+def test_nvfp4_weights_run_fp4_gemms_on_blackwell_and_16_bit_ones_on_hopper() -> None:
+    # a B200 multiplies FP4 at twice its FP8 rate (perf_devices.json); an H100 has no FP4 tensor cores,
+    # so vLLM dequantizes to 16 bits there. Either way the weights read are 4.5 bits, not 8
+    def figures(instance: str, dtype: str) -> tuple[float, float]:
+        row = _gpu_row(model="meta-llama/Llama-3.1-70B-Instruct", instance=instance, tp=4, dtype=dtype)
+        read = read_row(row)
+        assert not isinstance(read, str), read
+        prediction = predict(read.configuration, read.workload)
+        return prediction.ttft_ms, prediction.tpot_ms
+
+    stated = read_row(_gpu_row(instance="ml.p6-b200.48xlarge", dtype="fp4"))
+    assert not isinstance(stated, str) and stated.configuration.quantization == "modelopt_fp4"
+    (fp4_ttft, fp4_tpot), (fp8_ttft, fp8_tpot) = (
+        figures("ml.p6-b200.48xlarge", "fp4"),
+        figures("ml.p6-b200.48xlarge", "fp8"),
+    )
+    assert fp4_ttft < fp8_ttft and fp4_tpot < fp8_tpot
+    (hopper_fp4_ttft, hopper_fp4_tpot), (hopper_fp8_ttft, hopper_fp8_tpot) = (
+        figures("ml.p5.48xlarge", "fp4"),
+        figures("ml.p5.48xlarge", "fp8"),
+    )
+    assert hopper_fp4_ttft > hopper_fp8_ttft and hopper_fp4_tpot < hopper_fp8_tpot

@@ -10,7 +10,7 @@ from pydantic import Field, model_validator
 
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
-Dtype = Literal["bf16", "fp16", "fp8"]
+Dtype = Literal["bf16", "fp16", "fp8", "fp4"]
 
 
 class PerfDevice(Sourced):

@@ -36,6 +36,7 @@ KNOWN_DTYPES = {"fp16": "fp16", "float16": "fp16", "bf16": "bf16", "bfloat16": "
 # weight quantization as sources write it -> the sizing tables' method (first match wins); 4-bit
 # integer layouts (AWQ, GPTQ, W4A16) are GPU-only: no Neuron engine loads them
 QUANTIZATION_WORDS = (
+    ("nvfp4", "modelopt_fp4", True),
     ("fp8", "fp8", False),
     ("awq", "awq", True),
     ("gptq", "gptq", True),
@@ -269,8 +270,8 @@ def _configuration(
     if quantization_text in NO_VALUE or quantization_text in KNOWN_DTYPES:
         quantization_text = ""  # written out as "none" or as the 16-bit dtype itself
     quantization_text = quantization_text or named or ""
-    if dtype == "fp8":
-        quantization_text, dtype = quantization_text or "fp8", "bf16"
+    if dtype in ("fp8", "fp4", "nvfp4"):  # quantized weights on 16-bit activations
+        quantization_text, dtype = quantization_text or ("fp8" if dtype == "fp8" else "nvfp4"), "bf16"
     quantization = None
     if quantization_text:
         gpu = instance.accelerator == "gpu"
@@ -283,7 +284,7 @@ def _configuration(
             None,
         )
         if quantization is None:
-            known = "fp8, int8, awq, gptq, w4a16, int4" if gpu else "fp8, int8"
+            known = "nvfp4, fp8, int8, awq, gptq, w4a16, int4" if gpu else "fp8, int8"
             return f"quantization {quantization_text[:60]!r} is not one the model knows on {instance.accelerator} ({known})"
     if dtype not in KNOWN_DTYPES:
         return f"dtype {dtype[:60]!r} is not one the model knows ({', '.join(KNOWN_DTYPES)})"

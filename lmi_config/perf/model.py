@@ -42,6 +42,7 @@ from lmi_config.sizing.model import weights_bytes as neuron_weight_bytes
 MS = 1e3
 ACTIVATION_BYTES = 2  # all-reduce payloads are bf16/fp16 activations
 FP8_NAMES = ("fp8", "fp8_e4m3", "fp8_e5m2", "fbgemm_fp8", "modelopt")  # methods that run FP8 GEMMs
+FP4_NAMES = ("modelopt_fp4", "nvfp4")  # FP4 GEMMs where the device has them (Blackwell), else 16-bit
 RATE_BISECTIONS = 40  # halvings of [0, slots]: the load under a request rate to ~1e-12 of the slots
 
 
@@ -306,7 +307,13 @@ def _costs(configuration: Configuration) -> _Costs:
     head = arch.vocab_size * arch.hidden_size
     gathered = 0.0 if arch.tie_word_embeddings else head * dtype_bytes(configuration.weight_dtype)
     quantized = (configuration.quantization or "").strip().lower()
-    compute_dtype = "fp8" if quantized in FP8_NAMES else configuration.weight_dtype.lower()
+    compute_dtype = (
+        "fp8"
+        if quantized in FP8_NAMES
+        else "fp4"
+        if quantized in FP4_NAMES
+        else configuration.weight_dtype.lower()
+    )
     return _Costs(
         family=family,
         device=device,
@@ -349,12 +356,16 @@ def _active_params(configuration: Configuration, experts: float) -> float:
 
 
 def _flops_seconds(costs: _Costs, params: Efficiency, linear: float, attention: float = 0.0) -> float:
-    """Seconds for FLOPs in the linear layers and in attention, each at its achieved share of peak."""
+    """Seconds for FLOPs in the linear layers and in attention, each at its achieved share of peak
+    (FP4 weights leave attention to run in FP8 at most: their KV cache is 8-bit)."""
     peak = costs.device.flops(costs.compute_dtype) * costs.chips
-    if peak <= 0:
+    attention_peak = (
+        costs.device.flops("fp8" if costs.compute_dtype == "fp4" else costs.compute_dtype) * costs.chips
+    )
+    if peak <= 0 or attention_peak <= 0:
         return math.inf
     return linear / (peak * params.prefill_flops_fraction) + attention / (
-        peak * params.attention_flops_fraction
+        attention_peak * params.attention_flops_fraction
     )
 
 
