@@ -152,6 +152,19 @@ def test_a_modelopt_checkpoint_declared_only_in_hf_quant_config_json_needs_8_9_w
     assert "LMI602" not in codes(text, lmi_version="0.33.0", instance="ml.p4d.24xlarge")
 
 
+def test_a_modelopt_checkpoint_vllm_does_not_read_unasked_must_be_named_in_option_quantize() -> None:
+    # vLLM 0.8.4 (LMI 0.33) loads nvidia's ModelOpt FP8 checkpoint unquantized unless --quantization
+    # modelopt: its weight scales have no parameter (llama.py load_weights: KeyError at start-up)
+    text = (
+        "option.model_id=nvidia/Llama-3.1-70B-Instruct-FP8\noption.rolling_batch=vllm\n"
+        "option.tensor_parallel_degree=4\noption.max_model_len=8192\n"
+    )
+    assert codes(text, lmi_version="0.33.0", instance="ml.p5.48xlarge")["LMI613"] == "error"
+    named = text + "option.quantize=modelopt\n"
+    assert "LMI613" not in codes(named, lmi_version="0.33.0", instance="ml.p5.48xlarge")
+    assert "LMI613" not in codes(text, lmi_version="0.34.0", instance="ml.p5.48xlarge")  # vLLM 0.10 reads it
+
+
 def test_awq_on_a_checkpoint_that_is_not_quantized_is_an_error(tmp_path: Path) -> None:
     text = (
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.quantize=awq\n"

@@ -161,6 +161,15 @@ def first_release_knowing_quantization(method: str) -> str | None:
     return None
 
 
+def first_release_detecting_modelopt() -> str | None:
+    """The first vLLM release of the data that reads a ModelOpt checkpoint's hf_quant_config.json unasked."""
+    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+        capabilities = vllm_capabilities(version)
+        if capabilities is not None and capabilities.modelopt_checkpoint_detected:
+            return capabilities.read_from
+    return None
+
+
 @cache
 def families_with_capability(minimum: int) -> tuple[str, ...]:
     """The GPU instance families whose GPU has at least ``minimum`` compute capability (``g5``, ``p4d`` …)."""

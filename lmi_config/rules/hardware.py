@@ -292,12 +292,18 @@ def neuron_sdk_predates_instance(unit: LintUnit) -> Iterator[Finding]:
     code="LMI613",
     slug="quantization-unknown-to-engine",
     severity="error",
-    summary="A checkpoint quantized with a method the image's vLLM does not know (MXFP4 before vLLM 0.10).",
+    summary=(
+        "A checkpoint quantized with a method the image's vLLM does not know (MXFP4 before vLLM 0.10), or does not "
+        "read unasked (ModelOpt FP8 in hf_quant_config.json before vLLM 0.10)."
+    ),
     why=(
         "vLLM reads the checkpoint's quantization_config and accepts only the methods of its QUANTIZATION_METHODS "
         "list; any other stops the start-up ('Unknown quantization method: mxfp4. Must be one of [...]') before "
         "a weight is read, whatever the configuration says. New formats arrive with new releases: gpt-oss's "
-        "MXFP4 needs vLLM 0.10, so LMI 0.32 and 0.33 cannot load it even through the Transformers backend."
+        "MXFP4 needs vLLM 0.10, so LMI 0.32 and 0.33 cannot load it even through the Transformers backend. A "
+        "ModelOpt checkpoint that states its FP8 quantization only in hf_quant_config.json (nvidia's "
+        "Llama-3.1-70B-Instruct-FP8) is read by vLLM 0.8.4 and older only with --quantization modelopt: "
+        "otherwise the weights load as 16-bit ones and the start-up stops on their weight scales (KeyError)."
     ),
     bad=Example(
         "option.model_id=openai/gpt-oss-20b\noption.rolling_batch=vllm\noption.max_model_len=4096\n",
@@ -309,7 +315,8 @@ def neuron_sdk_predates_instance(unit: LintUnit) -> Iterator[Finding]:
     ),
     source=CAPABILITIES_SOURCE
     + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/config.py#L761"
-    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/model_executor/layers/quantization/__init__.py#L8",
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/model_executor/layers/quantization/__init__.py#L8"
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/model_executor/models/llama.py#L402-L431",
 )
 def quantization_unknown_to_engine(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI613", "quantization-unknown-to-engine")

@@ -168,6 +168,7 @@ def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]
         *_unknown_checkpoint_dtype(config, target, engine),
         *_quantization_problems(target, engine, dtype, found),
         *_unknown_checkpoint_method(config, target, engine),
+        *_unread_modelopt_checkpoint(config, target, engine),
         *_architecture_problems(target, engine),
         *_build_problems(target, engine),
     ]
@@ -301,6 +302,39 @@ def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: 
     )
     key = "option.quantize" if config.has("option.quantize") else MODEL_KEY
     return [Problem("quantization-unknown-to-engine", "error", message, key)]
+
+
+def _unread_modelopt_checkpoint(config: CanonicalConfig, target: Target, engine: Engine) -> list[Problem]:
+    """A ModelOpt FP8 checkpoint whose quantization only hf_quant_config.json states, on a vLLM that reads
+    that file only when asked (0.8.4 and older; ``modelopt_checkpoint_detected``): without
+    option.quantize it loads unquantized, its FP8 weights as 16-bit ones and its weight scales into
+    parameters that do not exist (vLLM 0.8.4's llama.py stops on the first with a KeyError)."""
+    arch = target.arch
+    if arch is None or engine.capabilities.modelopt_checkpoint_detected or config.get("option.quantize"):
+        return []
+    if arch.loading.get("quantization_config") or arch.loading.get("compression_config"):
+        return []
+    separate = arch.loading.get("hf_quant_config")
+    inner = separate.get("quantization") if isinstance(separate, dict) else None
+    if not isinstance(inner, dict) or str(inner.get("quant_algo") or "").upper() != "FP8":
+        return []
+    from lmi_config.knowledge.capabilities import first_release_detecting_modelopt
+
+    version, first = engine.capabilities.version, first_release_detecting_modelopt()
+    known = engine.capabilities.known_quantization or frozenset()
+    fix = (
+        "set option.quantize=modelopt"
+        if "modelopt" in known
+        else f"vLLM {version} has no modelopt method: use an LMI release whose vLLM has it"
+    )
+    message = (
+        f"{target.model_id} keeps its FP8 quantization in hf_quant_config.json (ModelOpt), which vLLM {version} "
+        "reads only when asked: unasked it loads the checkpoint unquantized, its FP8 weights as 16-bit ones, and "
+        "stops on the weight scales it has no parameter for (a KeyError at start-up) — "
+        f"{fix}"
+        + (f", or an LMI image with vLLM {first} or later, which reads the file unasked" if first else "")
+    )
+    return [Problem("quantization-unknown-to-engine", "error", message, MODEL_KEY)]
 
 
 def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -> list[Problem]:
