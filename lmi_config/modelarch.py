@@ -89,6 +89,32 @@ class ModelArch(NamedTuple):
         """Input embedding (+ LM head when untied)."""
         return self.vocab_size * self.hidden_size * (1 if self.tie_word_embeddings else 2)
 
+    @property
+    def declared_quantization(self) -> Any:
+        """config.json's quantization_config (else compression_config) as written, if any."""
+        return self.loading.get("quantization_config") or self.loading.get("compression_config")
+
+    @property
+    def modelopt_quantization(self) -> dict[str, Any] | None:
+        """The ``quantization`` section of the hf_quant_config.json a ModelOpt checkpoint keeps beside
+        config.json, if there is one."""
+        separate = self.loading.get("hf_quant_config")
+        inner = separate.get("quantization") if isinstance(separate, Mapping) else None
+        return dict(inner) if isinstance(inner, Mapping) else None
+
+    @property
+    def stored_quantization(self) -> str | None:
+        """The quantization the checkpoint is stored in, whatever loads it: config.json's
+        ``quant_method`` (else ``quant_algo``), else the ``quant_algo`` of hf_quant_config.json; None
+        for a checkpoint stored in its dtype."""
+        declared = self.declared_quantization
+        if isinstance(declared, Mapping):
+            return (
+                str(declared.get("quant_method") or declared.get("quant_algo") or "quantized").strip().lower()
+            )
+        algo = (self.modelopt_quantization or {}).get("quant_algo")
+        return str(algo).strip().lower() if algo else None
+
 
 def _first(config: dict[str, Any], *names: str) -> Any:
     for name in names:

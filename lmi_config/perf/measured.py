@@ -17,7 +17,6 @@ from lmi_config.knowledge.models import quantized_copy_base
 from lmi_config.modelarch import ModelArch, from_catalog
 from lmi_config.perf.devices import UnsupportedConfiguration, engine_family
 from lmi_config.perf.types import Configuration, Prediction, Workload
-from lmi_config.shape.dimensions import stored_quantization
 
 BACKEND_BY_FAMILY = {
     "neuron-tnx": "transformers-neuronx",
@@ -190,7 +189,7 @@ def _model(model: Any) -> tuple[ModelArch, str | None] | str:
         # its parameter count is not the formula's (a layout it does not cover): no prediction to compare
         return f"model {arch.model_id!r}: {arch.memory_not_estimated}"
     # a checkpoint stored quantized runs in its stored method where the row does not say
-    return arch, named or stored_quantization(arch)
+    return arch, named or arch.stored_quantization
 
 
 def _family(row: Mapping[str, Any], instance: Instance) -> str | None:

@@ -312,11 +312,8 @@ def _unread_modelopt_checkpoint(config: CanonicalConfig, target: Target, engine:
     arch = target.arch
     if arch is None or engine.capabilities.modelopt_checkpoint_detected or config.get("option.quantize"):
         return []
-    if arch.loading.get("quantization_config") or arch.loading.get("compression_config"):
-        return []
-    separate = arch.loading.get("hf_quant_config")
-    inner = separate.get("quantization") if isinstance(separate, dict) else None
-    if not isinstance(inner, dict) or str(inner.get("quant_algo") or "").upper() != "FP8":
+    inner = arch.modelopt_quantization
+    if arch.declared_quantization or inner is None or str(inner.get("quant_algo") or "").upper() != "FP8":
         return []
     from lmi_config.knowledge.capabilities import first_release_detecting_modelopt
 

@@ -258,7 +258,7 @@ def checkpoint_method(arch: ModelArch | None, vllm: str | None = None) -> str | 
     beside it."""
     if arch is None:
         return None
-    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
+    declared = arch.declared_quantization
     if isinstance(declared, dict):
         method = declared.get("quant_method")
         return str(method).strip().lower() if method else None
@@ -289,23 +289,6 @@ def _modelopt_method(declared: dict[str, Any], vllm: str | None) -> str | None:
     return capabilities.modelopt_quant_algos.get(algo, method)
 
 
-def stored_quantization(arch: ModelArch | None) -> str | None:
-    """The quantization a checkpoint is stored in, whatever loads it: config.json's ``quant_method``
-    (quantization_config / compression_config), else the ``quant_algo`` of the ModelOpt
-    hf_quant_config.json beside it; None for a checkpoint stored in its dtype."""
-    if arch is None:
-        return None
-    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
-    if isinstance(declared, dict):
-        method = declared.get("quant_method") or declared.get("quant_algo") or "quantized"
-        return str(method).strip().lower()
-    separate = arch.loading.get("hf_quant_config")
-    inner = separate.get("quantization") if isinstance(separate, dict) else None
-    if isinstance(inner, dict) and inner.get("quant_algo"):
-        return str(inner["quant_algo"]).strip().lower()
-    return None
-
-
 def sized_methods() -> tuple[str, ...]:
     """The quantization methods the vLLM weight table sizes from the parameter count."""
     from lmi_config.knowledge.memory import vllm_memory
@@ -322,13 +305,10 @@ def _kept_unquantized(arch: ModelArch) -> list[str]:
     """The modules a quantized checkpoint says it left unquantized, apart from those the weight table
     keeps in the model dtype anyway or that weigh next to nothing (:func:`_kept_anyway`)."""
     lists: list[Any] = []
-    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
+    declared = arch.declared_quantization
     if isinstance(declared, dict):
         lists += [declared.get(key) for key in ("modules_to_not_convert", "ignore", "exclude_modules")]
-    separate = arch.loading.get("hf_quant_config")
-    inner = separate.get("quantization") if isinstance(separate, dict) else None
-    if isinstance(inner, dict):
-        lists.append(inner.get("exclude_modules"))
+    lists.append((arch.modelopt_quantization or {}).get("exclude_modules"))
     names = [str(name) for found in lists if isinstance(found, list) for name in found]
     return [name for name in names if not _kept_anyway(name)]
 
@@ -346,7 +326,7 @@ def unsized_checkpoint(target: Target, quantize: str | None) -> str | None:
     vLLM loads the method ``quantize`` resolves to (``data/vllm_memory.json``): only on a vLLM
     backend and for a method that table sizes; anything else would be sized at the model's dtype."""
     arch = target.arch
-    stored = stored_quantization(arch)
+    stored = arch.stored_quantization if arch is not None else None
     if arch is None or arch.weight_bytes or stored is None:
         return None
     method = (quantize or "").strip().lower()

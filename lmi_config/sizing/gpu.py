@@ -77,7 +77,7 @@ def compressed_tensors_bytes(arch: ModelArch) -> tuple[float, str] | None:
     """Bytes per quantized weight of a compressed-tensors checkpoint, as vLLM's schemes allocate the
     weights scheme its config groups state (``data/vllm_memory.json``); None when the groups differ or
     state a scheme not sized here."""
-    declared = arch.loading.get("quantization_config") or arch.loading.get("compression_config")
+    declared = arch.declared_quantization
     groups = declared.get("config_groups") if isinstance(declared, dict) else None
     if not isinstance(groups, dict) or not groups:
         return None
