@@ -321,6 +321,26 @@ def test_a_gptq_checkpoint_is_sized_at_the_bits_its_config_states() -> None:
     assert channel < int4
 
 
+def test_a_compressed_tensors_int4_checkpoint_has_zero_points_only_when_asymmetric() -> None:
+    # vLLM's wNa16 scheme packs the weights like GPTQ and keeps a zero point per group only when the
+    # scheme is not symmetric (compressed_tensors_wNa16.py create_weights); the table's GPTQ figure also
+    # counts GPTQ's g_idx, so both stay below it
+    g5 = resolve_instance("g5.xlarge")
+
+    def weights(quantize: str, arch: ModelArch) -> int:
+        shape = Shape(1, 256, 4096, weight_dtype="fp16", quantize=quantize, vllm_version="0.8.4")
+        return _items(estimate_memory(arch, g5, "vllm", shape))["weights"]
+
+    def compressed(symmetric: bool) -> ModelArch:
+        group = {"weights": {"num_bits": 4, "type": "int", "group_size": 128, "symmetric": symmetric}}
+        declared = {"quant_method": "compressed-tensors", "config_groups": {"group_0": group}}
+        return _gptq(4, 128)._replace(loading={"quantization_config": declared})
+
+    symmetric = weights("compressed-tensors", compressed(symmetric=True))
+    asymmetric = weights("compressed-tensors", compressed(symmetric=False))
+    assert symmetric < asymmetric < weights("gptq", _gptq(4, 128))
+
+
 MODELOPT_FP8 = {"producer": {"name": "modelopt", "version": "0.23.0"}, "quantization": {"quant_algo": "FP8"}}
 
 

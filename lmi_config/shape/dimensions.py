@@ -330,7 +330,11 @@ def unsized_checkpoint(target: Target, quantize: str | None) -> str | None:
     if arch is None or arch.weight_bytes or stored is None:
         return None
     method = (quantize or "").strip().lower()
-    kept = _kept_unquantized(arch) if method != "fbgemm_fp8" else []  # fbgemm_fp8's table knows what it keeps
+    from lmi_config.knowledge.memory import vllm_memory
+
+    # a method whose table entry says what it keeps in the model dtype (fbgemm_fp8) sizes that itself
+    layout = vllm_memory()["quantization"].get(method)
+    kept = [] if isinstance(layout, dict) and "kept_in_model_dtype" in layout else _kept_unquantized(arch)
     if kept:
         shown = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
         return (

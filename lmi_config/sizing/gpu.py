@@ -67,9 +67,10 @@ def _declared_layout(arch: ModelArch) -> tuple[int, int] | None:
     return bits, group if isinstance(group, int) and not isinstance(group, bool) else 128
 
 
-def _packed_bytes(bits: int, group_size: int, quant: dict[str, Any]) -> float:
-    """Bytes per weight of a grouped integer layout: the weight, and a scale and zero point per group."""
-    per_group = quant["packed_weight"]["scale_bytes"] + bits / 8
+def _packed_bytes(bits: int, group_size: int, quant: dict[str, Any], zero_point: bool = True) -> float:
+    """Bytes per weight of a grouped integer layout: the weight, and a scale (and a zero point, unless
+    symmetric) per group."""
+    per_group = quant["packed_weight"]["scale_bytes"] + (bits / 8 if zero_point else 0.0)
     return bits / 8 + (per_group / group_size if group_size > 0 else 0.0)  # -1: one scale per channel
 
 
@@ -86,15 +87,16 @@ def compressed_tensors_bytes(arch: ModelArch) -> tuple[float, str] | None:
     if scheme is None:
         return None
     kind, bits, group, symmetric = scheme
-    if kind == "float" and bits == 8:
-        return 1.0, "8-bit float weights"
-    if kind == "float" and bits == 4:
-        size = group or 16
-        return 0.5 + 1 / size, f"4-bit float weights and an FP8 scale per {size}"
-    if kind == "int" and bits in (4, 8):
-        per_group = 2 + (0 if symmetric else bits / 8)
+    quant = memory_data()["quantization"]
+    if kind == "float" and bits == 8:  # the fp8 layout
+        return float(quant["fp8"]["bytes_per_weight"]), "8-bit float weights"
+    if kind == "float" and bits == 4:  # NVFP4: vLLM's scheme fixes ModelOpt's layout (an FP8 scale per 16)
+        return float(quant["modelopt_fp4"]["bytes_per_weight"]), "4-bit float weights (NVFP4)"
+    if kind == "int" and bits in (4, 8):  # the grouped integer layout, a zero point only when asymmetric
         layout = f", group {group}" if group else ""
-        return bits / 8 + (per_group / group if group else 0.0), f"{bits}-bit integer weights{layout}"
+        return _packed_bytes(
+            bits, group or -1, quant, zero_point=not symmetric
+        ), f"{bits}-bit integer weights{layout}"
     return None
 
 
