@@ -316,13 +316,18 @@ def _unread_modelopt_checkpoint(config: CanonicalConfig, target: Target, engine:
     if arch.declared_quantization or inner is None or str(inner.get("quant_algo") or "").upper() != "FP8":
         return []
     from lmi_config.knowledge.capabilities import first_release_detecting_modelopt
+    from lmi_config.shape.dimensions import modelopt_method
 
     version, first = engine.capabilities.version, first_release_detecting_modelopt()
+    # the method name: what the first release that reads the file unasked maps FP8 to (generated)
+    name = modelopt_method(arch.loading["hf_quant_config"], first) if first else None
     known = engine.capabilities.known_quantization or frozenset()
     fix = (
-        "set option.quantize=modelopt"
-        if "modelopt" in known
-        else f"vLLM {version} has no modelopt method: use an LMI release whose vLLM has it"
+        f"set option.quantize={name}"
+        if name in known
+        else f"vLLM {version} has no {name} method: use an LMI release whose vLLM has it"
+        if name
+        else f"set option.quantize to vLLM {version}'s ModelOpt FP8 method"
     )
     message = (
         f"{target.model_id} keeps its FP8 quantization in hf_quant_config.json (ModelOpt), which vLLM {version} "

@@ -268,11 +268,11 @@ def checkpoint_method(arch: ModelArch | None, vllm: str | None = None) -> str | 
 
         capabilities = vllm_capabilities(vllm)
         if capabilities is not None and capabilities.modelopt_checkpoint_detected:
-            return _modelopt_method(separate, vllm)
+            return modelopt_method(separate, vllm)
     return None
 
 
-def _modelopt_method(declared: dict[str, Any], vllm: str | None) -> str | None:
+def modelopt_method(declared: dict[str, Any], vllm: str | None) -> str | None:
     """The method vLLM's config normalization names for a ModelOpt producer's ``quant_algo`` (its map
     per release, generated into ``data/vllm_capabilities.json``), else the declared ``quant_method``."""
     from lmi_config.knowledge.capabilities import vllm_capabilities
@@ -416,7 +416,7 @@ def checkpoint_kv_cache_dtype(arch: ModelArch | None, vllm: str | None) -> str |
     declared = arch.loading.get("quantization_config") or arch.loading.get("hf_quant_config")
     if not isinstance(declared, dict):
         return None
-    method = _modelopt_method(declared, vllm) or ""
+    method = modelopt_method(declared, vllm) or ""
     if not method.startswith("modelopt"):
         return None
     inner = declared.get("quantization")
