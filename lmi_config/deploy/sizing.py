@@ -15,6 +15,7 @@ from typing import Any
 
 from lmi_config.knowledge.memory import loading_constants
 from lmi_config.knowledge.sagemaker import deploy_policy, sagemaker_limits
+from lmi_config.shape.resources import beyond_startup_limit_fix
 from lmi_config.shape.values import read_count
 
 GIB = 1024**3
@@ -88,15 +89,9 @@ def _health_check(
     if loading is None:
         why += " (the model's size is unknown, so nothing is estimated)"
     if loading is not None and loading.beyond_startup_limit:
-        fix = (
-            "compile ahead of time (option.compiled_graph_path)"
-            if loading.compiles
-            else "stage the weights in S3 as the model's data (option.model_id=/opt/ml/model): SageMaker downloads "
-            "them before the container starts"
-        )
         warnings.append(
             f"loading is estimated at {loading.needed_seconds // 60} min, beyond what SageMaker's {highest} s "
-            f"start-up health check allows with a margin; {fix}"
+            f"start-up health check allows with a margin; {beyond_startup_limit_fix(loading)}"
         )
     seconds = min(max(needed, lowest), highest)
     reasons.append(f"health check {seconds} s: {why}")

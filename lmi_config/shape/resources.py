@@ -230,23 +230,27 @@ def weights_staged(model_id: str | None) -> bool:
     return not value or value.startswith("/")
 
 
+def beyond_startup_limit_fix(loading: Loading) -> str:
+    """What to do when loading outlasts SageMaker's start-up health check: compile ahead of time where
+    the container compiles; else (the download is the time) let SageMaker download the weights before
+    the container starts."""
+    if loading.compiles:
+        return "compile ahead of time and point option.compiled_graph_path at the artifacts"
+    return (
+        "stage the weights in S3 and attach them as the model's data (ModelDataSource, an uncompressed S3Prefix, "
+        "with option.model_id=/opt/ml/model): SageMaker downloads them before the container starts, under "
+        "ModelDataDownloadTimeoutInSeconds, and the start-up check then covers loading only"
+    )
+
+
 def judge_loading(arch: ModelArch, loading: Loading) -> list[Problem]:
     """A loading timeout shorter than the estimate: the worker is killed after all that time."""
     if loading.needed_seconds <= loading.timeout_seconds:
         return []
     limit = loading_constants().sagemaker_startup_limit_seconds
-    if loading.beyond_startup_limit and loading.compiles:
+    if loading.beyond_startup_limit:
         fix = (
-            f"that is beyond SageMaker's {limit} s start-up health check: compile ahead of time and point "
-            "option.compiled_graph_path at the artifacts"
-        )
-    elif loading.beyond_startup_limit:
-        # nothing compiles: the download is the time; SageMaker can do it before the container starts
-        fix = (
-            f"that is beyond SageMaker's {limit} s start-up health check: stage the weights in S3 and attach "
-            "them as the model's data (ModelDataSource, an uncompressed S3Prefix, with option.model_id=/opt/ml/model): "
-            f"SageMaker downloads them before the container starts, under ModelDataDownloadTimeoutInSeconds (up to "
-            f"{limit} s), and the start-up check then covers loading only"
+            f"that is beyond SageMaker's {limit} s start-up health check: {beyond_startup_limit_fix(loading)}"
         )
     else:
         fix = (
