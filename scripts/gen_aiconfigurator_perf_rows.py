@@ -67,6 +67,12 @@ def _count(text: str) -> int | None:
     return int(text) if text.strip() else None
 
 
+def _concurrency(line: dict[str, str]) -> int | None:
+    """The row's ``silicon_concurrency`` (in ``silicon_data_source``), None where it is not stated."""
+    found = re.search(r"silicon_concurrency=(\d+)", line["silicon_data_source"])
+    return int(found.group(1)) if found else None
+
+
 def _data_parallel_attention(line: dict[str, str]) -> bool:
     """Attention replicated over data-parallel ranks: stated (``attention_dp_size`` > 1), or implied by
     MoE layers spread over more GPUs (``moe_tp_size`` x ``moe_ep_size``) than the attention's TP x PP --
@@ -76,8 +82,10 @@ def _data_parallel_attention(line: dict[str, str]) -> bool:
     the container's TP and PP."""
     gpus = (_count(line["tp_size"]) or 1) * (_count(line["pp_size"]) or 1)
     experts = (_count(line["moe_tp_size"]) or 1) * (_count(line["moe_ep_size"]) or 1)
-    found = re.search(r"silicon_concurrency=(\d+)", line["silicon_data_source"])
-    per_rank = bool(found) and gpus > 1 and int(found.group(1)) == (_count(line["batch_size"]) or 0) * gpus
+    concurrency = _concurrency(line)
+    per_rank = (
+        concurrency is not None and gpus > 1 and concurrency == (_count(line["batch_size"]) or 0) * gpus
+    )
     return (_count(line["attention_dp_size"]) or 1) > 1 or experts > gpus or per_rank
 
 
@@ -93,7 +101,6 @@ def rows(wheel: Path, version: str, known: set[str]) -> list[dict[str, Any]]:
             continue
         hardware, instance = SYSTEMS[line["system"]]
         backend, family = BACKENDS[line["backend"]]
-        concurrency = re.search(r"silicon_concurrency=(\d+)", line["silicon_data_source"])
         tp, pp = _count(line["tp_size"]) or 1, _count(line["pp_size"]) or 1
         found.append(
             {
@@ -115,7 +122,7 @@ def rows(wheel: Path, version: str, known: set[str]) -> list[dict[str, Any]]:
                 "tp": tp,
                 "pp": pp,
                 "batch_size": _count(line["batch_size"]),
-                "concurrency": int(concurrency.group(1)) if concurrency else None,
+                "concurrency": _concurrency(line),
                 "input_tokens": int(line["isl"]),
                 "output_tokens": int(line["osl"]),
                 "dtype": line["precision"] or None,
