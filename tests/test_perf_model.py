@@ -998,3 +998,62 @@ def test_nvfp4_weights_run_fp4_gemms_on_blackwell_and_16_bit_ones_on_hopper() ->
         figures("ml.p5.48xlarge", "fp8"),
     )
     assert hopper_fp4_ttft > hopper_fp8_ttft and hopper_fp4_tpot < hopper_fp8_tpot
+
+
+def _baseline_script(*args: str) -> subprocess.CompletedProcess[str]:
+    return _script(str(ROOT / "benchmarks" / "perf_baseline.py"), *args)
+
+
+def test_the_baseline_benchmark_scores_both_tools_on_the_rows_both_predict(tmp_path: Path) -> None:
+    # three measured GPU rows; the baseline predicts two of them, 1.5x the TTFT and 0.8x the TPOT
+    development = json.loads(shared_path("reference", "perf_measurements.json").read_text(encoding="utf-8"))
+    chosen = [row for row in development["rows"] if row["id"] in ("P188", "P192", "P223")]
+    assert len(chosen) == 3
+    measurements = tmp_path / "rows.json"
+    measurements.write_text(json.dumps({"rows": chosen}), encoding="utf-8")
+    entries: list[dict[str, Any]] = [
+        {"id": row["id"], "ttft_ms": 1.5 * row["ttft_ms"], "tpot_ms": 0.8 * row["tpot_ms"]}
+        for row in chosen[:2]
+    ]
+    entries.append({"id": chosen[2]["id"], "skipped": "OOM"})
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"estimator": "a tool", "rows": entries}), encoding="utf-8")
+    result = _baseline_script("--baseline", str(baseline), str(measurements))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout.strip().splitlines()[-1])
+    assert summary["rows"] == 2 and summary["only_lmi_config"] == 1 and summary["only_baseline"] == 0
+    assert summary["baseline_ttft_mape"] == 50.0 and summary["baseline_tpot_mape"] == 20.0
+    # lmi-config's error on those two rows is the accuracy benchmark's on them
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({"rows": chosen[:2]}), encoding="utf-8")
+    accuracy = json.loads(_benchmark(both, cwd=ROOT).stdout.strip().splitlines()[-1])
+    assert summary["lmi_config_ttft_mape"] == accuracy["ttft_mape"]
+    assert summary["lmi_config_tpot_mape"] == accuracy["tpot_mape"]
+    assert "lmi-config vs a tool" in result.stdout
+
+
+def test_the_baseline_benchmark_refuses_an_unreadable_baseline(tmp_path: Path) -> None:
+    broken = tmp_path / "baseline.json"
+    broken.write_text("{not json", encoding="utf-8")
+    for path in (broken, tmp_path / "absent.json"):
+        result = _baseline_script("--baseline", str(path))
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert result.stderr.startswith("perf_baseline: error:") and path.name in result.stderr
+
+
+def test_the_committed_baseline_names_measured_rows_by_the_silicon_row_they_cite() -> None:
+    # benchmarks/aiconfigurator_baseline.json (scripts/gen_aiconfigurator_baseline.py) must describe the
+    # rows the measurement files hold now: same ids, same aiconfigurator silicon_sample row
+    cited = {}
+    for path in (
+        shared_path("reference", "perf_measurements.json"),
+        ROOT / "benchmarks" / "aiconfigurator_perf.json",
+    ):
+        for row in json.loads(path.read_text(encoding="utf-8"))["rows"]:
+            if row.get("source_group") == "aiconfigurator-silicon":
+                cited[row["id"]] = _silicon_id(row)
+    baseline = json.loads((ROOT / "benchmarks" / "aiconfigurator_baseline.json").read_text(encoding="utf-8"))
+    entries = {entry["id"]: entry for entry in baseline["rows"]}
+    assert entries.keys() == cited.keys()
+    assert all(entries[key]["silicon_id"] == cited[key] for key in cited)
+    assert all(("ttft_ms" in entry) != ("skipped" in entry) for entry in entries.values())
