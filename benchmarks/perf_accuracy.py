@@ -148,7 +148,7 @@ def pair_order(results: Sequence[Result]) -> tuple[int, int]:
     return kept, compared
 
 
-def _split_of() -> dict[tuple[str, str], str]:
+def fit_splits() -> dict[tuple[str, str], str]:
     """(id, model) -> fitted | held-out | not fitted, as scripts/fit_perf.py split the development rows."""
     splits: dict[tuple[str, str], str] = {}
     for family in fitted_families().values():
@@ -225,7 +225,7 @@ def report(rows: Sequence[Any]) -> list[str]:
         lines.append("superseded rows, predicted but not scored:")
         lines.extend(_row_line(result) for result in superseded)
         lines.append(_summary("  superseded rows (not scored)", superseded))
-    splits = _split_of()
+    splits = fit_splits()
     for group in GROUPS:
         members = [r for r in results if r.group == group]
         lines.append(_summary(group, members))
@@ -251,15 +251,20 @@ def report(rows: Sequence[Any]) -> list[str]:
     return lines
 
 
+def read_rows(paths: Sequence[Path]) -> list[Any]:
+    """Every row of every file, in order (ValueError names a file that cannot be read)."""
+    rows: list[Any] = []
+    for path in paths:
+        rows.extend(read_measurements(path))
+    return rows
+
+
 def main(argv: Sequence[str]) -> int:
     """Evaluate every row of every file; the last line is the JSON summary. Exit 2 on a file that
     cannot be read or an output that cannot be written, with one line saying which."""
     paths = [Path(name) for name in argv] or [DEFAULT]
-    rows: list[Any] = []
     try:
-        for path in paths:
-            rows.extend(read_measurements(path))
-        write_output("-", "\n".join(report(rows)) + "\n")
+        write_output("-", "\n".join(report(read_rows(paths))) + "\n")
     except (ValueError, OutputError) as error:
         print(f"perf_accuracy: error: {error}", file=sys.stderr)
         return 2

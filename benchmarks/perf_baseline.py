@@ -28,10 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perf_accuracy import Result, _split_of, evaluate  # noqa: E402
+from perf_accuracy import Result, evaluate, fit_splits, read_rows  # noqa: E402
 
 from lmi_config.io import OutputError, write_output  # noqa: E402
-from lmi_config.perf.measured_file import read_measurements  # noqa: E402
 
 DEFAULT_BASELINE = ROOT / "benchmarks" / "aiconfigurator_baseline.json"
 DEFAULT_MEASUREMENTS = (
@@ -118,7 +117,7 @@ def report(rows: Sequence[Any], name: str, baseline: Mapping[str, Mapping[str, f
         groups.setdefault(key, []).append(pair)
     lines = [_line("GPU", pairs, name)]
     # the development rows lmi-config's parameters were fitted on, apart from every row it never fitted
-    splits = _split_of()
+    splits = fit_splits()
     fitted = [
         pair
         for pair in pairs
@@ -147,9 +146,7 @@ def main(argv: Sequence[str]) -> int:
     arguments = parser.parse_args(argv)
     try:
         name, baseline = read_baseline(arguments.baseline)
-        rows: list[Any] = []
-        for path in arguments.files or DEFAULT_MEASUREMENTS:
-            rows.extend(read_measurements(path))
+        rows = read_rows(arguments.files or DEFAULT_MEASUREMENTS)
         write_output("-", "\n".join(report(rows, name, baseline)) + "\n")
     except (ValueError, OutputError) as error:
         print(f"perf_baseline: error: {error}", file=sys.stderr)
