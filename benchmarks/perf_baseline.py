@@ -8,15 +8,19 @@ The baseline file (``scripts/gen_aiconfigurator_baseline.py``) holds, per measur
 TPOT aiconfigurator's own estimator gives for that row's configuration. A row counts where both tools
 predict it (lmi-config as ``benchmarks/perf_accuracy.py`` does, caveated mixtures of experts
 included; aiconfigurator where it gave figures); each figure is compared with the measured one as the
-source defines it. Lines give, per engine family and per family, model and hardware, the rows and
-both tools' mean absolute percentage error (TTFT, TPOT) and how often each tool is the closer one on a
-figure, for the rows lmi-config's parameters were fitted on and for the rest apart. The last line is one JSON object: rows compared, rows only one tool predicts, and both
-tools' TTFT / TPOT MAPE. Exit 2 on a file that cannot be read.
+source defines it. Lines give, per engine family and per family, model and hardware, the rows, both
+tools' mean absolute percentage error (TTFT, TPOT), how often each tool is the closer one on a figure,
+and the share of pairs of rows (same model, hardware and source) whose measured TPOT order each tool
+keeps -- which of two configurations decodes faster, what a planner ranks by; the rows lmi-config's
+parameters were fitted on and the rest are also given apart. The last line is one JSON object: rows
+compared, rows only one tool predicts, both tools' TTFT / TPOT MAPE and TPOT order kept. Exit 2 on a
+file that cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -73,7 +77,11 @@ class Pair:
         self.row = result.row
         self.ours: dict[str, float] = {}
         self.theirs: dict[str, float] = {}
+        # (measured, lmi-config's, the baseline's) TPOT: which of two configurations decodes faster
+        self.tpots: tuple[float, float, float] | None = None
         for metric in result.metrics:
+            if metric.name == "tpot":
+                self.tpots = (metric.measured, metric.predicted, baseline["tpot"])
             if metric.name in FIGURES:
                 self.ours[metric.name] = abs(metric.predicted - metric.measured) / metric.measured
                 self.theirs[metric.name] = abs(baseline[metric.name] - metric.measured) / metric.measured
@@ -81,6 +89,30 @@ class Pair:
 
 def _mape(errors: list[float]) -> float | None:
     return round(100 * sum(errors) / len(errors), 1) if errors else None
+
+
+def tpot_order(pairs: Sequence[Pair]) -> tuple[int, int, int]:
+    """(pairs whose measured TPOT order lmi-config keeps, the baseline keeps, pairs compared), over
+    pairs of rows with the same model, hardware and source and different measured TPOT."""
+    ours = theirs = compared = 0
+    groups: dict[tuple[str, ...], list[tuple[float, float, float]]] = {}
+    for pair in pairs:
+        if pair.tpots is not None:
+            key = tuple(repr(pair.row.get(name)) for name in ("model", "hardware", "source_group"))
+            groups.setdefault(key, []).append(pair.tpots)
+    for members in groups.values():
+        for first, second in itertools.combinations(members, 2):
+            if first[0] == second[0]:
+                continue  # a tie measured: no order to keep
+            compared += 1
+            faster = first[0] < second[0]
+            ours += (first[1] < second[1]) == faster
+            theirs += (first[2] < second[2]) == faster
+    return ours, theirs, compared
+
+
+def _share(kept: int, compared: int) -> float | None:
+    return round(100 * kept / compared, 1) if compared else None
 
 
 def _line(label: str, pairs: Sequence[Pair], name: str) -> str:
@@ -92,6 +124,10 @@ def _line(label: str, pairs: Sequence[Pair], name: str) -> str:
         parts.append(
             f"{figure.upper()} {_mape(ours)} vs {_mape(theirs)} % (lmi-config closer on {closer} of {len(ours)})"
         )
+    ours, theirs, compared = tpot_order(pairs)
+    parts.append(
+        f"TPOT order kept {_share(ours, compared)} vs {_share(theirs, compared)} % of {compared} pairs"
+    )
     return f"{label}: {len(pairs)} rows; lmi-config vs {name}: " + "; ".join(parts)
 
 
@@ -135,6 +171,8 @@ def report(rows: Sequence[Any], name: str, baseline: Mapping[str, Mapping[str, f
                 getattr(pair, attribute)[figure] for pair in pairs if figure in getattr(pair, attribute)
             ]
             summary[f"{tool}_{figure}_mape"] = _mape(errors)
+    ours, theirs, compared = tpot_order(pairs)
+    summary.update(lmi_config_tpot_order=_share(ours, compared), baseline_tpot_order=_share(theirs, compared))
     lines.append(json.dumps(summary))
     return lines
 

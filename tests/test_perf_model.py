@@ -1005,15 +1005,16 @@ def _baseline_script(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_baseline_benchmark_scores_both_tools_on_the_rows_both_predict(tmp_path: Path) -> None:
-    # three measured GPU rows; the baseline predicts two of them, 1.5x the TTFT and 0.8x the TPOT
+    # three measured GPU rows; the baseline predicts two of them: 1.5x the TTFT, and 0.8x and 0.3x the
+    # TPOT -- which reverses which of the two decodes faster (measured 10.6 and 25.6 ms)
     development = json.loads(shared_path("reference", "perf_measurements.json").read_text(encoding="utf-8"))
     chosen = [row for row in development["rows"] if row["id"] in ("P188", "P192", "P223")]
     assert len(chosen) == 3
     measurements = tmp_path / "rows.json"
     measurements.write_text(json.dumps({"rows": chosen}), encoding="utf-8")
     entries: list[dict[str, Any]] = [
-        {"id": row["id"], "ttft_ms": 1.5 * row["ttft_ms"], "tpot_ms": 0.8 * row["tpot_ms"]}
-        for row in chosen[:2]
+        {"id": row["id"], "ttft_ms": 1.5 * row["ttft_ms"], "tpot_ms": factor * row["tpot_ms"]}
+        for row, factor in zip(chosen[:2], (0.8, 0.3), strict=True)
     ]
     entries.append({"id": chosen[2]["id"], "skipped": "OOM"})
     baseline = tmp_path / "baseline.json"
@@ -1022,13 +1023,15 @@ def test_the_baseline_benchmark_scores_both_tools_on_the_rows_both_predict(tmp_p
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["rows"] == 2 and summary["only_lmi_config"] == 1 and summary["only_baseline"] == 0
-    assert summary["baseline_ttft_mape"] == 50.0 and summary["baseline_tpot_mape"] == 20.0
+    assert summary["baseline_ttft_mape"] == 50.0 and summary["baseline_tpot_mape"] == 45.0
+    assert summary["baseline_tpot_order"] == 0.0
     # lmi-config's error on those two rows is the accuracy benchmark's on them
     both = tmp_path / "both.json"
     both.write_text(json.dumps({"rows": chosen[:2]}), encoding="utf-8")
     accuracy = json.loads(_benchmark(both, cwd=ROOT).stdout.strip().splitlines()[-1])
     assert summary["lmi_config_ttft_mape"] == accuracy["ttft_mape"]
     assert summary["lmi_config_tpot_mape"] == accuracy["tpot_mape"]
+    assert summary["lmi_config_tpot_order"] == accuracy["pair_order_agreement"] == 100.0
     assert "lmi-config vs a tool" in result.stdout
 
 
