@@ -97,16 +97,16 @@ def mape(results: Sequence[Result], metric: str) -> float | None:
 def _order_key(result: Result) -> tuple[str, float, float] | None:
     row = result.row
     throughput = row.get("throughput_output_tokens_per_s")
-    if _positive(throughput):
+    if positive(throughput):
         return ("throughput", float(throughput), result.prediction.output_tokens_per_second)
     tpot = row.get("tpot_ms")
-    if _positive(tpot):
+    if positive(tpot):
         # lower TPOT is better: negate so that larger is better for both
         return ("tpot", -float(tpot), -result.prediction.tpot_ms)
     return None
 
 
-def _positive(number: Any) -> bool:
+def positive(number: Any) -> bool:
     return (
         isinstance(number, int | float)
         and not isinstance(number, bool)
@@ -115,13 +115,17 @@ def _positive(number: Any) -> bool:
     )
 
 
+def pair_group(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """Rows compared in pairs share it: the same model, hardware and source."""
+    return tuple(repr(row.get(name)) for name in ("model", "hardware", "source_group"))
+
+
 def pair_order(results: Sequence[Result]) -> tuple[int, int]:
     """(pairs whose measured order the prediction keeps, pairs compared)."""
     kept = compared = 0
     groups: dict[tuple[str, ...], list[Result]] = {}
     for result in results:
-        key = tuple(repr(result.row.get(name)) for name in ("model", "hardware", "source_group"))
-        groups.setdefault(key, []).append(result)
+        groups.setdefault(pair_group(result.row), []).append(result)
     for members in groups.values():
         for first, second in itertools.combinations(members, 2):
             a, b = _order_key(first), _order_key(second)
@@ -131,12 +135,12 @@ def pair_order(results: Sequence[Result]) -> tuple[int, int]:
                 # one measures throughput, the other not: compare by TPOT if both give it
                 a = (
                     ("tpot", -float(first.row["tpot_ms"]), -first.prediction.tpot_ms)
-                    if _positive(first.row.get("tpot_ms"))
+                    if positive(first.row.get("tpot_ms"))
                     else None
                 )
                 b = (
                     ("tpot", -float(second.row["tpot_ms"]), -second.prediction.tpot_ms)
-                    if _positive(second.row.get("tpot_ms"))
+                    if positive(second.row.get("tpot_ms"))
                     else None
                 )
                 if a is None or b is None:

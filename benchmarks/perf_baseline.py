@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perf_accuracy import Result, evaluate, fit_splits, read_rows  # noqa: E402
+from perf_accuracy import Result, evaluate, fit_splits, pair_group, positive, read_rows  # noqa: E402
 
 from lmi_config.io import OutputError, write_output  # noqa: E402
 
@@ -59,15 +58,9 @@ def read_baseline(path: Path) -> tuple[str, dict[str, dict[str, float]]]:
         if not isinstance(entry, dict):
             continue
         figures = {name: entry.get(f"{name}_ms") for name in FIGURES}
-        if all(_positive(value) for value in figures.values()):
+        if all(positive(value) for value in figures.values()):
             predicted[str(entry.get("id"))] = {name: float(value) for name, value in figures.items()}
     return str(document.get("estimator") or path.name), predicted
-
-
-def _positive(value: Any) -> bool:
-    return (
-        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    )
 
 
 class Pair:
@@ -98,8 +91,7 @@ def tpot_order(pairs: Sequence[Pair]) -> tuple[int, int, int]:
     groups: dict[tuple[str, ...], list[tuple[float, float, float]]] = {}
     for pair in pairs:
         if pair.tpots is not None:
-            key = tuple(repr(pair.row.get(name)) for name in ("model", "hardware", "source_group"))
-            groups.setdefault(key, []).append(pair.tpots)
+            groups.setdefault(pair_group(pair.row), []).append(pair.tpots)
     for members in groups.values():
         for first, second in itertools.combinations(members, 2):
             if first[0] == second[0]:
@@ -154,14 +146,14 @@ def report(rows: Sequence[Any], name: str, baseline: Mapping[str, Mapping[str, f
     lines = [_line("GPU", pairs, name)]
     # the development rows lmi-config's parameters were fitted on, apart from every row it never fitted
     splits = fit_splits()
-    fitted = [
-        pair
-        for pair in pairs
-        if splits.get((repr(pair.row.get("id")), repr(pair.row.get("model")))) == "fitted"
-    ]
+    fitted: list[Pair] = []
+    never: list[Pair] = []
+    for pair in pairs:
+        split = splits.get((repr(pair.row.get("id")), repr(pair.row.get("model"))))
+        (fitted if split == "fitted" else never).append(pair)
     if fitted:
         lines.append(_line("  GPU rows lmi-config was fitted on", fitted, name))
-        lines.append(_line("  GPU rows lmi-config never fitted", [p for p in pairs if p not in fitted], name))
+        lines.append(_line("  GPU rows lmi-config never fitted", never, name))
     lines.extend(_line("  " + " ".join(key), groups[key], name) for key in sorted(groups))
     lines.append(f"rows only lmi-config predicts: {only_ours}; rows only {name} predicts: {only_theirs}")
     summary: dict[str, Any] = {"rows": len(pairs), "only_lmi_config": only_ours, "only_baseline": only_theirs}
