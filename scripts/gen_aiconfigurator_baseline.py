@@ -32,7 +32,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import venv
@@ -60,13 +59,15 @@ STAND_INS = {
 
 def silicon_ids(paths: tuple[Path, ...]) -> list[tuple[str, str]]:
     """(our row id, silicon_sample row id) of every row citing aiconfigurator's silicon file."""
+    # imported here: the part run inside aiconfigurator's environment uses the standard library only
+    from gen_aiconfigurator_perf_rows import cited_silicon_id
+
     found = []
     for path in paths:
         document = json.loads(path.read_text(encoding="utf-8"))
         for row in document["rows"] if isinstance(document, dict) else document:
-            cited = re.search(r"\(id (\S+)\)", str((row.get("source") or {}).get("line_or_row", "")))
-            if row.get("source_group") == "aiconfigurator-silicon" and cited:
-                found.append((str(row["id"]), cited.group(1)))
+            if (cited := cited_silicon_id(row)) is not None:
+                found.append((str(row["id"]), cited))
     return found
 
 
@@ -180,7 +181,6 @@ def main(argv: list[str] | None = None) -> int:
     completed = subprocess.run(
         [str(python), __file__, "--inside"],
         input=json.dumps(pairs),
-        capture_output=False,
         stdout=subprocess.PIPE,
         text=True,
         check=True,

@@ -52,15 +52,16 @@ SYSTEMS = {
 BACKENDS = {"vllm": ("vllm", "gpu-vllm"), "trtllm": ("tensorrt-llm", "gpu-trtllm")}
 
 
+def cited_silicon_id(row: dict[str, Any]) -> str | None:
+    """The silicon_sample row id a measured row cites ("line N (id ...)"), None for other sources."""
+    found = re.search(r"\(id (\S+)\)", str((row.get("source") or {}).get("line_or_row", "")))
+    return found.group(1) if row.get("source_group") == "aiconfigurator-silicon" and found else None
+
+
 def development_ids(path: Path) -> set[str]:
     """The silicon_sample row ids the development data already carries (from each row's citation)."""
     document = json.loads(path.read_text(encoding="utf-8"))
-    ids = set()
-    for row in document["rows"]:
-        found = re.search(r"\(id (\S+)\)", str((row.get("source") or {}).get("line_or_row", "")))
-        if row.get("source_group") == "aiconfigurator-silicon" and found:
-            ids.add(found.group(1))
-    return ids
+    return {cited for row in document["rows"] if (cited := cited_silicon_id(row)) is not None}
 
 
 def _count(text: str) -> int | None:
