@@ -34,6 +34,9 @@ class EnvEntry(NamedTuple):
     line: int | None
     quoted: bool = False
     inline_comment: str | None = None  # text after an unquoted `` #`` (dropped by dotenv)
+    # the last physical line of the setting where it spans several (a quoted value over lines, a
+    # JSON value below its key); None: it ends on ``line``
+    end_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,7 @@ class EnvSyntaxError:
     message: str
     line: int | None
     severity: str = "error"
+    end_line: int | None = None  # the last physical line of its setting (a JSON value below its key)
 
 
 @dataclass
@@ -175,7 +179,9 @@ def _parse_env_text(text: str) -> EnvDocument:
                         line_number,
                     )
                 )
-            document.entries.append(EnvEntry(name, quoted.value, line_number, True, None))
+            # index, 0-based, of the line after the value is the 1-based number of its closing quote's line
+            end_line = index if index > line_number else None
+            document.entries.append(EnvEntry(name, quoted.value, line_number, True, None, end_line))
             continue
         inline_comment = None
         match = re.search(r"\s#", rest)
@@ -190,12 +196,30 @@ def _shorten(text: str, limit: int = 60) -> str:
     return shorten(text, limit)
 
 
-_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*')  # up to the value
+_JSON_VALUE = json.JSONDecoder()
 
 
-def _key_lines(text: str) -> dict[str, int]:
-    """The line where each object key first appears, in one pass over the text."""
-    lines: dict[str, int] = {}
+def split_json_lines(text: str) -> list[str]:
+    """Split JSON text into the lines its line numbers count: on ``\\n`` only, as ``json``'s error
+    positions and the entries' lines (:func:`parse_env_json`) count them (a ``\\r`` stays in its line)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class _KeyPlace(NamedTuple):
+    """Where an object key first appears: its line, and the line and offset where its value starts."""
+
+    line: int
+    value_line: int
+    value_offset: int
+
+
+def _key_lines(text: str) -> dict[str, _KeyPlace]:
+    """Where each object key first appears, in one pass over the text."""
+    lines: dict[str, _KeyPlace] = {}
     line = 1
     position = 0
     for match in _JSON_KEY.finditer(text):
@@ -206,8 +230,23 @@ def _key_lines(text: str) -> dict[str, int]:
             key = json.loads(f'"{raw}"') if "\\" in raw else raw
         except ValueError:
             continue
-        lines.setdefault(key, line)
+        if key not in lines:
+            lines[key] = _KeyPlace(line, line + text.count("\n", match.start(), match.end()), match.end())
     return lines
+
+
+def _last_line(text: str, place: _KeyPlace | None, value: object) -> int | None:
+    """The line where the value of a key placed at ``place`` ends, when not on the key's line."""
+    if place is None:
+        return None
+    last = place.value_line
+    if isinstance(value, dict | list):  # a string, number or literal is one line; these may be many
+        try:
+            end = _JSON_VALUE.raw_decode(text, place.value_offset)[1]
+        except (ValueError, RecursionError):  # the key pattern matched inside a string
+            end = place.value_offset
+        last += text.count("\n", place.value_offset, end)
+    return last if last != place.line else None
 
 
 def _json_kind(value: object) -> str:
@@ -268,7 +307,8 @@ def parse_env_json(text: str) -> EnvDocument:
         return document
     lines = _key_lines(text)
     for name, value in environment.items():
-        line = lines.get(name)
+        place = lines.get(name)
+        line, end_line = (place.line if place else None), _last_line(text, place, value)
         shown = shorten(name, 60)
         if isinstance(value, bool | int | float):
             as_string = ("true" if value else "false") if isinstance(value, bool) else json.dumps(value)
@@ -278,13 +318,18 @@ def parse_env_json(text: str) -> EnvDocument:
                     f'only: write "{shorten(as_string, 40)}"',
                     line,
                     severity="warning",
+                    end_line=end_line,
                 )
             )
             value = as_string
         elif not isinstance(value, str):
             document.errors.append(
-                EnvSyntaxError(f"value of {shown!r} must be a string, not a JSON {_json_kind(value)}", line)
+                EnvSyntaxError(
+                    f"value of {shown!r} must be a string, not a JSON {_json_kind(value)}",
+                    line,
+                    end_line=end_line,
+                )
             )
             continue
-        document.entries.append(EnvEntry(str(name), value, line, quoted=True))
+        document.entries.append(EnvEntry(str(name), value, line, quoted=True, end_line=end_line))
     return document

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from lmi_config.configfile.text import collector_paused, split_lines
 
-_BLANKS = " \t\f"
+BLANKS = " \t\f"  # what Properties.load skips at the start of every physical line
 
 
 class PropertiesSyntaxError(ValueError):
@@ -25,7 +25,8 @@ class PropertiesSyntaxError(ValueError):
 
     def __init__(self, message: str, line: int) -> None:
         super().__init__(message)
-        self.line = line
+        self.line = line  # 1-based physical line where the logical line starts
+        self.end_line = line  # and where it ends (continuations): set by the parser
 
 
 class PropertyEntry(NamedTuple):
@@ -151,7 +152,7 @@ def _split_escaped_key_value(logical: str) -> tuple[str, str, str]:
             separator = char
             has_separator = True
             break
-        if char in _BLANKS and not preceding_backslash:
+        if char in BLANKS and not preceding_backslash:
             value_start = key_end + 1
             separator = " "
             break
@@ -159,7 +160,7 @@ def _split_escaped_key_value(logical: str) -> tuple[str, str, str]:
         key_end += 1
     while value_start < length:
         char = logical[value_start]
-        if char not in _BLANKS:
+        if char not in BLANKS:
             if not has_separator and char in "=:":
                 has_separator = True
                 separator = char
@@ -183,7 +184,7 @@ def _parse_properties(text: str) -> PropertiesDocument:
     index = 0
     while index < count:
         start_line = index + 1
-        stripped = lines[index].lstrip(_BLANKS)
+        stripped = lines[index].lstrip(BLANKS)
         index += 1
         if not stripped:
             continue
@@ -194,7 +195,7 @@ def _parse_properties(text: str) -> PropertiesDocument:
         if stripped[-1] == "\\" and _ends_with_odd_backslashes(stripped):
             parts = [stripped[:-1]]
             while index < count:
-                parts.append(lines[index].lstrip(_BLANKS))
+                parts.append(lines[index].lstrip(BLANKS))
                 index += 1
                 if not _ends_with_odd_backslashes(parts[-1]):
                     break
@@ -208,6 +209,7 @@ def _parse_properties(text: str) -> PropertiesDocument:
             key = _unescape(raw_key, start_line) if "\\" in raw_key else raw_key
             value = _unescape(raw_value, start_line) if "\\" in raw_value else raw_value
         except PropertiesSyntaxError as error:
+            error.end_line = index
             document.errors.append(error)
             continue
         entries.append(
