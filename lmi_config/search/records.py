@@ -5,7 +5,8 @@
   the same file meanwhile loses nothing) and marked ``exported-and-loaded``; other models,
   other instance types and predicted entries in it are kept as they are;
 - ``<stem>.journal.json``: every failed trial (its class and last lines) and every skip with
-  its reason, merged in the same way after each, so a resume never repeats a trial;
+  its reason, merged in the same way after each, so a resume never repeats a trial (a shard's
+  journal records its successes too, as ``exported-and-loaded``);
 - ``<stem>.lock``: held (``flock``) for as long as a search runs, so only one search writes
   these files; the kernel releases it when the process dies, even by SIGKILL. It is never
   deleted: a search that deleted it on exit would let the next two lock different files;
@@ -124,15 +125,18 @@ class Record:
         return results or entry.get("model") == self.subject.model
 
     def add_success(self, trial: Trial) -> None:
-        """Merge the configuration, marked exported-and-loaded, into the results file (under its lock)."""
+        """Merge the configuration, marked exported-and-loaded, into the results file (under its lock).
+        A shard (``where`` set) journals the trial first: a merge takes a shard's proof only with the
+        journal record of its trial (:mod:`lmi_config.search.shard_plan`)."""
         entry = cache_config.current_entry(self.subject.task, self.subject.instance_type, *trial.key)
         if self.where is not None:
+            self.add_journal(trial, cache_config.PROVEN, {})
             entry = {**entry, PROVEN_ON: self.where, PROVEN_AT: time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         proven = cache_config.with_provenance([entry], cache_config.PROVEN)
         cache_config.merge_into_file(str(self.paths.results), self.subject.model, proven)
 
     def add_journal(self, trial: Trial, outcome: str, details: dict[str, Any]) -> None:
-        """Merge a failed or skipped trial into the journal."""
+        """Merge a failed, skipped (or, for a shard, exported-and-loaded) trial into the journal."""
         self.add_journal_entries([(trial, outcome, details)])
 
     def add_journal_entries(self, rows: list[tuple[Trial, str, dict[str, Any]]]) -> None:
@@ -214,8 +218,12 @@ def results_path(output: str | None, model: str) -> Path:
 def check_work_dir(work_dir: Path) -> None:
     """Refuse, before anything runs, a --work-dir that names a file or whose parent directory does
     not exist (the work directory itself is created; a mistyped tree is not)."""
-    shown = f"--work-dir {work_dir}"
-    if work_dir.exists() or work_dir.is_symlink():
+    shown = f"--work-dir {str(work_dir)[:200]}"
+    try:
+        present = work_dir.exists() or work_dir.is_symlink()
+    except OSError as error:  # a name longer than the file system allows
+        raise InputError(f"{shown}: {error.strerror or error}; give another path") from None
+    if present:
         _check_directory(work_dir, shown)
     else:
         _check_directory(work_dir.parent, shown)

@@ -204,6 +204,10 @@ def open_store(location: str, *, region: str | None = None, endpoint_url: str | 
     if "://" in location:
         raise InputError(f"--results {location}: give s3://BUCKET/PREFIX or a directory")
     path = Path(location)
+    try:
+        path.exists()
+    except OSError as error:  # a name longer than the file system allows
+        raise InputError(f"--results {location[:200]}: {error.strerror or error}; give a directory") from None
     if path.exists() and not path.is_dir():
         raise InputError(f"--results {location}: is not a directory; give a directory or s3://BUCKET/PREFIX")
     if not path.exists():

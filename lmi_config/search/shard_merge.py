@@ -12,11 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lmi_config.errors import InputError
+from lmi_config.errors import InputError, OutputError
 from lmi_config.io import update_locked
 from lmi_config.search import cache_config
 from lmi_config.search.records import JOURNAL_LIMIT_BYTES, SearchPaths, journal_identity, results_path
+from lmi_config.search.results_store import OBJECT_LIMIT_BYTES
 from lmi_config.search.shard_objects import SHARDS_FOLDER, ShardState, parse_shard, read_search
+from lmi_config.search.shard_plan import (
+    accepted,
+    model_arch,
+    parse_shard_key,
+    printable,
+    search_task,
+    shard_plan,
+)
 from lmi_config.secrets import redact_document
 from lmi_config.strict_json import dump_json, parse_json
 
@@ -102,19 +111,46 @@ def merge_state(
     return added_results, added_journal
 
 
-def read_shards(store: Any, search_id: str) -> tuple[list[ShardState], list[str]]:
-    """Every shard object of the search, checked: (usable ones, refusals naming each key)."""
+def read_shards(store: Any, search: dict[str, Any]) -> tuple[list[ShardState], list[str]]:
+    """Every shard object of the search, checked: (what a merge takes of each, refusals naming each
+    object and what was left out of it). An object no shard writes, a damaged or oversized one, or
+    one of another search is refused whole; of the others, only what their shard's plan holds is
+    taken (:mod:`lmi_config.search.shard_plan`)."""
     states, refused = [], []
+    model, arch = str(search.get("model")), None
     for key in store.keys(SHARDS_FOLDER):
-        if not key.endswith(".json"):
+        if key.endswith("/"):
+            continue  # a folder marker (the S3 console makes them), not an object
+        shown = printable(store.describe(key))
+        named = parse_shard_key(key)
+        if named is None:
+            refused.append(
+                f"{shown}: not a shard's object (a shard writes {SHARDS_FOLDER}/<instance type>-<K>of<N>.json); "
+                "not merged: move it out of this results location"
+            )
             continue
-        found = store.read(key)
+        try:
+            found = store.read(key)
+        except (InputError, OutputError) as error:
+            refused.append(f"{error}; not merged")
+            continue
         if found is None:
             continue  # deleted since it was listed
+        if len(found[0]) > OBJECT_LIMIT_BYTES:
+            refused.append(
+                f"{shown}: more than {OBJECT_LIMIT_BYTES} bytes, more than a shard object holds; not merged"
+            )
+            continue
         try:
-            states.append(parse_shard(found[0], store.describe(key), key, search_id))
+            state = parse_shard(found[0], shown, key, str(search["id"]))
         except InputError as error:
             refused.append(str(error))
+            continue
+        arch = arch if arch is not None else model_arch(model)
+        plan = shard_plan(*named, model, search_task(search.get("task"), arch), arch)
+        kept, left_out = accepted(state, plan, shown)
+        states.append(kept)
+        refused.extend(left_out)
     return states, refused
 
 
@@ -122,8 +158,8 @@ def merge_results(
     store: Any, output: str | None, model: str | None = None, *, secret_values: frozenset[str] = frozenset()
 ) -> MergeReport:
     """Merge every shard of the search in ``store`` into the results file ``output`` (default
-    ``<model name>.json``) and the journal beside it. A damaged shard object, or one of another
-    search, is refused (listed in the report) and the others are merged."""
+    ``<model name>.json``) and the journal beside it. What is not a shard's own, in its plan and
+    journaled (see :func:`read_shards`) is refused (listed in the report) and the rest is merged."""
     search = read_search(store)
     search_model = str(search.get("model"))
     if model is not None and model != search_model:
@@ -132,7 +168,7 @@ def merge_results(
         )
     paths = SearchPaths.beside(results_path(output, search_model))
     report = MergeReport(paths.results, paths.journal)
-    report.shards, report.refused = read_shards(store, str(search["id"]))
+    report.shards, report.refused = read_shards(store, search)
     for state in report.shards:
         added_results, added_journal = merge_state(
             state, paths.results, paths.journal, search_model, secret_values

@@ -9,7 +9,8 @@
 - ``coordinator.json`` — the lease of the coordinator that manages the search's jobs.
 
 A shard object is merged only when it is one: valid JSON of this format, of this search (its id),
-under its own name. Anything else is refused with its key and never merged.
+under its own name. Anything else is refused with its key and never merged; what a merge takes
+from an object that is one is :mod:`lmi_config.search.shard_plan`'s to say.
 """
 
 from __future__ import annotations
@@ -148,15 +149,19 @@ def parse_shard(data: bytes, shown: str, key: str, search_id: str) -> ShardState
     name = document.get("shard")
     if not isinstance(name, str) or shard_key(name) != key:
         raise InputError(f"{shown}: names shard {name!r}, not the one of its key; not merged")
+    where = document.get("where")
     journal = document.get("journal")
     entries = journal.get("entries") if isinstance(journal, dict) else None
-    where = document.get("where")
     if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
         raise InputError(f"{shown}: its journal has no list of entries; not merged")
     results = cache_config.parse(dump_json(document.get("results", {}), indent=None), shown)
     problem = _entry_problem(results, entries)
     if problem is not None:
         raise InputError(f"{shown}: {problem}; not merged")
+    if isinstance(where, dict) and where.get("shard", name) != name:
+        raise InputError(
+            f"{shown}: names shard {name!r} but was written by {where.get('shard')!r}; not merged"
+        )
     return ShardState(
         key,
         name,

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from lmi_config.errors import InputError
 
-_SHARD = re.compile(r"^\s*(\d{1,6})\s*/\s*(\d{1,6})\s*$")
+_SHARD = re.compile(r"^\s*([0-9]+)\s*/\s*([0-9]+)\s*$", re.ASCII)
+MAX_SHARDS = 999_999  # far beyond any grid's TP sizes; a shard past them is complete at once
 
 
 @dataclass(frozen=True, order=True)
@@ -42,15 +43,26 @@ class Shard:
 
 
 def parse_shard(text: str) -> Shard:
-    """``K/N`` with 1 <= K <= N; :class:`InputError` saying what to give instead."""
+    """``K/N`` with 1 <= K <= N <= :data:`MAX_SHARDS`; :class:`InputError` saying what to give instead."""
+    shown = text if text.isprintable() and len(text) <= 40 else repr(text[:40])
     found = _SHARD.match(text)
     if found is None:
-        raise InputError(f"--shard {text}: expected K/N, e.g. --shard 1/3 (the first of three shards)")
-    index, count = int(found.group(1)), int(found.group(2))
-    if count < 1 or not 1 <= index <= count:
+        raise InputError(f"--shard {shown}: expected K/N, e.g. --shard 1/3 (the first of three shards)")
+    index_digits, count_digits = (part.lstrip("0") or "0" for part in found.groups())
+    limit = len(str(MAX_SHARDS))
+    if len(count_digits) > limit or int(count_digits) > MAX_SHARDS:
         raise InputError(
-            f"--shard {text}: K must be between 1 and N (shards are numbered 1/{max(count, 1)} to "
-            f"{max(count, 1)}/{max(count, 1)})"
+            f"--shard {shown}: N is at most {MAX_SHARDS} (a shard past the grid's TP sizes runs nothing)"
+        )
+    count = int(count_digits)
+    if count < 1:
+        raise InputError(
+            f"--shard {shown}: N is the number of shards, at least 1 (--shard 1/1 runs the whole search)"
+        )
+    index = int(index_digits) if len(index_digits) <= limit else MAX_SHARDS + 1
+    if not 1 <= index <= count:
+        raise InputError(
+            f"--shard {shown}: K must be between 1 and N (shards are numbered 1/{count} to {count}/{count})"
         )
     return Shard(index, count)
 
