@@ -1,10 +1,15 @@
 """The public Python API: what the CLI calls, usable from other tools (and ``plan`` / ``deploy``).
 
-Every function returns a result object and raises only documented errors:
-:class:`InputError` (unusable input files), :class:`SpecError` (an unusable spec),
-:class:`PlanningError` (nothing fits), :class:`TemplateProblem` (a template that cannot be rendered),
-:class:`DeployError` (AWS refused a deploy step or the endpoint failed).
-Nothing here prints or writes files; :func:`lmi_config.io.write_output` does that.
+Every function returns a result object and raises only the errors of :mod:`lmi_config.errors`,
+all :class:`LmiConfigError`, each named in the function's docstring: :class:`InputError`
+(unusable input files; :class:`InvalidArgument`, one of its kind, for an argument the function
+does not take — a wrong type, an unknown name, NaN, a number out of range — naming it and what is
+allowed), :class:`SpecError` (an unusable spec), :class:`PlanningError` (nothing fits),
+:class:`TemplateProblem` (a template that cannot be rendered), :class:`OutputError` (a file that
+cannot be written), :class:`DeployError` (AWS refused a call or the endpoint failed). Any other
+exception escaping a function here is a bug.
+Nothing here prints, and only the functions named ``write_*``, ``fix_paths``, the searches and
+deploys write files; :func:`lmi_config.io.write_output` writes the CLI's.
 """
 
 from __future__ import annotations
@@ -14,9 +19,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lmi_config import api_requests as requests
+from lmi_config import arguments as check
 from lmi_config.configfile.loader import LintTarget, collect, parse_source
-from lmi_config.errors import DeployError, InputError, OutputError, PlanningError, SpecError, TemplateProblem
-from lmi_config.lint import LintOptions, LintResult, lint_targets
+from lmi_config.errors import (
+    DeployError,
+    InputError,
+    InvalidArgument,
+    LmiConfigError,
+    OutputError,
+    PlanningError,
+    SpecError,
+    TemplateProblem,
+)
+from lmi_config.lint import LintOptions, LintResult
+from lmi_config.lint import lint_targets as _lint_targets
 
 if TYPE_CHECKING:
     from lmi_config.deploy import DeployPlan, DeployRequest, Outcome
@@ -38,8 +55,10 @@ __all__ = [
     "DeployResult",
     "ExplainResult",
     "InputError",
+    "InvalidArgument",
     "LintOptions",
     "LintResult",
+    "LmiConfigError",
     "OutputError",
     "PlanningError",
     "Rendered",
@@ -83,12 +102,19 @@ def lint_options(
     """Options for a run: the flags (``target`` holds backend, lmi_version, instance, model, hub,
     lnc) over the project settings found from the current directory (or ``settings_file``;
     none with ``isolated``). ``select`` replaces the settings' list; ``ignore`` and ``exclude``
-    add to theirs. Raises :class:`InputError` for a bad settings file or an unknown rule name.
+    add to theirs. Raises :class:`InputError` for a bad settings file or an unknown rule name,
+    :class:`InvalidArgument` for an argument of the wrong type or an unknown ``target`` field.
     """
     from lmi_config.lint import normalize_rule_names
     from lmi_config.rules import load_rules
     from lmi_config.settings import ProjectSettings, find_settings, load_settings
 
+    for name, value in (("select", select), ("ignore", ignore), ("exclude", exclude)):
+        check.optional_texts(name, value, empty=False)
+    check.optional_text("settings_file", settings_file, empty=False)
+    check.flag("isolated", isolated)
+    check.flag("force_exclude", force_exclude)
+    check.known_fields("lint_options", target, _TARGET_FIELDS)
     if isolated:
         settings = ProjectSettings()
     elif settings_file:
@@ -103,6 +129,7 @@ def lint_options(
         force_exclude=force_exclude,
         **target,
     )
+    requests.lint_options("lint_options", options)
     load_rules()
     try:
         normalize_rule_names(options.select + options.ignore)
@@ -114,6 +141,11 @@ def lint_options(
         except ValueError as error:
             raise InputError(f"{settings.path}: per-path {entry.pattern!r}: {error}") from None
     return options
+
+
+# the target options of a lint run (lint_options' **target, the flags of lmi-config lint)
+_TARGET_FIELDS = ("backend", "lmi_version", "instance", "model", "hub", "lnc")
+_KINDS = ("properties", "env", "json")  # what a configuration file is read as
 
 
 def lint_text(
@@ -138,8 +170,28 @@ def lint_text(
     ``kind`` is properties, env or json; ``env`` is the text of an env file the container sees
     together with it (``--env``); ``instance``, ``model``, ``backend``, ``lmi_version`` (a version,
     ``v12`` or an image tag), ``hub`` and ``lnc`` are the CLI's flags and win over ``options``.
-    Findings carry their judged fix (``finding.fix``). Raises :class:`InputError` for bad options.
+    Findings carry their judged fix (``finding.fix``). Raises :class:`InputError` for bad options
+    or text that cannot be read as ``kind``, :class:`InvalidArgument` for an argument of the wrong
+    type or value.
     """
+    check.text("text", text, nul=True)
+    check.choice("kind", kind, _KINDS)
+    requests.optional_lint_options("options", options)
+    check.text("name", name, empty=False, nul=True)
+    check.optional_path("directory", directory)
+    if env is not None:
+        check.text("env", env, nul=True)
+    for argument, value in (
+        ("instance", instance),
+        ("model", model),
+        ("backend", backend),
+        ("lmi_version", lmi_version),
+    ):
+        check.optional_text(argument, value, empty=False)
+    check.optional_flag("hub", hub)
+    check.optional_count("lnc", lnc, minimum=1, maximum=2)
+    check.optional_texts("select", select, empty=False)
+    check.optional_texts("ignore", ignore, empty=False)
     given: dict[str, Any] = {
         "instance": instance,
         "model": model,
@@ -163,15 +215,32 @@ def lint_text(
 
 
 def load_rules_checked(options: LintOptions) -> None:
-    """Load the rules and refuse unknown rule names in ``options`` with :class:`InputError`."""
+    """Load the rules and refuse unknown rule names in ``options`` with :class:`InputError`
+    (:class:`InvalidArgument` for options that are not a :class:`LintOptions` of usable fields)."""
     from lmi_config.lint import normalize_rule_names
     from lmi_config.rules import load_rules
 
+    requests.lint_options("options", options)
     load_rules()
     try:
         normalize_rule_names(options.select + options.ignore)
     except ValueError as error:
         raise InputError(str(error)) from None
+
+
+def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) -> LintResult:
+    """Lint configuration units already read (each a :class:`LintTarget` of its sources); raises
+    :class:`InputError` for unknown rule names in ``options``, :class:`InvalidArgument` for
+    arguments of the wrong type."""
+    if isinstance(targets, str | bytes) or not isinstance(targets, list | tuple):
+        raise InvalidArgument(
+            f"targets: {check.shown(targets)} is not allowed; expected a list of LintTarget"
+        )
+    for position, target in enumerate(targets):
+        check.instance_of(f"targets[{position}]", target, LintTarget, "a LintTarget")
+    if options is not None:
+        load_rules_checked(options)
+    return _lint_targets(list(targets), options)
 
 
 def lint_paths(
@@ -187,9 +256,15 @@ def lint_paths(
 
     A file that cannot be read (missing, binary, too large, a dangling symlink) does not stop the
     run: it is listed in ``result.problems`` and the other files are linted. Raises
-    :class:`InputError` for bad options. With ``exclude``, paths the project settings or
-    ``options.exclude`` exclude are skipped.
+    :class:`InputError` for bad options, :class:`InvalidArgument` for an argument of the wrong type
+    or value. With ``exclude``, paths the project settings or ``options.exclude`` exclude are skipped.
     """
+    check.texts("paths", paths, empty=False)
+    requests.optional_lint_options("options", options)
+    check.optional_texts("env_files", env_files, empty=False)
+    check.optional_bytes("stdin_bytes", stdin_bytes)
+    check.optional_choice("stdin_kind", stdin_kind, _KINDS)
+    check.flag("exclude", exclude)
     options = options or LintOptions()
     excluded = options.excluded if exclude else None
     found = collect(
@@ -219,31 +294,55 @@ def fix_paths(
     unsafe: bool = False,
     write: bool = True,
 ) -> FixResult:
-    """Apply the judged fixes to files (``write``) or only compute them (a diff); see :mod:`lmi_config.fixes`."""
-    from lmi_config.fixes import fix_to_fixed_point
-    from lmi_config.io import write_atomically
+    """Apply the judged fixes to files (``write``) or only compute them (a diff); see :mod:`lmi_config.fixes`.
 
-    options = options or LintOptions()
+    The files are written by :func:`lmi_config.io.write_files`: links are followed to their target,
+    a read-only file is refused, and a file changed since it was read is left as it is. Raises
+    :class:`OutputError` (a :class:`lmi_config.io.BatchWriteError` naming the files changed and not
+    changed) when a file cannot be written, :class:`InputError` for bad options.
+    """
+    from lmi_config.fixes import fix_to_fixed_point
+    from lmi_config.io import PendingWrite, write_files
+
+    check.texts("paths", paths, empty=False)
+    requests.optional_lint_options("options", options)
+    check.optional_texts("env_files", env_files, empty=False)
+    check.flag("unsafe", unsafe)
+    check.flag("write", write)
+    if "-" in paths and write:
+        raise InvalidArgument("paths: fixes cannot be written to standard input ('-'); name the file")
+    # every finding is judged and fixed: the text output's cap of findings per rule is for reading
+    options = replace(options or LintOptions(), max_findings=0)
     result = lint_paths([path for path in paths if path != "-"], options, env_files=env_files)
     outcome = fix_to_fixed_point(result, options, unsafe)
-    if write:
-        for path, (_, text) in outcome.changed.items():
-            write_atomically(Path(path), text, shown=path)
+    if write and outcome.changed:
+        write_files(
+            [PendingWrite(path, outcome.read[path], text) for path, (_, text) in outcome.changed.items()]
+        )
     return outcome
 
 
 def write_rule_pages(output_dir: str, rules: tuple[Any, ...] | None = None) -> int:
     """One Markdown page per rule and an index (README.md) in ``output_dir``; returns the files written.
-    :class:`OutputError` when ``output_dir`` is not a directory or a page cannot be written."""
+    :class:`OutputError` when ``output_dir`` is not a directory or a page cannot be written;
+    :class:`InvalidArgument` for an argument of the wrong type."""
     import os
 
     from lmi_config.io import write_output
     from lmi_config.report.rule_pages import page_name, rule_page, rules_index
     from lmi_config.rules import load_rules
+    from lmi_config.rules.base import Rule
 
+    check.path("output_dir", output_dir)
+    if rules is not None and (
+        not isinstance(rules, tuple | list) or not all(isinstance(item, Rule) for item in rules)
+    ):
+        raise InvalidArgument(
+            f"rules: {check.shown(rules)} is not allowed; expected a tuple of rules or None"
+        )
     if not os.path.isdir(output_dir):
         raise OutputError(f"--output-dir {output_dir}: not a directory; create it first")
-    rules = rules if rules is not None else load_rules()
+    rules = tuple(rules) if rules is not None else load_rules()
     for item in rules:
         write_output(os.path.join(output_dir, page_name(item)), rule_page(item))
     write_output(os.path.join(output_dir, "README.md"), rules_index(rules))
@@ -251,18 +350,26 @@ def write_rule_pages(output_dir: str, rules: tuple[Any, ...] | None = None) -> i
 
 
 def write_baseline(result: LintResult, path: str) -> int:
-    """Record every finding of ``result`` in a baseline file (written atomically); returns how many."""
+    """Record every finding of ``result`` in a baseline file (written atomically); returns how many.
+    :class:`OutputError` when the file cannot be written; :class:`InvalidArgument` for an argument
+    of the wrong type."""
     from lmi_config.baseline import baseline_document
     from lmi_config.io import write_output
 
+    check.instance_of("result", result, LintResult, "expected the LintResult of lint_paths")
+    check.text("path", path, empty=False)
     write_output(path, baseline_document(result.findings, Path(path)))
     return len(result.findings)
 
 
 def apply_baseline(result: LintResult, path: str) -> int:
-    """Keep only the findings the baseline file does not hold; returns how many it held."""
+    """Keep only the findings the baseline file does not hold; returns how many it held.
+    :class:`InputError` naming the file for one that is not a baseline; :class:`InvalidArgument`
+    for an argument of the wrong type."""
     from lmi_config.baseline import load_baseline, new_findings
 
+    check.instance_of("result", result, LintResult, "expected the LintResult of lint_paths")
+    check.text("path", path, empty=False)
     result.findings, held = new_findings(result.findings, load_baseline(path), path)
     return held
 
@@ -296,15 +403,24 @@ def explain_paths(
 ) -> ExplainResult:
     """How the container reads each configuration: effective values, shape, memory, verdict, and the
     predicted performance under ``workload`` (``input_tokens``, ``output_tokens``, ``concurrency`` or
-    ``request_rate``;
-    plan's defaults for what is not given)."""
+    ``request_rate``; plan's defaults for what is not given). Raises :class:`InputError` for a file
+    that cannot be read or a workload no prediction means anything for (:class:`InvalidArgument`:
+    NaN, a negative or huge count, an unknown field, an argument of the wrong type)."""
     from lmi_config.explain import explain_unit
     from lmi_config.plan.workload import PlanWorkload
 
+    if workload is not None:
+        check.instance_of(
+            "workload", workload, dict, "a dict of input_tokens, output_tokens, concurrency, request_rate"
+        )
+        check.known_fields("workload", workload, _EXPLAIN_WORKLOAD)
     chosen = PlanWorkload(**(workload or {}))
     result = _usable(lint_paths(paths, options, env_files=env_files, stdin_bytes=stdin_bytes, exclude=False))
     documents = [explain_unit(unit, result.findings_of(unit), chosen) for unit in result.units]
     return ExplainResult(documents, result)
+
+
+_EXPLAIN_WORKLOAD = ("input_tokens", "output_tokens", "concurrency", "request_rate")
 
 
 def render(
@@ -315,9 +431,19 @@ def render(
     template_dir: Path | None = None,
     hub: bool = False,
 ) -> Rendered:
-    """Resolve ``auto``, render and lint a spec; nothing is written."""
+    """Resolve ``auto``, render and lint a spec; nothing is written. Raises :class:`SpecError` for
+    an unusable spec, :class:`PlanningError` when no ``auto`` value fits, :class:`TemplateProblem`
+    for a template that cannot be rendered, :class:`InputError` for a workload no prediction means
+    anything for, :class:`InvalidArgument` for an argument of the wrong type or value."""
+    from lmi_config.formats import FORMATS
     from lmi_config.render import render_spec
+    from lmi_config.spec import Spec
 
+    check.instance_of("spec", spec, Spec, "a Spec (lmi_config.spec.load_spec or build_spec)")
+    check.text("name", name, empty=False, nul=True)
+    check.optional_choice("output_format", output_format, FORMATS)
+    check.optional_path("template_dir", template_dir)
+    check.flag("hub", hub)
     return render_spec(spec, name=name, output_format=output_format, template_dir=template_dir, hub=hub)
 
 
@@ -340,17 +466,27 @@ def convert_path(
     stdin_bytes: bytes | None = None,
     keep_credentials: bool = False,
 ) -> ConvertResult:
-    """The effective configuration of ``path`` (after precedence) in another form.
+    """The effective configuration of ``path`` (after precedence) in another form (``to``:
+    properties, env or json).
 
     Credentials are copied only with ``keep_credentials`` (the output is a file the user named);
-    raises :class:`InputError` for a value the target format cannot carry (lmi_config.escaping).
+    raises :class:`InputError` for a file that cannot be read or a value the target format cannot
+    carry (lmi_config.escaping), :class:`TemplateProblem` for a template that cannot be rendered,
+    :class:`InvalidArgument` for an unknown format or an argument of the wrong type.
     """
     from lmi_config import __version__
     from lmi_config.convert import convert_unit, credentials_kept, refused_value
     from lmi_config.escaping import ValueNotCarried
-    from lmi_config.formats import format_output
+    from lmi_config.formats import FORMATS, format_output
 
+    check.text("path", path, empty=False)
+    check.choice("to", to, FORMATS)
+    check.flag("keep_credentials", keep_credentials)
     result = _usable(lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes))
+    if not result.units:
+        raise InputError(
+            f"{path}: no configuration file to convert; name a serving.properties, env or JSON file"
+        )
     unit = result.units[0]
     items, extra_env, lost = convert_unit(unit, to, keep_credentials=keep_credentials)
     try:
@@ -392,13 +528,22 @@ def deploy(
     ``show`` receives the plan before anything is called; ``confirm`` may decline it;
     ``progress`` receives (message, transient) while the calls run. A dry run, a refused
     configuration or a declined plan calls no AWS API. Raises :class:`SpecError` for a refusal
-    before any call (limits, image, sizing), :class:`PlanningError` when nothing fits, and
+    before any call (limits, image, sizing), :class:`PlanningError` when nothing fits,
+    :class:`InvalidArgument` for an argument of the wrong type or value (before any call), and
     :class:`DeployError` when AWS refuses to start (existing name, bucket, credentials); a
     failure after resources were created is in ``outcome`` (they have been removed).
     """
     from lmi_config.deploy import build_plan, execute, resolve_region
     from lmi_config.deploy.sdk import discover_role
+    from lmi_config.spec import Spec
 
+    check.instance_of("spec", spec, Spec, "a Spec (lmi_config.spec.load_spec or build_spec)")
+    requests.deploy_request(request)
+    check.text("name", name, empty=False, nul=True)
+    check.flag("hub", hub)
+    check.flag("dry_run", dry_run)
+    for argument, value in (("show", show), ("confirm", confirm), ("progress", progress)):
+        check.optional_callback(argument, value)
     if not dry_run and request.role is None:
         request = replace(request, role=discover_role(resolve_region(request.region)))
     plan = build_plan(spec, request, name=name, hub=hub)
@@ -446,14 +591,22 @@ def delete_endpoint(
     ``endpoint_name`` (tagged ``lmi-config:endpoint``) are found without the endpoint.
 
     ``show`` receives the plan before anything is removed; ``confirm`` may decline it. Raises
-    :class:`SpecError` for a name SageMaker cannot have, :class:`DeployError` when nothing by that
-    name exists or AWS cannot say what uses what.
+    :class:`SpecError` for a name SageMaker cannot have, :class:`InvalidArgument` for an argument
+    of the wrong type (before any call), :class:`DeployError` when nothing by that name exists or
+    AWS cannot say what uses what.
     """
     from lmi_config.deploy import resolve_region
     from lmi_config.deploy.aws import Clients
     from lmi_config.deploy.cleanup import carry_out
     from lmi_config.deploy.deletion import check_name, plan_deletion
 
+    check.text("endpoint_name", endpoint_name)
+    check.optional_text("region", region, empty=False)
+    check.optional_text("endpoint_url", endpoint_url, empty=False)
+    check.flag("purge_s3", purge_s3)
+    check.flag("dry_run", dry_run)
+    for argument, value in (("show", show), ("confirm", confirm), ("progress", progress)):
+        check.optional_callback(argument, value)
     check_name(endpoint_name)
     clients = Clients(resolve_region(region), endpoint_url)
     result = DeletionResult(plan_deletion(clients, endpoint_name, purge_s3=purge_s3))
@@ -469,10 +622,14 @@ def delete_endpoint(
 
 
 def images(*, framework: str | None = None, region: str | None = None) -> list[dict[str, Any]]:
-    """The image table as rows (with the URI in ``region`` when it is published there)."""
+    """The image table as rows (with the URI in ``region`` when it is published there). Raises
+    :class:`InputError` for an unknown framework or a region with no LMI registry
+    (:class:`InvalidArgument` for one that is not a string)."""
     from lmi_config.knowledge.images import frameworks, registries, repository
     from lmi_config.knowledge.images import images as all_images
 
+    check.optional_text("framework", framework)
+    check.optional_text("region", region)
     known = frameworks()
     if framework is not None and framework not in known:
         raise InputError(f"unknown image framework {framework!r}; known: {', '.join(known)}")
@@ -506,9 +663,12 @@ def images(*, framework: str | None = None, region: str | None = None) -> list[d
 
 
 def refresh_images(output: str | None = None) -> tuple[Path, dict[str, Any]]:
-    """Refresh the image tags and regions from the installed SageMaker SDK into a local override."""
+    """Refresh the image tags and regions from the installed SageMaker SDK into a local override.
+    Raises :class:`DeployError` when the SDK is missing or unusable, :class:`OutputError` when the
+    override cannot be written, :class:`InvalidArgument` for an ``output`` that is not a path."""
     from lmi_config.deploy.sdk import refresh_images as refresh
 
+    check.optional_text("output", output, empty=False)
     return refresh(output)
 
 
@@ -517,30 +677,47 @@ def plan(request: PlanRequest | None = None, **fields: Any) -> PlanResult:
     one judge; ``fields`` are those of :class:`lmi_config.plan.PlanRequest` when no request is
     given, and the workload's (``input_tokens``, ``output_tokens``, ``concurrency`` or ``request_rate``, ``max_ttft_ms``,
     ``max_tpot_ms``, ``max_model_len``; defaults printed with the plan). Raises :class:`InputError`
-    for a bad request, :class:`PlanningError` when nothing fits."""
+    for a bad request (:class:`InvalidArgument`: an unknown field, objective or price kind, NaN, a
+    number out of range, a value of the wrong type), :class:`PlanningError` when nothing fits."""
+    from dataclasses import fields as fields_of
+
     from lmi_config.plan import PlanRequest, PlanWorkload, plan_model
 
     if request is None:
-        names = (
-            "input_tokens",
-            "output_tokens",
-            "concurrency",
-            "request_rate",
-            "max_ttft_ms",
-            "max_tpot_ms",
-            "max_model_len",
-        )
+        if "workload" in fields:
+            check.instance_of("workload", fields["workload"], PlanWorkload, "a PlanWorkload")
+        names = tuple(field.name for field in fields_of(PlanWorkload))
+        request_names = tuple(field.name for field in fields_of(PlanRequest))
+        check.known_fields("plan", fields, request_names + names)
+        if "model" not in fields:
+            raise InvalidArgument("plan: give a request or the model to plan (model=...)")
         given = {name: fields.pop(name, None) for name in names}
+        chosen = fields.pop("workload", None)
         workload = {name: value for name, value in given.items() if value is not None}
-        request = PlanRequest(**fields, workload=PlanWorkload(**workload))
+        if chosen is not None and workload:
+            raise InvalidArgument("plan: give a workload or its fields, not both")
+        request = PlanRequest(**fields, workload=chosen or PlanWorkload(**workload))
+    else:
+        check.instance_of("request", request, PlanRequest, "a PlanRequest (lmi_config.plan)")
+        if fields:
+            raise InvalidArgument("plan: give a request or its fields, not both")
     return plan_model(request)
 
 
 def plan_specs(result: PlanResult, limit: int) -> list[tuple[str, str]]:
-    """Render specs (file name, YAML text) for the top ``limit`` feasible candidates of a plan."""
+    """Render specs (file name, YAML text) for the top ``limit`` feasible candidates of a plan.
+    Raises :class:`InvalidArgument` for a result that is not a plan's or a negative ``limit``."""
     from lmi_config.report.plan import spec_documents
 
+    _check_plan_result(result)
+    check.count("limit", limit, minimum=0)
     return spec_documents(result, limit=limit)
+
+
+def _check_plan_result(result: Any) -> None:
+    from lmi_config.plan import PlanResult
+
+    check.instance_of("result", result, PlanResult, "the PlanResult plan() returned")
 
 
 def plan_cache_config(
@@ -551,13 +728,15 @@ def plan_cache_config(
     nothing it had is lost, nothing is duplicated, other models are untouched. Returns (text,
     entries added, notes) without writing; ``-`` merges into nothing. To write the file use
     :func:`write_plan_cache_config`, which merges under the file's lock. Raises
-    :class:`InputError` for an unreadable or malformed existing file.
+    :class:`InputError` for an unreadable or malformed existing file, :class:`InvalidArgument` for
+    an unknown format or an argument of the wrong type.
     """
     import os
 
     from lmi_config.io import read_bounded
     from lmi_config.search import cache_config
 
+    _check_cache_config_arguments(result, path, cache_format)
     existing = None
     if path != "-":
         try:
@@ -571,15 +750,25 @@ def plan_cache_config(
     return cache_config.dump(merged), added, notes
 
 
+def _check_cache_config_arguments(result: Any, path: Any, cache_format: Any) -> None:
+    from lmi_config.search import cache_config
+
+    _check_plan_result(result)
+    check.text("path", path, empty=False)
+    check.choice("cache_format", cache_format, cache_config.FORMATS)
+
+
 def write_plan_cache_config(
     result: PlanResult, path: str, cache_format: str = "current"
 ) -> tuple[int, list[str]]:
     """Merge the plan's feasible Neuron configurations (marked ``predicted``) into the cache-config
     file ``path`` under its lock (read, merge, atomic write; runs writing one file at once lose
     nothing). Returns (entries added, notes). Raises :class:`InputError` for an unreadable or
-    malformed file, :class:`OutputError` when it cannot be written."""
+    malformed file, :class:`OutputError` when it cannot be written, :class:`InvalidArgument` for
+    an unknown format or an argument of the wrong type."""
     from lmi_config.search import cache_config
 
+    _check_cache_config_arguments(result, path, cache_format)
     entries, notes = _plan_entries(result, cache_format)
     return cache_config.merge_into_file(path, result.model, entries), notes
 
@@ -599,10 +788,22 @@ def search(
     saving the results and the journal beside them after every trial; ``fields`` are those of
     :class:`lmi_config.search.SearchOptions` when no options are given, ``report`` receives the
     progress lines. Unlike the rest of this API it starts processes and writes files: that is what
-    a search is. Raises :class:`InputError` for a bad request, an unusable results file or a full disk."""
+    a search is. Raises :class:`InputError` for a bad request, an unusable results file or a full
+    disk (:class:`InvalidArgument`: an unknown field or strategy, a value of the wrong type or range)."""
+    from dataclasses import fields as fields_of
+
     from lmi_config.search import SearchOptions, run_search
 
-    return run_search(options if options is not None else SearchOptions(**fields), report)
+    check.optional_callback("report", report)
+    if options is None:
+        check.known_fields("search", fields, tuple(field.name for field in fields_of(SearchOptions)))
+        if "model" not in fields:
+            raise InvalidArgument("search: give options or the model to search (model=...)")
+        options = SearchOptions(**fields)
+    elif fields:
+        raise InvalidArgument("search: give options or their fields, not both")
+    requests.search_options("options", options)
+    return run_search(options, report)
 
 
 def search_shard(
@@ -617,10 +818,18 @@ def search_shard(
     """Run shard ``shard`` (``K/N``) of a search whose shards share the results location ``results``
     (``s3://bucket/prefix`` or a directory): the local search on the shard's TP sizes, its results
     and journal published as the shard's own object after every trial. Raises :class:`InputError`
-    for a bad shard, a location holding another search, or another run of the same shard."""
+    for a bad shard, a location holding another search, or another run of the same shard
+    (:class:`InvalidArgument` for an argument of the wrong type or value), :class:`DeployError`
+    when S3 refuses a call."""
     from lmi_config.search.shard_run import run_shard
     from lmi_config.search.shards import parse_shard
 
+    requests.search_options("options", options)
+    check.text("shard", shard)
+    check.text("results", results, empty=False)
+    check.optional_text("region", region, empty=False)
+    check.optional_text("endpoint_url", endpoint_url, empty=False)
+    check.optional_callback("report", report)
     return run_shard(
         options, parse_shard(shard), results, region=region, endpoint_url=endpoint_url, report=report
     )
@@ -636,30 +845,51 @@ def merge_search_results(
 ) -> MergeReport:
     """Merge every shard of the search in ``results`` into the cache-config file ``output`` and the
     journal beside it (locked, atomic, idempotent: merging again adds nothing). Damaged shard
-    objects and shards of another search are listed in the report's ``refused``, not merged."""
+    objects and shards of another search are listed in the report's ``refused``, not merged.
+    Raises :class:`InputError` for a location holding no search or an unusable output file
+    (:class:`InvalidArgument` for an argument of the wrong type), :class:`OutputError` when the
+    output cannot be written, :class:`DeployError` when S3 refuses a call."""
     from lmi_config.search.results_store import open_store
     from lmi_config.search.shard_merge import merge_results
 
+    check.text("results", results, empty=False)
+    for argument, value in (
+        ("output", output),
+        ("model", model),
+        ("region", region),
+        ("endpoint_url", endpoint_url),
+    ):
+        check.optional_text(argument, value, empty=False)
     return merge_results(open_store(results, region=region, endpoint_url=endpoint_url), output, model)
 
 
 def plan_search_jobs(request: RemoteRequest) -> JobPlan:
     """The SageMaker training jobs of ``search --on sagemaker`` (one per shard), with their
     instance-hours, cost bound and exact CreateTrainingJob requests; calls no AWS API. Raises
-    :class:`InputError` for a missing option or an instance type training jobs do not offer."""
+    :class:`InputError` for a missing option or an instance type training jobs do not offer
+    (:class:`InvalidArgument` for a request field of the wrong type or value)."""
     from lmi_config.search.sagemaker_jobs import plan_jobs
 
+    requests.remote_request("request", request)
     return plan_jobs(request)
+
+
+def _check_job_plan(plan: Any) -> None:
+    from lmi_config.search.sagemaker_jobs import JobPlan
+
+    check.instance_of("plan", plan, JobPlan, "the JobPlan plan_search_jobs() returned")
 
 
 def search_job_package_upload(plan: JobPlan) -> dict[str, object]:
     """The PutObject call that uploads the lmi-config the plan's jobs install, its body shown by size and
-    SHA-256 (what ``--dry-run`` prints); calls no AWS API."""
+    SHA-256 (what ``--dry-run`` prints); calls no AWS API. Raises :class:`InputError` when the
+    package cannot be built, :class:`InvalidArgument` for a plan that is not plan_search_jobs()'s."""
     import hashlib
 
     from lmi_config.search.job_package import job_package
     from lmi_config.search.sagemaker_jobs import package_uri, split_s3
 
+    _check_job_plan(plan)
     bucket, key = split_s3(package_uri(plan), "--s3-prefix")
     package = job_package()
     return {
@@ -684,10 +914,21 @@ def run_search_jobs(
     a new job for each failed shard that has had fewer than ``max_attempts``), watch them and merge
     their shards into ``output`` and its journal; a coordinator stopped and run again resumes.
     Raises :class:`InputError` when another coordinator watches the search or when every failed
-    shard to retry has had ``max_attempts`` jobs, :class:`DeployError` when AWS refuses a call."""
+    shard to retry has had ``max_attempts`` jobs (:class:`InvalidArgument` for an argument of the
+    wrong type or value, before any call), :class:`OutputError` when ``output`` cannot be written,
+    :class:`DeployError` when AWS refuses a call."""
     from lmi_config.deploy.aws import Clients
     from lmi_config.search.coordinator import Coordinator
 
+    _check_job_plan(plan)
+    check.optional_text("output", output, empty=False)
+    check.flag("retry_failed", retry_failed)
+    check.count("max_attempts", max_attempts)
+    check.flag("wait", wait)
+    check.positive_number("poll_seconds", poll_seconds, unit="seconds")
+    if not callable(confirm):
+        raise InvalidArgument(f"confirm: {check.shown(confirm)} is not allowed; expected a function")
+    check.optional_callback("report", report)
     coordinator = Coordinator(
         plan, Clients(plan.region, plan.request.endpoint_url), output, report or (lambda _: None)
     )
@@ -701,8 +942,11 @@ def run_search_jobs(
 
 
 def stop_search_jobs(plan: JobPlan) -> list[str]:
-    """Stop every running job of the search ``plan`` names; returns the jobs stopped."""
+    """Stop every running job of the search ``plan`` names; returns the jobs stopped. Raises
+    :class:`InvalidArgument` for a plan that is not plan_search_jobs()'s, :class:`DeployError` when
+    AWS refuses a call."""
     from lmi_config.deploy.aws import Clients
     from lmi_config.search.coordinator import Coordinator
 
+    _check_job_plan(plan)
     return Coordinator(plan, Clients(plan.region, plan.request.endpoint_url), None, lambda _: None).stop()

@@ -32,8 +32,9 @@ go into the SageMaker Environment JSON, which carries all of them.
 
 from __future__ import annotations
 
-import json
 import re
+
+from lmi_config.strict_json import json_text
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENV_BARE_VALUE = re.compile(r"[A-Za-z0-9_./:@%+,=\-]*")
@@ -114,4 +115,4 @@ def json_environment(items: list[tuple[str, str]]) -> str:
                 "which is not a character and cannot be written as UTF-8",
                 "fix the escape in the input",
             )
-    return json.dumps(dict(items), indent=2, ensure_ascii=False)
+    return json_text(dict(items), ensure_ascii=False)

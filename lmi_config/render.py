@@ -9,7 +9,6 @@ rendered is linted with the full rule set before it is written.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from lmi_config.knowledge.options import catalogue
 from lmi_config.rules.base import Finding
 from lmi_config.shape.values import read_count
 from lmi_config.spec import AUTO, Spec, SpecError
+from lmi_config.strict_json import json_text, non_finite_place
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 TP_KEY = "option.tensor_parallel_degree"
@@ -62,7 +62,7 @@ def value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict | list):
-        return json.dumps(value, separators=(",", ":"))
+        return json_text(value, indent=None, separators=(",", ":"))
     if value is None:
         return ""
     return str(value)
@@ -171,6 +171,11 @@ def build_items(
     items["option.model_id"] = spec.model
     for raw_key, raw_value in spec.options.items():
         key = canonical_key(raw_key)
+        place = non_finite_place(raw_value, str(raw_key))
+        if place is not None:  # the container reads no NaN or infinity, and JSON has none
+            raise SpecError(
+                f"{name}: options: {place} is not a finite number (NaN or infinity); write the number"
+            )
         value = value_text(raw_value)
         _check_line_safe(key, value, f"{name}: options")
         items[key] = value

@@ -1,6 +1,7 @@
 """Strict JSON for the files lmi-config reads back and rewrites (cache-config files, a search's
 results and journal): what one JSON reader accepts and another reads differently is refused,
-naming the file and the line, and what is written is standard JSON that every reader accepts.
+naming the file and the line; and what lmi-config writes or prints as JSON (every ``--format
+json`` and ``sarif`` document, the files it writes) is standard JSON that every reader accepts.
 
 Python's ``json`` module alone reads ``NaN`` and ``Infinity`` (not JSON), turns ``1e400`` into
 infinity and writes it back as ``Infinity``, raises a bare ``ValueError`` for an integer past
@@ -10,9 +11,11 @@ infinity and writes it back as ``Infinity``, raises a bare ``ValueError`` for an
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from lmi_config.errors import InputError
+from lmi_config.errors import InputError, OutputError
 
 MAX_JSON_INTEGER = 2**63  # larger integers are no count, size or length any tool here writes
 
@@ -74,6 +77,58 @@ class _NumberRefused(ValueError):
     """A number or a key strict JSON reading refuses (raised from inside the parser's hooks)."""
 
 
-def dump_json(document: Any, *, indent: int | None = 2) -> str:
-    """Standard JSON text (never ``NaN`` or ``Infinity``, which other readers refuse), newline-ended."""
-    return json.dumps(document, indent=indent, allow_nan=False) + "\n"
+def json_text(
+    document: Any,
+    *,
+    indent: int | None = 2,
+    ensure_ascii: bool = True,
+    sort_keys: bool = False,
+    separators: tuple[str, str] | None = None,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    """Standard JSON text of ``document`` (no newline at the end): every JSON document lmi-config
+    writes or prints goes through here, so that none holds ``NaN`` or ``Infinity``, which Python's
+    ``json`` writes by default and other readers (``jq``, JavaScript, Go, Jackson) refuse.
+
+    A number that is not finite is a figure nothing should have produced: :class:`OutputError`
+    naming where it is in the document, rather than a document that is not JSON."""
+    try:
+        return json.dumps(
+            document,
+            indent=indent,
+            ensure_ascii=ensure_ascii,
+            sort_keys=sort_keys,
+            separators=separators,
+            default=default,
+            allow_nan=False,
+        )
+    except ValueError as error:
+        if "Out of range float" not in str(error):
+            raise
+        where = non_finite_place(document) or "a value"
+        raise OutputError(
+            f"cannot write the JSON document: {where} is not a finite number (JSON has no NaN or "
+            "Infinity); this is a bug in lmi-config, please report it with the command that printed it"
+        ) from None
+
+
+def dump_json(document: Any, *, indent: int | None = 2, **options: Any) -> str:
+    """:func:`json_text` ended by a newline: a document as a file or standard output holds it."""
+    return json_text(document, indent=indent, **options) + "\n"
+
+
+def non_finite_place(document: Any, place: str = "$") -> str | None:
+    """Where the first NaN or infinity of ``document`` is, as a JSON path (``$.candidates[0].cost``)."""
+    if isinstance(document, float) and not math.isfinite(document):
+        return place
+    if isinstance(document, dict):
+        items: Iterable[tuple[str, Any]] = ((f"{place}.{key}", value) for key, value in document.items())
+    elif isinstance(document, list | tuple):
+        items = ((f"{place}[{position}]", value) for position, value in enumerate(document))
+    else:
+        return None
+    for inner, value in items:
+        found = non_finite_place(value, inner)
+        if found is not None:
+            return found
+    return None

@@ -53,6 +53,23 @@ def run_cli(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> 
     )
 
 
+def sarif_file(run: dict[str, object], artifact_location: dict[str, str]) -> Path:
+    """The file a SARIF ``artifactLocation`` names, as a code-scanning tool finds it: its URI
+    resolved against its ``uriBaseId`` in the run's ``originalUriBaseIds`` (RFC 3986), then
+    percent-decoded (to bytes: a name need not be UTF-8); a URI with a query or a fragment names
+    no file and fails here."""
+    from urllib.parse import unquote_to_bytes, urljoin, urlsplit
+
+    uri = artifact_location["uri"]
+    if "uriBaseId" in artifact_location:
+        bases = run["originalUriBaseIds"]
+        assert isinstance(bases, dict)
+        uri = urljoin(bases[artifact_location["uriBaseId"]]["uri"], uri)
+    parts = urlsplit(uri)
+    assert parts.scheme == "file" and not parts.query and not parts.fragment, uri
+    return Path(os.fsdecode(unquote_to_bytes(parts.path)))
+
+
 @contextmanager
 def moto_server(*patches: tuple[object, str, object]) -> Iterator[str]:
     """moto's real HTTP server on 127.0.0.1 (a free port), with ``(target, name, replacement)``

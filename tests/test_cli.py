@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, CliResult, run_cli
+from conftest import FIXTURES, CliResult, run_cli, sarif_file
 
 from lmi_config import __version__
 from lmi_config.rules import load_rules
@@ -387,7 +387,7 @@ def test_sarif_output_is_sarif_2_1_0_with_the_same_findings() -> None:
         if "ruleIndex" in result:
             assert rule_ids[result["ruleIndex"]] == result["ruleId"]
         location = result["locations"][0]["physicalLocation"]
-        assert location["artifactLocation"]["uri"] == fixture(name)
+        assert str(sarif_file(run, location["artifactLocation"])) == fixture(name)
         line = location.get("region", {}).get("startLine")
         seen.append((result["ruleId"], result["level"], line, result["message"]["text"]))
     assert seen == expected
@@ -490,10 +490,10 @@ def _paths_reported_as_secret(output_format: str, output: str) -> set[str]:
     if output_format == "json":
         return {f["path"] for f in json.loads(output)["findings"] if f["rule"] == "secret-in-config"}
     if output_format == "sarif":
-        results = json.loads(output)["runs"][0]["results"]
+        run = json.loads(output)["runs"][0]
         return {
-            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
-            for r in results
+            str(sarif_file(run, r["locations"][0]["physicalLocation"]["artifactLocation"]))
+            for r in run["results"]
             if r["ruleId"] == "LMI502"
         }
     if output_format == "github":

@@ -119,9 +119,11 @@ def test_a_fifo_where_the_journal_goes_is_refused_at_once(tmp_path: Path) -> Non
 
 
 def test_results_are_written_as_standard_json_only() -> None:
+    from lmi_config.errors import OutputError
     from lmi_config.search import cache_config
 
-    with pytest.raises(ValueError, match="JSON compliant"):  # never Infinity or NaN in a file
+    # never Infinity or NaN in a file: refused, naming where it is
+    with pytest.raises(OutputError, match=r"\$\.m\[0\]\.ratio is not a finite number"):
         cache_config.dump({"m": [{"batch_size": 1, "ratio": float("inf")}]})
 
 

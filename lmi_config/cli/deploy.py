@@ -207,12 +207,11 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
       lmi-config deploy spec.yaml --s3-prefix s3://my-bucket/lmi --file model.py --yes --role ...
       lmi-config deploy --delete qwen-chat --region us-east-1 --purge-s3
     """
-    import json
-
     from lmi_config import api
     from lmi_config.deploy import DeployRequest, SizingOverrides
     from lmi_config.deploy.report import format_outcome, format_plan, outcome_document
     from lmi_config.errors import DeployError
+    from lmi_config.strict_json import dump_json
 
     if flags["delete_name"] is not None:
         delete_command(flags["delete_name"], flags)
@@ -309,12 +308,7 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     if outcome is None:
         sys.exit(0)
     if json_output:
-        _emit(
-            json.dumps(
-                {"plan": result.plan.public(), "outcome": outcome_document(outcome)}, indent=2, default=str
-            )
-            + "\n"
-        )
+        _emit(dump_json({"plan": result.plan.public(), "outcome": outcome_document(outcome)}, default=str))
     else:
         _emit(format_outcome(outcome, result.plan))
     if outcome.interrupted_by is not None:
@@ -359,11 +353,10 @@ def images(
       lmi-config images --format json
       lmi-config images --refresh
     """
-    import json
-
     from lmi_config import api
     from lmi_config.deploy.report import format_images
     from lmi_config.errors import DeployError
+    from lmi_config.strict_json import dump_json
 
     try:
         if refresh:
@@ -379,6 +372,4 @@ def images(
     except DeployError as error:
         _fail_input(str(error))
         return
-    _emit(
-        json.dumps(rows, indent=2) + "\n" if output_format == "json" else format_images(rows, region=region)
-    )
+    _emit(dump_json(rows) if output_format == "json" else format_images(rows, region=region))

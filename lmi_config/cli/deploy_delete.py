@@ -33,11 +33,10 @@ class ProgressPrinter:
 
 def delete_command(name: str, flags: dict[str, Any]) -> None:
     """``--delete NAME``: plan, show, confirm (always: a terminal's answer or --yes), remove, report."""
-    import json
-
     from lmi_config import api
     from lmi_config.deploy.report import deletion_document, format_deletion_plan, format_removal_result
     from lmi_config.errors import DeployError
+    from lmi_config.strict_json import dump_json
 
     dry_run, json_output = flags["dry_run"], flags["output_format"] == "json"
     if not (flags["yes"] or dry_run or sys.stdin.isatty()):
@@ -49,7 +48,7 @@ def delete_command(name: str, flags: dict[str, Any]) -> None:
 
     def show(plan: Any) -> None:
         if json_output and dry_run:
-            _emit(json.dumps(deletion_document(plan), indent=2) + "\n")
+            _emit(dump_json(deletion_document(plan)))
         else:
             click.echo(format_deletion_plan(plan, dry_run=dry_run), nl=False, err=json_output)
 
@@ -79,7 +78,7 @@ def delete_command(name: str, flags: dict[str, Any]) -> None:
     if removal is not None:
         where = (result.plan.region, flags["endpoint_url"])
         if json_output:
-            _emit(json.dumps(deletion_document(result.plan, removal, where), indent=2) + "\n")
+            _emit(dump_json(deletion_document(result.plan, removal, where)))
         else:
             _emit(format_removal_result(removal, where))
     if removal is not None and removal.interrupted_by is not None:

@@ -25,12 +25,11 @@ def models(output_format: str) -> None:
       lmi-config models
       lmi-config models --format json
     """
-    import json
-
     from lmi_config.report.listings import format_models, model_rows
+    from lmi_config.strict_json import dump_json
 
     rows = model_rows()
-    _emit(json.dumps(rows, indent=2) + "\n" if output_format == "json" else format_models(rows))
+    _emit(dump_json(rows) if output_format == "json" else format_models(rows))
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -43,12 +42,11 @@ def instances(output_format: str) -> None:
       lmi-config instances
       lmi-config instances --format json
     """
-    import json
-
     from lmi_config.report.listings import format_instances, instance_rows
+    from lmi_config.strict_json import dump_json
 
     rows = instance_rows()
-    _emit(json.dumps(rows, indent=2) + "\n" if output_format == "json" else format_instances(rows))
+    _emit(dump_json(rows) if output_format == "json" else format_instances(rows))
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)

@@ -114,8 +114,8 @@ def workload_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "--request-rate",
     type=FiniteFloat(min=0, min_open=True),
     default=None,
-    help="Workload: requests per second arriving at the instance, instead of --concurrency; a "
-    "configuration that cannot complete them is not ranked.",
+    help="Workload: requests per second arriving at the instance (at least 3.17e-08, one a year), instead "
+    "of --concurrency; a configuration that cannot complete them is not ranked.",
 )
 @click.option(
     "--max-ttft-ms",

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import click
 
 from lmi_config.cli.common import _emit
+from lmi_config.strict_json import json_text
 
 DEPLOY_FAILED = 3  # as deploy: AWS refused a call, or a job failed
 
@@ -106,9 +106,9 @@ def format_calls(plan: Any) -> str:
     from lmi_config import api
 
     upload = api.search_job_package_upload(plan)
-    calls = [f"s3.put_object {json.dumps(upload, sort_keys=True)}\n"] if plan.jobs else []
+    calls = [f"s3.put_object {json_text(upload, indent=None, sort_keys=True)}\n"] if plan.jobs else []
     calls += [
-        f"sagemaker.create_training_job {json.dumps(plan.shown_request(job), sort_keys=True)}\n"
+        f"sagemaker.create_training_job {json_text(plan.shown_request(job), indent=None, sort_keys=True)}\n"
         for job in plan.jobs
     ]
     return "".join(calls)

@@ -205,8 +205,7 @@ def schema() -> None:
     Example:
       lmi-config schema > lmi-config.schema.json
     """
-    import json
-
     from lmi_config.spec import json_schema
+    from lmi_config.strict_json import dump_json
 
-    _emit(json.dumps(json_schema(), indent=2) + "\n")
+    _emit(dump_json(json_schema()))

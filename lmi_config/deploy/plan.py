@@ -4,13 +4,13 @@ parameters, in order — that ``deploy`` shows before it calls anything (secrets
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from lmi_config.deploy.image_choice import ImageChoice
 from lmi_config.deploy.sizing import EndpointSizing, SizingOverrides
 from lmi_config.deploy.tags import OWNER_TAG as OWNER_TAG
+from lmi_config.strict_json import dump_json
 
 MASK = "****"
 VARIANT_NAME = "AllTraffic"
@@ -171,4 +171,4 @@ class DeployPlan:
         }
 
     def as_json(self) -> str:
-        return json.dumps(self.public(), indent=2, default=str) + "\n"
+        return dump_json(self.public(), default=str)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lmi_config.deploy.cleanup import Removal, removal_command
@@ -10,10 +9,11 @@ from lmi_config.deploy.deletion import DeletionPlan
 from lmi_config.deploy.plan import DeployPlan
 from lmi_config.deploy.run import Outcome
 from lmi_config.secrets import redact
+from lmi_config.strict_json import json_text
 
 
 def _parameters(plan: DeployPlan, parameters: dict[str, Any]) -> str:
-    text = json.dumps(plan.masked(parameters), indent=2, default=str)
+    text = json_text(plan.masked(parameters), default=str)
     return "\n".join("       " + line for line in text.splitlines())
 
 

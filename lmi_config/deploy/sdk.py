@@ -5,13 +5,13 @@ from the SDK's own image data into a local override file. Nothing else imports i
 from __future__ import annotations
 
 import importlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from lmi_config.errors import DeployError, OutputError
 from lmi_config.knowledge.images import frameworks, override_path, registries, sdk_registries, sdk_section
+from lmi_config.strict_json import dump_json
 
 EXTRA = "pip install 'lmi-config[sagemaker]'"
 
@@ -97,6 +97,6 @@ def refresh_images(output: str | None = None) -> tuple[Path, dict[str, Any]]:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(f"cannot create {path.parent}: {error.strerror or error}") from None
-    write_output(str(path), json.dumps(document, indent=1) + "\n")
+    write_output(str(path), dump_json(document, indent=1))
     versions = {name: len(table["versions"]) for name, table in section["frameworks"].items()}
     return path, {"package": package, "versions": versions, "regions": len(rows)}

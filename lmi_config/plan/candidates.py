@@ -6,9 +6,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from lmi_config.arguments import (
+    choice,
+    count,
+    fields_of,
+    flag,
+    instance_of,
+    optional_choice,
+    optional_count,
+    optional_text,
+    pairs,
+    text,
+    texts,
+)
 from lmi_config.knowledge import Release
 from lmi_config.knowledge.instances import Instance
-from lmi_config.knowledge.planning import Price
+from lmi_config.knowledge.planning import PRICE_KINDS, Price
 from lmi_config.modelarch import ModelArch
 from lmi_config.plan.performance import Figures, predicted
 from lmi_config.plan.workload import PlanWorkload
@@ -16,6 +29,7 @@ from lmi_config.plan.writer import Candidate, CandidateWriter
 from lmi_config.shape import Assessment
 
 OBJECTIVES = ("throughput", "latency", "cost")
+DTYPES = ("bf16", "fp16", "fp32")  # the weights dtypes plan writes (--dtype)
 # warnings of a feasible candidate that rank it after every clean one: memory or a KV cache within
 # the estimate's margin, host RAM too small to compile on the instance (pre-compiled artifacts load)
 EDGE_CHECKS = ("memory-headroom-low", "vllm-kv-capacity", "host-memory-insufficient")
@@ -43,6 +57,33 @@ class PlanRequest:
     hub: bool = False
     price_kind: str = "sagemaker"
     workload: PlanWorkload = field(default_factory=PlanWorkload)
+
+    def __post_init__(self) -> None:
+        # the API's callers build requests themselves: what the CLI's flags would refuse is refused
+        # here, naming the field, rather than met deep in the planner as a KeyError or a NaN
+        fields_of(
+            "PlanRequest",
+            self,
+            {
+                "model": lambda name, value: text(name, value, empty=False),
+                "instances": lambda name, value: texts(name, value, empty=False),
+                "families": lambda name, value: texts(name, value, empty=False),
+                "backend": lambda name, value: optional_text(name, value, empty=False),
+                "lmi_version": lambda name, value: optional_text(name, value, empty=False),
+                "dtype": lambda name, value: optional_choice(name, value, DTYPES),
+                "options": pairs,
+                "min_sequence_length": optional_count,
+                "min_batch_size": optional_count,
+                "objective": lambda name, value: choice(name, value, OBJECTIVES),
+                "top": lambda name, value: count(name, value, minimum=0),
+                "include_infeasible": flag,
+                "complete": flag,
+                "optimum_neuron_export": flag,
+                "hub": flag,
+                "price_kind": lambda name, value: choice(name, value, PRICE_KINDS),
+                "workload": lambda name, value: instance_of(name, value, PlanWorkload, "a PlanWorkload"),
+            },
+        )
 
 
 @dataclass

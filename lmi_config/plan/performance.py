@@ -9,6 +9,7 @@ wait in the engine's queue.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from lmi_config.knowledge.engine_limits import CudaGraphBound
@@ -132,6 +133,17 @@ def predicted(
     except UnsupportedConfiguration as error:
         return str(error)
     tokens = prediction.output_tokens_per_second
+    figures = (
+        prediction.ttft_ms,
+        prediction.tpot_ms,
+        prediction.end_to_end_ms,
+        tokens,
+        prediction.requests_per_second,
+        prediction.capacity_requests_per_second or 0.0,
+    )
+    if not all(math.isfinite(figure) for figure in figures):
+        # no figure rather than Infinity or NaN, which JSON cannot carry and no table can rank
+        return "the performance model gives no finite figure for this workload"
     return Figures(
         ttft_ms=prediction.ttft_ms,
         tpot_ms=prediction.tpot_ms,

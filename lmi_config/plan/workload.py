@@ -3,14 +3,18 @@ user puts on latency and on the longest request. Its defaults are printed with e
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from lmi_config.errors import InputError
+from lmi_config.arguments import count, optional_count, optional_positive_number, positive_number
+from lmi_config.errors import InputError, InvalidArgument
 from lmi_config.perf import Workload
 
 DEFAULT_INPUT_TOKENS = 1024
 DEFAULT_OUTPUT_TOKENS = 256
+SECONDS_PER_YEAR = 365 * 86_400
+# below one request a year no prediction means anything (and 1e-320 requests/s made the cost per
+# token overflow to infinity): such a rate is refused, not predicted
+MIN_REQUEST_RATE = 1 / SECONDS_PER_YEAR
 
 
 @dataclass(frozen=True)
@@ -32,19 +36,26 @@ class PlanWorkload:
     max_model_len: int | None = None
 
     def __post_init__(self) -> None:
-        if self.input_tokens < 1 or self.output_tokens < 1:
-            raise InputError("--input-tokens and --output-tokens must be at least 1")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise InputError("--concurrency must be at least 1")
-        if self.request_rate is not None and not 0 < self.request_rate < math.inf:
-            raise InputError("--request-rate must be a positive number of requests per second")
+        # a Python caller has no click in front: a NaN, a bool or a float where a count goes would
+        # otherwise be ranked (NaN compares false with every limit) and predicted as NaN
+        count("--input-tokens", self.input_tokens)
+        count("--output-tokens", self.output_tokens)
+        optional_count("--concurrency", self.concurrency)
+        optional_count("--max-model-len", self.max_model_len)
+        if self.request_rate is not None:
+            rate = positive_number("--request-rate", self.request_rate, unit="requests per second")
+            if rate < MIN_REQUEST_RATE:
+                raise InvalidArgument(
+                    f"--request-rate {rate!r} is less than one request a year ({MIN_REQUEST_RATE:.3g} "
+                    "requests/s): no endpoint is sized for so little, and no figure predicted for it would "
+                    f"mean anything (its cost per token is beyond any number); give at least {MIN_REQUEST_RATE:.3g}"
+                )
         if self.request_rate is not None and self.concurrency is not None:
             raise InputError(
                 "give --concurrency (requests in flight per copy) or --request-rate (requests/s), not both"
             )
         for name, limit in (("--max-ttft-ms", self.max_ttft_ms), ("--max-tpot-ms", self.max_tpot_ms)):
-            if limit is not None and not limit > 0:
-                raise InputError(f"{name} must be a positive number of milliseconds")
+            optional_positive_number(name, limit, unit="milliseconds")
         if self.max_model_len is not None and self.max_model_len < self.request_tokens:
             raise InputError(
                 f"--max-model-len {self.max_model_len} is shorter than the workload's longest request "

@@ -5,16 +5,19 @@ Formatting lives here, at the edge; rules only produce :class:`Finding` objects.
 
 from __future__ import annotations
 
-import json
+import os
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from urllib.parse import quote_from_bytes
 
 from lmi_config import __version__
 from lmi_config.fixers.edits import Edit, Fix
 from lmi_config.report.rule_pages import page_url, rule_page
 from lmi_config.rules.base import Finding, Rule
 from lmi_config.secrets import redact
+from lmi_config.strict_json import dump_json
 
 MAX_TEXT_NOTES = 10
 MAX_FINDINGS_PER_RULE = 20  # per rule and file in text output; --max-findings changes it, 0 = all
@@ -76,6 +79,7 @@ def format_text(
     color: bool = False,
     max_findings: int = MAX_FINDINGS_PER_RULE,
     hidden: Hidden | None = None,
+    unjudged: int = 0,
 ) -> str:
     """``path:line: CODE severity [slug] message`` lines and a closing count.
 
@@ -115,18 +119,28 @@ def format_text(
         f"{files} file{'s' if files != 1 else ''} checked: {errors} error{'s' if errors != 1 else ''}, "
         f"{warnings} warning{'s' if warnings != 1 else ''}, {infos} info"
     )
-    lines.extend(_fixable(findings))
+    lines.extend(_fixable(findings, hidden or {}, unjudged))
     return "\n".join(lines) + "\n"
 
 
-def _fixable(findings: Sequence[Finding]) -> list[str]:
-    """``3 fixable with --fix (2 more with --unsafe-fixes)``, as ruff closes its report."""
+def _fixable(findings: Sequence[Finding], hidden: Hidden, unjudged: int) -> list[str]:
+    """``3 fixable with --fix (2 more with --unsafe-fixes)``, as ruff closes its report; and, so that
+    the count is true, how many more may be: findings not shown (never judged) of the rules whose
+    shown findings are fixable, and findings the judge's bounded re-lints did not reach."""
     safe = sum(1 for finding in findings if finding.fix is not None and finding.fix.safe)
     unsafe = sum(1 for finding in findings if finding.fix is not None and not finding.fix.safe)
-    if not safe and not unsafe:
+    fixable_rules = {finding.code for finding in findings if finding.fix is not None}
+    not_shown = sum(count for (_, code, _, _), count in hidden.items() if code in fixable_rules)
+    if not safe and not unsafe and not unjudged:
         return []
     more = f" ({unsafe} more with --fix --unsafe-fixes)" if unsafe else ""
-    return [f"{safe} fixable with --fix{more}; --diff shows the changes"]
+    unknown = []
+    if not_shown:
+        unknown.append(f"{not_shown} of the findings not shown")
+    if unjudged:
+        unknown.append(f"{unjudged} the judge did not reach in this run")
+    maybe = f"; maybe more, not judged yet ({' and '.join(unknown)}): --fix judges them" if unknown else ""
+    return [f"{safe} fixable with --fix{more}{maybe}; --diff shows the changes"]
 
 
 def _collapsed(
@@ -159,18 +173,48 @@ def format_json(findings: Sequence[Finding], summary: dict[str, object]) -> str:
     if isinstance(notes, list):
         summary = {**summary, "notes": [redact(str(note)) for note in notes]}
     document = {"findings": shown, "summary": summary}
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return dump_json(document, ensure_ascii=False)
 
 
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+SARIF_BASE_ID = "%SRCROOT%"  # the directory lmi-config ran in, the base of every relative URI
+# what a path segment keeps as it is besides letters, digits and -._~ (RFC 3986 pchar): the
+# sub-delims and "@"; ":" is encoded too, since in a relative reference's first segment it would
+# read as a scheme ("c:x.properties"); "#", "?", "%", blanks and non-ASCII are always encoded
+_SEGMENT_SAFE = "!$&'()*+,;=@"
 
 
-def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
-    """SARIF 2.1.0 with one run, every rule described, one result per finding."""
+def sarif_base_uri(base: Path) -> str:
+    """The ``file://`` URI of the base directory, ending with ``/`` as SARIF requires (§3.14.14)."""
+    uri = base.as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def sarif_artifact_location(path: str, base: Path) -> dict[str, str]:
+    """A SARIF ``artifactLocation`` (§3.4) for ``path`` as a finding names it: an RFC 3986 reference
+    relative to ``%SRCROOT%`` (``base``), each segment percent-encoded, so that ``c#1/x`` is not a
+    fragment and ``%41`` not an ``A``; a path outside ``base`` is an absolute ``file://`` URI.
+
+    The path is taken as the user named it (``..`` removed lexically, links not followed): the
+    file a code-scanning tool opens is the one lmi-config read."""
+    absolute = os.path.normpath(os.path.join(base, path))
+    relative = os.path.relpath(absolute, base)
+    if relative == os.curdir or relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return {"uri": Path(absolute).as_uri()}
+    segments = (
+        quote_from_bytes(os.fsencode(segment), safe=_SEGMENT_SAFE) for segment in relative.split(os.sep)
+    )
+    return {"uri": "/".join(segments), "uriBaseId": SARIF_BASE_ID}
+
+
+def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule], base: Path | None = None) -> str:
+    """SARIF 2.1.0 with one run, every rule described, one result per finding; every location is a
+    URI relative to ``base`` (default: the current directory), given as ``%SRCROOT%``."""
+    base = base if base is not None else Path.cwd()
     rule_index = {item.code: position for position, item in enumerate(rules)}
     results = []
     for finding in findings:
-        location: dict[str, object] = {"artifactLocation": {"uri": finding.path}}
+        location: dict[str, object] = {"artifactLocation": sarif_artifact_location(finding.path, base)}
         if finding.line:
             location["region"] = {"startLine": finding.line}
         result: dict[str, object] = {
@@ -183,7 +227,7 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
         if finding.code in rule_index:
             result["ruleIndex"] = rule_index[finding.code]
         if finding.fix is not None:
-            result["fixes"] = [sarif_fix(finding.fix)]
+            result["fixes"] = [sarif_fix(finding.fix, base)]
         results.append(result)
     driver_rules = [
         {
@@ -210,11 +254,12 @@ def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
                         "rules": driver_rules,
                     }
                 },
+                "originalUriBaseIds": {SARIF_BASE_ID: {"uri": sarif_base_uri(base)}},
                 "results": results,
             }
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return dump_json(document, ensure_ascii=False)
 
 
 def _sarif_replacement(edit: Edit) -> dict[str, object]:
@@ -240,14 +285,17 @@ def _sarif_replacement(edit: Edit) -> dict[str, object]:
     }
 
 
-def sarif_fix(fix: Fix) -> dict[str, object]:
-    """A SARIF 2.1.0 ``fix``: its description and the replacements in the one file it edits."""
+def sarif_fix(fix: Fix, base: Path | None = None) -> dict[str, object]:
+    """A SARIF 2.1.0 ``fix``: its description and the replacements in the one file it edits (its
+    location relative to ``base``, default the current directory, as :func:`format_sarif`'s)."""
     applicability = "safe" if fix.safe else "unsafe: applied with --unsafe-fixes"
     return {
         "description": {"text": f"{fix.description} ({applicability})"},
         "artifactChanges": [
             {
-                "artifactLocation": {"uri": fix.path},
+                "artifactLocation": sarif_artifact_location(
+                    fix.path, base if base is not None else Path.cwd()
+                ),
                 "replacements": [_sarif_replacement(edit) for edit in fix.edits],
             }
         ],

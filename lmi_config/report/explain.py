@@ -1,10 +1,12 @@
-"""explain's text report: target, effective settings, the shape and the memory table, verdict."""
+"""explain's reports: the text (target, effective settings, the shape and the memory table,
+verdict) and the JSON document."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from lmi_config.report import visible
+from lmi_config.strict_json import dump_json
 
 GIB = 1024**3
 SHAPE_LINES = (
@@ -18,6 +20,12 @@ SHAPE_LINES = (
     "copies",
     "kv_cache_dtype",
 )
+
+
+def format_explain_json(documents: list[dict[str, Any]]) -> str:
+    """``--format json``: the one unit's document, or a list of them for a directory of several
+    (standard JSON: never ``NaN`` or ``Infinity``)."""
+    return dump_json(documents if len(documents) != 1 else documents[0])
 
 
 def format_explain_text(document: dict[str, Any]) -> str:

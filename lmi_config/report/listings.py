@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from lmi_config.rules.base import Rule
+from lmi_config.strict_json import dump_json
 
 
 def model_rows() -> list[dict[str, Any]]:
@@ -105,7 +105,7 @@ def rule_dict(item: Rule) -> dict[str, object]:
 
 def format_rule_list(rules: tuple[Rule, ...], output_format: str) -> str:
     if output_format == "json":
-        return json.dumps([rule_dict(item) for item in rules], indent=2) + "\n"
+        return dump_json([rule_dict(item) for item in rules])
     return "".join(f"{item.code}  {item.slug:<28} {item.severity:<8} {item.summary}\n" for item in rules)
 
 
@@ -122,7 +122,7 @@ def _indent(text: str) -> str:
 def format_rule(found: Rule, output_format: str) -> str:
     """One rule as ruff shows one: what it does, why, a bad and a good example, the source."""
     if output_format == "json":
-        return json.dumps(rule_dict(found), indent=2) + "\n"
+        return dump_json(rule_dict(found))
     parts = [
         f"{found.code} {found.slug} ({found.severity})\n\n",
         f"What it does\n  {found.summary}\n\n",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.secrets import redact
+from lmi_config.strict_json import dump_json
 
 if TYPE_CHECKING:
     from lmi_config.plan import PlannedCandidate, PlanResult
@@ -63,7 +63,7 @@ def format_plan_json(result: PlanResult) -> str:
         "candidates": [candidate_document(candidate) for candidate in result.candidates],
         "notes": result.notes,
     }
-    return json.dumps(document, indent=2) + "\n"
+    return dump_json(document)
 
 
 def _figures_columns(candidate: PlannedCandidate) -> str:
