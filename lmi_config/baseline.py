@@ -30,6 +30,7 @@ from lmi_config.configfile.text import shorten, split_lines
 from lmi_config.errors import InputError
 from lmi_config.io import MAX_INPUT_BYTES
 from lmi_config.rules.base import Finding
+from lmi_config.strict_json import dump_json
 
 FORMAT_VERSION = 1
 # one finding per byte of the largest file lint reads: a larger count is none lint --write-baseline wrote
@@ -151,7 +152,7 @@ def baseline_document(findings: Iterable[Finding], baseline_path: Path) -> str:
         {"path": path, "code": code, "key": key or None, "fingerprint": fingerprint, "count": count}
         for (path, code, key, fingerprint), count in sorted(counted.items())
     ]
-    return json.dumps({"lmi_config_baseline": FORMAT_VERSION, "findings": entries}, indent=1) + "\n"
+    return dump_json({"lmi_config_baseline": FORMAT_VERSION, "findings": entries}, indent=1)
 
 
 class _Malformed(ValueError):

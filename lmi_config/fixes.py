@@ -28,18 +28,28 @@ if TYPE_CHECKING:
 
 __all__ = ["FIXERS", "Edit", "Fix", "FixResult", "apply_edits", "candidate_fixes", "is_misspelling"]
 
-MAX_PASSES = 20
+MAX_PASSES = 50  # each pass re-lints every file it changed: a cap on the work, said when reached
 
 
 @dataclass
 class FixResult:
-    """Per file: the original and fixed text; per rule: how many fixes were applied."""
+    """Per file: the original and fixed text; per rule: how many fixes were applied; and what is
+    left: fixes judged but not applied, and findings the judge did not get to, with why."""
 
     changed: dict[str, tuple[str, str]] = field(default_factory=dict)
     applied: Counter[str] = field(default_factory=Counter)
     # per file, the edits of each pass (line numbers of the text that pass started from): replaying
     # them on the original gives the fixed text, which shows that no other line changed
     passes: dict[str, list[tuple[Edit, ...]]] = field(default_factory=dict)
+    read: dict[str, bytes] = field(default_factory=dict)  # per changed file, the bytes it was read as
+    left: int = 0  # fixes still to apply once --fix stopped (only when it stopped at the pass cap)
+    unjudged: int = 0  # findings that may have a fix the judge did not get to when --fix stopped
+    stopped: str | None = None  # why --fix stopped short of its fixed point; None: it reached it
+
+    @property
+    def complete(self) -> bool:
+        """Whether --fix reached its fixed point: nothing it could fix is left."""
+        return self.stopped is None
 
 
 def _sources(result: LintResult) -> dict[str, Source]:
@@ -105,15 +115,24 @@ def fix_to_fixed_point(result: LintResult, options: LintOptions, unsafe: bool) -
     """Fix pass after pass until nothing is left to fix; nothing is written.
 
     Fixes judged one by one are applied together; when together they add an error, the pass keeps
-    only the first fix of each file (the others are judged again on the next pass).
+    only the first fix of each file (the others are judged again on the next pass). A pass that
+    fixes nothing while the judge left findings unjudged, or the cap of passes, stops it short of
+    its fixed point: the result says how much is left and why.
     """
-    originals = {path: source.text for path, source in _sources(result).items()}
+    sources = _sources(result)
+    originals = {path: source.text for path, source in sources.items()}
     outcome = FixResult()
     current: dict[str, str] = {}
-    for _ in range(MAX_PASSES):
+    passes = 0
+    while True:
         fixed = _fix_once(result, unsafe)
         if not fixed:
             break
+        if passes == MAX_PASSES:
+            outcome.left = sum(len(fixes) for _, fixes in fixed.values())
+            outcome.stopped = f"it stopped after {MAX_PASSES} passes, the most one run makes"
+            break
+        passes += 1
         trial = {**current, **{path: text for path, (text, _) in fixed.items()}}
         relinted = _relint(result, trial, options)
         if _errors(relinted) - _errors(result):
@@ -128,9 +147,15 @@ def fix_to_fixed_point(result: LintResult, options: LintOptions, unsafe: bool) -
             outcome.applied.update(fix.code for fix in fixes)
             outcome.passes.setdefault(path, []).append(tuple(edit for fix in fixes for edit in fix.edits))
         result = relinted
+    if outcome.stopped is None and result.unjudged:
+        outcome.stopped = (
+            "the judge ran out of re-lints for them (each lint re-lints a file a bounded number of times)"
+        )
+    outcome.unjudged = result.unjudged
     outcome.changed = {
         path: (originals[path], text) for path, text in current.items() if text != originals[path]
     }
+    outcome.read = {path: sources[path].raw for path in outcome.changed}
     return outcome
 
 

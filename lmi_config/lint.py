@@ -327,6 +327,8 @@ class LintResult:
     problems: list[str] = field(default_factory=list)  # inputs that could not be read (exit code 2)
     # findings not kept (LintOptions.max_findings), counted by (path, code, slug, severity)
     hidden: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
+    # findings that may have a fix the judge did not get to (its re-lints per file are bounded)
+    unjudged: int = 0
 
     @property
     def errors(self) -> int:
@@ -391,7 +393,9 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
         with collector_paused():  # findings hold no cycles; see collector_paused
             findings = lint_unit(unit, unit_options, result.hidden)
             if unit_options.judge_fixes and findings:
-                findings = attach_fixes(unit, findings, _relinter(unit, unit_options))
+                judged = attach_fixes(unit, findings, _relinter(unit, unit_options))
+                findings = judged.findings
+                result.unjudged += judged.unjudged
             result.findings.extend(findings)
         result.files += len(target.sources)
         note = _assumption_note(unit)

@@ -67,3 +67,35 @@ def test_a_clean_repository_passes_and_unusable_input_is_exit_2(tmp_path: Path) 
     assert clean.returncode == 0 and outputs == {"exit-code": "0"}
     missing, outputs = run_action(tmp_path, paths="nowhere")
     assert missing.returncode == 2 and outputs == {"exit-code": "2"}
+
+
+BAD_TP = "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=3\n"
+GOOD = "option.model_id=Qwen/Qwen2.5-1.5B-Instruct\noption.rolling_batch=vllm\n"
+PINNED = "--backend vllm --lmi-version 0.30.0"
+
+
+def test_a_multi_line_paths_block_lints_every_line(tmp_path: Path) -> None:
+    for name, text in (("first", GOOD), ("second", BAD_TP)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "serving.properties").write_text(text)
+    result, outputs = run_action(tmp_path, paths="first\nsecond\n", args=PINNED)
+    assert result.returncode == 1 and outputs == {"exit-code": "1"}, result.stderr
+    assert "::error file=second/serving.properties,line=3,title=LMI305" in result.stdout
+    sarif = json.loads((tmp_path / "lmi-config.sarif").read_text())
+    assert {finding["ruleId"] for finding in sarif["runs"][0]["results"]} >= {"LMI305", "LMI306"}
+
+
+def test_a_changed_file_named_like_an_option_is_a_file_not_an_option(tmp_path: Path) -> None:
+    (tmp_path / "--ignore=LMI3").write_text(BAD_TP)  # a file name a pull request can choose
+    (tmp_path / "serving.properties").write_text(BAD_TP)
+    result, outputs = run_action(tmp_path, paths="--ignore=LMI3 serving.properties", args=PINNED)
+    assert result.returncode == 1 and outputs == {"exit-code": "1"}, result.stderr
+    assert "::error file=serving.properties,line=3,title=LMI305" in result.stdout  # TP rules still on
+    assert "::error file=--ignore=LMI3,line=3,title=LMI305" in result.stdout  # and the file linted
+
+
+def test_paths_with_glob_characters_are_taken_as_written(tmp_path: Path) -> None:
+    (tmp_path / "serving.properties").write_text(BAD_TP)
+    result, outputs = run_action(tmp_path, paths="*.properties", args=PINNED)
+    assert result.returncode == 2 and outputs == {"exit-code": "2"}  # no file is named '*.properties'
+    assert "*.properties" in result.stderr and "Traceback" not in result.stderr

@@ -162,8 +162,11 @@ def lint(
     options.max_findings = max_findings if capped else 0  # json lists every finding
     if fix and "-" in paths:
         _fail_input("--fix rewrites files and cannot rewrite standard input; name the file, or use --diff")
+    fixed_short = False  # --fix stopped before its fixed point: the run fails, as the files are not done
     if fix or show_diff:
-        _apply_fixes(list(paths), options, list(env_files), unsafe=unsafe_fixes, write=not show_diff)
+        fixed_short = not _apply_fixes(
+            list(paths), options, list(env_files), unsafe=unsafe_fixes, write=not show_diff
+        )
     stdin_bytes = _stdin_bytes() if "-" in paths else None
     try:
         result = api.lint_paths(
@@ -191,17 +194,23 @@ def lint(
     else:
         use_color = sys.stdout.isatty() if color is None else color
         output = report.format_text(
-            result.findings, summary, color=use_color, max_findings=max_findings, hidden=result.hidden
+            result.findings,
+            summary,
+            color=use_color,
+            max_findings=max_findings,
+            hidden=result.hidden,
+            unjudged=result.unjudged,
         )
     _emit(output)
     if result.problems:  # the readable files were reported; the unreadable ones make the run unusable
         _fail_input("\n".join(result.problems))
     failing = result.errors + (result.warnings if strict else 0)
-    sys.exit(1 if failing else 0)
+    sys.exit(1 if failing or fixed_short else 0)
 
 
-def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe: bool, write: bool) -> None:
-    """--fix writes the fixed files and says what it fixed; --diff prints the diff and exits."""
+def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe: bool, write: bool) -> bool:
+    """--fix writes the fixed files and says what it fixed, and what is left and why; --diff prints
+    the diff and exits. Returns whether --fix reached its fixed point."""
     import difflib
 
     from lmi_config import api
@@ -210,25 +219,42 @@ def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe
         outcome = api.fix_paths(paths, options, env_files=env_files, unsafe=unsafe, write=write)
     except (InputError, OutputError) as error:
         _fail_input(str(error))
+        raise AssertionError from None  # _fail_input exits
+    if not write:
+        for path, (before, after) in sorted(outcome.changed.items()):
+            diff = difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                fromfile=f"a/{path}",
+                tofile=f"b/{path}",
+            )
+            _emit("".join(diff))
+        _stopped_short(outcome)
+        sys.exit(1 if outcome.changed or not outcome.complete else 0)
+    fixed = sum(outcome.applied.values())
+    per_rule = ", ".join(f"{code} x{count}" for code, count in sorted(outcome.applied.items()))
+    click.echo(
+        f"fixed {fixed} finding(s) in {len(outcome.changed)} file(s)" + (f" ({per_rule})" if fixed else ""),
+        err=True,
+    )
+    _stopped_short(outcome)
+    return outcome.complete
+
+
+def _stopped_short(outcome: Any) -> None:
+    """Say how much --fix left and why, when it stopped before its fixed point."""
+    if outcome.complete:
         return
-    if write:
-        fixed = sum(outcome.applied.values())
-        per_rule = ", ".join(f"{code} x{count}" for code, count in sorted(outcome.applied.items()))
-        click.echo(
-            f"fixed {fixed} finding(s) in {len(outcome.changed)} file(s)"
-            + (f" ({per_rule})" if fixed else ""),
-            err=True,
-        )
-        return
-    for path, (before, after) in sorted(outcome.changed.items()):
-        diff = difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            fromfile=f"a/{path}",
-            tofile=f"b/{path}",
-        )
-        _emit("".join(diff))
-    sys.exit(1 if outcome.changed else 0)
+    left = []
+    if outcome.left:
+        left.append(f"{outcome.left} judged fix(es) not applied")
+    if outcome.unjudged:
+        left.append(f"{outcome.unjudged} finding(s) not yet judged")
+    click.echo(
+        f"lmi-config: --fix stopped before everything fixable was fixed: {' and '.join(left) or 'fixes left'}; "
+        f"{outcome.stopped}. Run it again to go on.",
+        err=True,
+    )
 
 
 @main.command(context_settings=CONTEXT_SETTINGS)
@@ -283,7 +309,6 @@ def explain(
       lmi-config explain serving.properties --instance g5.12xlarge --format json
       lmi-config explain serving.properties --instance g5.12xlarge --input-tokens 4096 --output-tokens 512
     """
-    import json
 
     from lmi_config import api
     from lmi_config.report.explain import format_explain_text
@@ -309,7 +334,9 @@ def explain(
         return
     documents = result.documents
     if output_format == "json":
-        _emit(json.dumps(documents if len(documents) > 1 else documents[0], indent=2) + "\n")
+        from lmi_config.report.explain import format_explain_json
+
+        _emit(format_explain_json(documents))
     else:
         _emit("\n".join(format_explain_text(document) for document in documents))
     sys.exit(1 if result.errors else 0)

@@ -83,9 +83,15 @@ def line_ending(line: str) -> str:
     return match.group(0) if match else ""
 
 
+_split_cache: tuple[str, list[str]] = ("", [])
+
+
 def physical_line(text: str, line: int) -> str:
     """Physical line ``line`` (1-based) without its ending, empty when there is none."""
-    lines = split_lines(text)
+    global _split_cache
+    if _split_cache[0] is not text:  # fixers of one file ask for its lines once per finding
+        _split_cache = (text, split_lines(text))
+    lines = _split_cache[1]
     return lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
 
 

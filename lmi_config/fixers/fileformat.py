@@ -18,13 +18,22 @@ if TYPE_CHECKING:
     from lmi_config.rules.base import Finding
 
 
+_entries_cache: tuple[object, dict[tuple[int, str], PropertyEntry]] = (None, {})
+
+
 def _property_entry(source: Source, finding: Finding) -> PropertyEntry | None:
+    """The entry a finding is on (its line and key); indexed once per document, as a file of
+    thousands of findings asks once per finding."""
+    global _entries_cache
     document = source.properties
-    if document is None:
+    if document is None or finding.line is None or finding.key is None:
         return None
-    return next(
-        (entry for entry in document.entries if entry.line == finding.line and entry.key == finding.key), None
-    )
+    if _entries_cache[0] is not document:
+        index: dict[tuple[int, str], PropertyEntry] = {}
+        for entry in document.entries:
+            index.setdefault((entry.line, entry.key), entry)
+        _entries_cache = (document, index)
+    return _entries_cache[1].get((finding.line, finding.key))
 
 
 def _fix(source: Source, finding: Finding, edits: tuple[Edit, ...], safe: bool, description: str) -> Fix:

@@ -11,10 +11,10 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lmi_config.errors import InputError
-from lmi_config.fixers.edits import Change, Fix, apply_edits, describe_changes
+from lmi_config.fixers.edits import Change, Edit, Fix, apply_edits, describe_changes
 from lmi_config.fixers.fileformat import FORMAT_FIXERS, UNSAFE_FORMAT_FIXES
 from lmi_config.fixers.locate import as_written, locate
 from lmi_config.fixers.proposals import PROPOSERS, Proposals
@@ -29,9 +29,9 @@ MAX_JUDGED_PER_UNIT = 64  # re-lints per unit: a file of ten thousand bad lines 
 # re-linted bytes per unit: a file of megabytes is not judged (each re-lint of a million-line file costs as
 # much as the lint itself: 4 MB made the hostile million-line case three lints long); real files are kilobytes
 MAX_JUDGED_BYTES = 1_000_000
-MAX_LOOKED_PER_UNIT = (
-    1000  # findings whose fixes are sought per unit (a fixer reads the file: not a million times)
-)
+# findings whose fixes are sought per unit: fixers read an index of the file, not the file, so this only
+# bounds a hostile file (a judged file is at most MAX_JUDGED_BYTES: about as many lines as this)
+MAX_LOOKED_PER_UNIT = 100_000
 MAX_ACCEPTED = 3  # a fix and two alternatives are enough advice
 
 
@@ -43,15 +43,24 @@ def _passes(fix: Fix, before: Verdict, after: Verdict, severity: str) -> bool:
     """The finding's own problem is gone and no new error appears — nor, for a warning's fix, a new
     warning: trading one warning for another lets two fixes undo each other (TP 2 → 4 → 2), while
     an error's fix may leave a warning (fewer errors, then fewer warnings: ``--fix`` terminates)."""
+    return _pass_together([(fix, severity)], before, after)
 
-    def count(verdict: Verdict) -> int:
+
+def _pass_together(fixes: list[tuple[Fix, str]], before: Verdict, after: Verdict) -> bool:
+    """:func:`_passes` for fixes applied together: of each rule, at least as many findings are gone
+    as fixes were made for it, and no new problem appears (a new warning counts unless every fix
+    is an error's)."""
+
+    def count(verdict: Verdict, code: str) -> int:
         # by code, not key: a finding reported on the TP line for want of its own key (max_model_len
         # unset) moves to the key once the fix writes it, and must not count as gone there
-        return sum(n for (code, _, _), n in verdict.items() if code == fix.code)
+        return sum(n for (each, _, _), n in verdict.items() if each == code)
 
-    counted = ("error",) if severity == "error" else ("error", "warning")
-    new_problems = [item for item, n in after.items() if item[2] in counted and n > before.get(item, 0)]
-    return count(after) < count(before) and not new_problems
+    made = Counter(fix.code for fix, _ in fixes)
+    if any(count(before, code) - count(after, code) < number for code, number in made.items()):
+        return False
+    counted = ("error",) if all(severity == "error" for _, severity in fixes) else ("error", "warning")
+    return not any(item[2] in counted and n > before.get(item, 0) for item, n in after.items())
 
 
 def _from_changes(unit: LintUnit, finding: Finding, changes: tuple[Change, ...], safe: bool) -> Fix | None:
@@ -79,15 +88,8 @@ def _editable(unit: LintUnit) -> dict[str, str]:
 
 
 def _candidates(unit: LintUnit, finding: Finding) -> tuple[list[Fix], Proposals | None]:
-    """The fixes to judge for one finding, nearest first, and the proposals they came from."""
-    sources = {source.path: source for source in unit.sources}
-    fixer = FORMAT_FIXERS.get(finding.code)
-    source = sources.get(finding.path)
-    if fixer is not None and source is not None and source.kind in ("properties", "env"):
-        fix = fixer(source, finding)
-        return ([fix] if fix is not None else []), None
-    proposer = PROPOSERS.get(finding.code)
-    proposals = proposer(unit, finding) if proposer is not None else None
+    """The fixes to judge for one semantic finding, nearest first, and the proposals they came from."""
+    proposals = PROPOSERS[finding.code](unit, finding)
     if proposals is None:
         return [], None
     fixes = [_from_changes(unit, finding, changes, proposals.safe) for changes in proposals.candidates]
@@ -135,34 +137,108 @@ class _Judge:
     def accepts(self, fix: Fix, severity: str) -> bool:
         if fix.path not in self.texts or self.budget <= 0 or self.shows_secret(fix):
             return False
+        return self._pass([(fix, severity)]) is True
+
+    def _pass(self, fixes: list[tuple[Fix, str]]) -> bool | None:
+        """Whether the fixes pass applied together (one re-lint of the budget); None: unusable."""
         self.budget -= 1
+        edits: dict[str, list[Edit]] = {}
+        for fix, _ in fixes:
+            edits.setdefault(fix.path, []).extend(fix.edits)
         try:
-            after = self.relint({fix.path: apply_edits(self.texts[fix.path], fix.edits)})
+            after = self.relint({path: apply_edits(self.texts[path], found) for path, found in edits.items()})
         except (ValueError, InputError):
-            return False  # the edited file is unusable input: not a fix
-        return _passes(fix, self.before(), _verdict(after), severity)
+            return None  # an edited file is unusable input: not a fix
+        return _pass_together(fixes, self.before(), _verdict(after))
+
+    def accepts_together(self, fixes: list[tuple[int, Fix, str]]) -> tuple[list[tuple[int, Fix]], int]:
+        """Judge fixes of disjoint lines with as few re-lints as it takes: all together first, then
+        halves of a group that fails, down to single fixes (each judged as :meth:`accepts` would).
+        Returns the accepted ones and how many the budget left unjudged."""
+        if not fixes:
+            return [], 0
+        if self.budget <= 0:
+            return [], len(fixes)
+        if self._pass([(fix, severity) for _, fix, severity in fixes]):
+            return [(index, fix) for index, fix, _ in fixes], 0
+        if len(fixes) == 1:
+            return [], 0
+        half = len(fixes) // 2
+        first, first_left = self.accepts_together(fixes[:half])
+        second, second_left = self.accepts_together(fixes[half:])
+        return first + second, first_left + second_left
 
 
-def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> list[Finding]:
+class Judged(NamedTuple):
+    """The findings with their judged fixes, and how many findings that may have a fix were not
+    judged: the re-lints of one lint are bounded (a file of thousands of slips is fixed by
+    ``--fix`` over several passes, and a plain lint says how many it did not judge)."""
+
+    findings: list[Finding]
+    unjudged: int
+
+
+def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> Judged:
     """The findings with their judged fix attached, and semantic advice rendered from it.
 
-    Semantic findings are judged first: in a file of many format slips, the budget of re-lints goes
-    to the TP or the length before it goes to trailing blanks (fixed over later passes anyway).
+    Semantic findings are judged first, one by one: in a file of many format slips, the budget of
+    re-lints goes to the TP or the length before it goes to trailing blanks. Format fixes (line
+    edits that keep what the user meant) are then judged together, a group per re-lint.
     """
     judge = _Judge(unit, relint)
     out = list(findings)
-    order = sorted(range(len(findings)), key=lambda index: findings[index].code not in PROPOSERS)
-    for index in order:
+    sources = {source.path: source for source in unit.sources}
+    unjudged = 0
+    formats: list[int] = []
+    for index, finding in enumerate(findings):
+        source = sources.get(finding.path)
+        if finding.code in FORMAT_FIXERS and source is not None and source.kind in ("properties", "env"):
+            formats.append(index)
+        elif finding.code in PROPOSERS:
+            if judge.looked <= 0:
+                unjudged += 1
+                continue
+            judge.looked -= 1
+            out[index], cut_short = _judged(judge, unit, finding)
+            unjudged += cut_short
+    candidates: list[tuple[int, Fix, str]] = []
+    for index in formats:
         finding = findings[index]
-        if judge.looked <= 0 or (judge.budget <= 0 and finding.code not in PROPOSERS):
-            continue  # nothing left to judge with: the fixers' work is skipped too
+        if judge.looked <= 0 or judge.budget <= 0:
+            unjudged += 1
+            continue
         judge.looked -= 1
-        out[index] = _judged(judge, unit, finding)
-    return out
+        fix = FORMAT_FIXERS[finding.code](sources[finding.path], finding)
+        if fix is not None and fix.path in judge.texts and not judge.shows_secret(fix):
+            candidates.append((index, fix, finding.severity))
+    while candidates:
+        group, candidates = _disjoint(candidates)
+        accepted, left = judge.accepts_together(group)
+        unjudged += left
+        for index, fix in accepted:
+            out[index] = replace(findings[index], fix=fix)
+    return Judged(out, unjudged)
 
 
-def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> Finding:
-    """One finding with its fix (the first accepted, the others as alternatives) and its advice."""
+def _disjoint(
+    fixes: list[tuple[int, Fix, str]],
+) -> tuple[list[tuple[int, Fix, str]], list[tuple[int, Fix, str]]]:
+    """The fixes that touch lines no earlier one touches, and the rest (judged as a later group)."""
+    touched: set[tuple[str, int]] = set()
+    group, rest = [], []
+    for item in fixes:
+        lines = {(item[1].path, edit.line) for edit in item[1].edits}
+        if lines & touched:
+            rest.append(item)
+            continue
+        touched |= lines
+        group.append(item)
+    return group, rest
+
+
+def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> tuple[Finding, bool]:
+    """One finding with its fix (the first accepted, the others as alternatives) and its advice;
+    and whether the budget ran out before any of its fixes could be judged."""
     fixes, proposals = _candidates(unit, finding)
     accepted: list[Fix] = []
     exhausted = False
@@ -184,7 +260,7 @@ def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> Finding:
     if accepted:
         fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
         finding = replace(finding, fix=fix)
-    return finding
+    return finding, exhausted and not accepted
 
 
 def describe_fix(code: str) -> str | None:
