@@ -316,7 +316,7 @@ def fix_paths(
     result = lint_paths([path for path in paths if path != "-"], options, env_files=env_files)
     outcome = fix_to_fixed_point(result, options, unsafe)
     if write and outcome.changed:
-        write_files(
+        outcome.written = write_files(
             [PendingWrite(path, outcome.read[path], text) for path, (_, text) in outcome.changed.items()]
         )
     return outcome

@@ -19,6 +19,7 @@ from lmi_config.configfile.loader import LintTarget, parse_source
 from lmi_config.fixers.edits import Edit, Fix, apply_edits
 from lmi_config.fixers.fileformat import FORMAT_FIXERS as FIXERS
 from lmi_config.fixers.fileformat import is_misspelling
+from lmi_config.fixers.judge import MAX_JUDGED_BYTES
 from lmi_config.lint import lint_targets
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ class FixResult:
     left: int = 0  # fixes still to apply once --fix stopped (only when it stopped at the pass cap)
     unjudged: int = 0  # findings that may have a fix the judge did not get to when --fix stopped
     stopped: str | None = None  # why --fix stopped short of its fixed point; None: it reached it
+    written: list[str] = field(default_factory=list)  # the files written (two names of one file: once)
+    final: bool = False  # running --fix again would not go further (what is left is not its to fix)
 
     @property
     def complete(self) -> bool:
@@ -147,7 +150,13 @@ def fix_to_fixed_point(result: LintResult, options: LintOptions, unsafe: bool) -
             outcome.applied.update(fix.code for fix in fixes)
             outcome.passes.setdefault(path, []).append(tuple(edit for fix in fixes for edit in fix.edits))
         result = relinted
-    if outcome.stopped is None and result.unjudged:
+    if outcome.stopped is None and result.unjudged_oversized:
+        outcome.stopped = (
+            f"files over {MAX_JUDGED_BYTES:,} bytes are not judged (each fix would re-lint the whole file); "
+            "fix those by hand: lint --format json lists the findings"
+        )
+        outcome.final = True
+    elif outcome.stopped is None and result.unjudged:
         outcome.stopped = (
             "the judge ran out of re-lints for them (each lint re-lints a file a bounded number of times)"
         )

@@ -329,6 +329,7 @@ class LintResult:
     hidden: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
     # findings that may have a fix the judge did not get to (its re-lints per file are bounded)
     unjudged: int = 0
+    unjudged_oversized: int = 0  # of those, the ones in files too large to be judged at all
 
     @property
     def errors(self) -> int:
@@ -396,6 +397,7 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
                 judged = attach_fixes(unit, findings, _relinter(unit, unit_options))
                 findings = judged.findings
                 result.unjudged += judged.unjudged
+                result.unjudged_oversized += judged.unjudged if judged.oversized else 0
             result.findings.extend(findings)
         result.files += len(target.sources)
         note = _assumption_note(unit)

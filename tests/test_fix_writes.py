@@ -191,3 +191,20 @@ def test_fix_that_stops_at_its_cap_says_how_much_is_left_and_fails(
     code, stderr = _invoke(["lint", "--fix", *TARGET, str(target)])
     assert code == 0 and "stopped before" not in stderr
     assert target.read_text().endswith("# tuned\noption.max_model_len=4096\n")
+
+
+def test_fix_of_a_file_too_large_to_judge_says_so_and_does_not_ask_to_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmi_config.fixers import judge
+
+    target = tmp_path / "serving.properties"
+    _many_blanks(target, 40)
+    size = target.stat().st_size
+    monkeypatch.setattr(judge, "MAX_JUDGED_BYTES", size // 2)  # as a file of megabytes is
+    monkeypatch.setattr(fixes, "MAX_JUDGED_BYTES", size // 2)
+    before = target.read_text()
+    code, stderr = _invoke(["lint", "--fix", *TARGET, str(target)])
+    assert code == 1
+    assert f"files over {size // 2:,} bytes are not judged" in stderr and "Run it again" not in stderr
+    assert target.read_text() == before

@@ -234,7 +234,7 @@ def _apply_fixes(paths: list[str], options: Any, env_files: list[str], *, unsafe
     fixed = sum(outcome.applied.values())
     per_rule = ", ".join(f"{code} x{count}" for code, count in sorted(outcome.applied.items()))
     click.echo(
-        f"fixed {fixed} finding(s) in {len(outcome.changed)} file(s)" + (f" ({per_rule})" if fixed else ""),
+        f"fixed {fixed} finding(s) in {len(outcome.written)} file(s)" + (f" ({per_rule})" if fixed else ""),
         err=True,
     )
     _stopped_short(outcome)
@@ -252,7 +252,7 @@ def _stopped_short(outcome: Any) -> None:
         left.append(f"{outcome.unjudged} finding(s) not yet judged")
     click.echo(
         f"lmi-config: --fix stopped before everything fixable was fixed: {' and '.join(left) or 'fixes left'}; "
-        f"{outcome.stopped}. Run it again to go on.",
+        f"{outcome.stopped}" + ("." if outcome.final else ". Run it again to go on."),
         err=True,
     )
 

@@ -122,6 +122,7 @@ class _Judge:
         size = sum(len(source.text) for source in unit.sources)
         self.looked = MAX_LOOKED_PER_UNIT
         self.budget = min(MAX_JUDGED_PER_UNIT, MAX_JUDGED_BYTES // max(size, 1))
+        self.oversized = size > MAX_JUDGED_BYTES
         self._before: Verdict | None = None
         self.secret_values = unit.secret_values
 
@@ -176,6 +177,7 @@ class Judged(NamedTuple):
 
     findings: list[Finding]
     unjudged: int
+    oversized: bool = False  # the unit is over MAX_JUDGED_BYTES: nothing in it is ever judged
 
 
 def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> Judged:
@@ -217,7 +219,7 @@ def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> Jud
         unjudged += left
         for index, fix in accepted:
             out[index] = replace(findings[index], fix=fix)
-    return Judged(out, unjudged)
+    return Judged(out, unjudged, oversized=unjudged > 0 and judge.oversized)
 
 
 def _disjoint(
