@@ -125,6 +125,9 @@ class _Judge:
         self.oversized = size > MAX_JUDGED_BYTES
         self._before: Verdict | None = None
         self.secret_values = unit.secret_values
+        # the verdict of the unit with each fix's edits applied (None: unusable), judged once: the
+        # findings of one key weigh the same candidates
+        self._after: dict[tuple[str, tuple[Edit, ...]], Verdict | None] = {}
 
     def shows_secret(self, fix: Fix) -> bool:
         """A fix whose edits would print a credential in JSON or SARIF is not offered."""
@@ -139,6 +142,22 @@ class _Judge:
         if fix.path not in self.texts or self.budget <= 0 or self.shows_secret(fix):
             return False
         return self._pass([(fix, severity)]) is True
+
+    def can_judge(self, fix: Fix) -> bool:
+        """Whether :meth:`after` can give a verdict: judged already, or a re-lint is left."""
+        return (fix.path, fix.edits) in self._after or self.budget > 0
+
+    def after(self, fix: Fix) -> Verdict | None:
+        """The unit's verdict with ``fix`` applied (a re-lint of the budget the first time)."""
+        key = (fix.path, fix.edits)
+        if key not in self._after:
+            self.budget -= 1
+            try:
+                found = self.relint({fix.path: apply_edits(self.texts[fix.path], fix.edits)})
+                self._after[key] = _verdict(found)
+            except (ValueError, InputError):
+                self._after[key] = None  # the edited file is unusable input: not a fix
+        return self._after[key]
 
     def _pass(self, fixes: list[tuple[Fix, str]]) -> bool | None:
         """Whether the fixes pass applied together (one re-lint of the budget); None: unusable."""
@@ -192,6 +211,7 @@ def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> Jud
     sources = {source.path: source for source in unit.sources}
     unjudged = 0
     formats: list[int] = []
+    proposed: dict[int, tuple[list[Fix], Proposals | None]] = {}
     for index, finding in enumerate(findings):
         source = sources.get(finding.path)
         if finding.code in FORMAT_FIXERS and source is not None and source.kind in ("properties", "env"):
@@ -201,8 +221,11 @@ def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> Jud
                 unjudged += 1
                 continue
             judge.looked -= 1
-            out[index], cut_short = _judged(judge, unit, finding)
-            unjudged += cut_short
+            proposed[index] = _candidates(unit, finding)
+    for index, (own, proposals) in proposed.items():
+        pool = _shared_candidates(index, proposed)
+        out[index], cut_short = _judged(judge, findings[index], own, pool, proposals)
+        unjudged += cut_short
     candidates: list[tuple[int, Fix, str]] = []
     for index in formats:
         finding = findings[index]
@@ -238,21 +261,47 @@ def _disjoint(
     return group, rest
 
 
-def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> tuple[Finding, bool]:
-    """One finding with its fix (the first accepted, the others as alternatives) and its advice;
-    and whether the budget ran out before any of its fixes could be judged."""
-    fixes, proposals = _candidates(unit, finding)
-    accepted: list[Fix] = []
+def _shared_candidates(index: int, proposed: dict[int, tuple[list[Fix], Proposals | None]]) -> list[Fix]:
+    """The candidates of every finding whose candidates change a key this finding's change, in one
+    order for all of them (the findings' order, each finding's nearest first): every finding of
+    one key weighs the same values in the same order, so that each offers the one that leaves the
+    file with the fewest problems (TP 8, which clears memory and heads alike, not TP 2, which
+    clears the heads and leaves the memory error)."""
+    keys = {change.key for fix in proposed[index][0] for change in fix.changes}
+    return [
+        fix
+        for other in sorted(proposed)
+        for fix in proposed[other][0]
+        if other == index or keys & {change.key for change in fix.changes}
+    ]
+
+
+def _judged(
+    judge: _Judge, finding: Finding, own: list[Fix], pool: list[Fix], proposals: Proposals | None
+) -> tuple[Finding, bool]:
+    """One finding with its fix and its advice; and whether the budget ran out before any of its
+    fixes could be judged. Of the candidates (:func:`_shared_candidates`), those that remove the
+    finding and add no error are kept, the ones that leave the fewest errors first, then the fewest
+    warnings, then in the shared order: the first is the fix, the next are the alternatives."""
+    scored: list[tuple[int, int, int, Fix]] = []
+    seen: set[tuple[Change, ...]] = set()
     exhausted = False
-    for fix in fixes:
-        if len(accepted) >= MAX_ACCEPTED:
+    for rank, candidate in enumerate(pool):
+        fix = candidate._replace(code=finding.code, key=finding.key)
+        if fix.changes in seen or fix.path not in judge.texts or judge.shows_secret(fix):
+            continue
+        seen.add(fix.changes)
+        if not judge.can_judge(fix):
+            exhausted = True
             break
-        exhausted = judge.budget <= 0
-        if exhausted:
-            break
-        if judge.accepts(fix, finding.severity):
-            accepted.append(fix)
-    if proposals is not None and not (exhausted and not accepted):
+        after = judge.after(fix)
+        if after is not None and _passes(fix, judge.before(), after, finding.severity):
+            errors = sum(n for (_, _, severity), n in after.items() if severity == "error")
+            warnings = sum(n for (_, _, severity), n in after.items() if severity == "warning")
+            scored.append((errors, warnings, rank, fix))
+    accepted = [fix for *_, fix in sorted(scored, key=lambda item: item[:3])][:MAX_ACCEPTED]
+    exhausted = exhausted and not accepted
+    if proposals is not None and not exhausted:
         advice = _advice(accepted) if accepted else proposals.fallback
         if accepted and proposals.supersedes and proposals.supersedes in finding.message:
             # the rule said it in words; the judged edits say it once, in their own words
@@ -262,7 +311,7 @@ def _judged(judge: _Judge, unit: LintUnit, finding: Finding) -> tuple[Finding, b
     if accepted:
         fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
         finding = replace(finding, fix=fix)
-    return finding, exhausted and not accepted
+    return finding, exhausted and bool(own)
 
 
 def describe_fix(code: str) -> str | None:
