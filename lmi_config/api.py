@@ -251,13 +251,16 @@ def lint_paths(
     stdin_bytes: bytes | None = None,
     stdin_kind: str | None = None,
     exclude: bool = True,
+    lmi_only: bool = True,
 ) -> LintResult:
     """Lint files and directories (``-`` reads ``stdin_bytes``).
 
     A file that cannot be read (missing, binary, too large, a dangling symlink) does not stop the
     run: it is listed in ``result.problems`` and the other files are linted. Raises
     :class:`InputError` for bad options, :class:`InvalidArgument` for an argument of the wrong type
-    or value. With ``exclude``, paths the project settings or ``options.exclude`` exclude are skipped.
+    or value. With ``exclude``, paths the project settings or ``options.exclude`` exclude are skipped;
+    with ``lmi_only``, files that hold no LMI configuration (:mod:`lmi_config.relevance`) are left
+    out, with one note naming them.
     """
     check.texts("paths", paths, empty=False)
     requests.optional_lint_options("options", options)
@@ -265,14 +268,20 @@ def lint_paths(
     check.optional_bytes("stdin_bytes", stdin_bytes)
     check.optional_choice("stdin_kind", stdin_kind, _KINDS)
     check.flag("exclude", exclude)
+    check.flag("lmi_only", lmi_only)
     options = options or LintOptions()
     excluded = options.excluded if exclude else None
+    from lmi_config.relevance import holds_lmi_configuration, skipped_note
+
     found = collect(
         [path for path in paths if path != "-"],
         env_files,
         excluded,
         named_excluded=options.force_excluded if exclude else None,
+        relevant=holds_lmi_configuration if lmi_only else None,
     )
+    if found.skipped:
+        found.notes.append(skipped_note(found.skipped))
     targets = found.targets
     if "-" in paths:
         raw = stdin_bytes if stdin_bytes is not None else b""
@@ -482,7 +491,10 @@ def convert_path(
     check.text("path", path, empty=False)
     check.choice("to", to, FORMATS)
     check.flag("keep_credentials", keep_credentials)
-    result = _usable(lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes))
+    # the file named is converted whatever it holds: no file is left out as no LMI configuration
+    result = _usable(
+        lint_paths([path], LintOptions(), env_files=env_files, stdin_bytes=stdin_bytes, lmi_only=False)
+    )
     if not result.units:
         raise InputError(
             f"{path}: no configuration file to convert; name a serving.properties, env or JSON file"

@@ -349,14 +349,25 @@ class LintResult:
         return [finding for finding in self.findings if finding.path in paths]
 
 
-def _assumption_note(unit: LintUnit) -> str | None:
-    context = unit.context
-    if not (context.backend_assumed or context.release_assumed):
-        return None
-    return (
-        f"{unit.primary_path}: {context.describe()}; set --backend / --lmi-version (or a `# lmi-config:` pragma) "
-        "to be explicit"
-    )
+def _assumption_notes(assumed: dict[str, list[str]]) -> list[str]:
+    """One note per assumption (backend, release) however many files share it: a directory of fifty
+    files gets one line, naming a few of them."""
+    notes = []
+    for described, paths in assumed.items():
+        if len(paths) == 1:
+            where = paths[0]
+        else:
+            named = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            where = f"{len(paths)} files ({named})"
+        notes.append(f"{where}: {described}")
+    return notes
+
+
+NO_INSTANCE = (
+    "no instance type given (--instance, a `# lmi-config: instance=` pragma or the project settings; an "
+    "Environment JSON has no comment to carry one): memory fit, TP against the devices and loading time "
+    "were not checked"
+)
 
 
 def _relinter(unit: LintUnit, options: LintOptions) -> Callable[[dict[str, str]], list[Finding]]:
@@ -384,6 +395,7 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
     """Lint prepared targets. :class:`InputError` for a bad --backend/--lmi-version/--instance."""
     options = options or LintOptions()
     result = LintResult()
+    assumed: dict[str, list[str]] = {}  # what was assumed -> the files it was assumed for
     for target in targets:
         unit_options = options.for_path(target.primary.path)
         try:
@@ -400,10 +412,16 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
                 result.unjudged_oversized += judged.unjudged if judged.oversized else 0
             result.findings.extend(findings)
         result.files += len(target.sources)
-        note = _assumption_note(unit)
-        if note:
-            result.notes.append(note)
+        if unit.context.backend_assumed or unit.context.release_assumed:
+            described = (
+                f"{unit.context.describe()}; set --backend / --lmi-version (or a `# lmi-config:` pragma) "
+                "to be explicit"
+            )
+            assumed.setdefault(described, []).append(unit.primary_path)
+        if unit.context.instance is None:
+            assumed.setdefault(NO_INSTANCE, []).append(unit.primary_path)
         result.notes.extend(f"{unit.primary_path}: {text}" for text in unit.notes)
+    result.notes.extend(_assumption_notes(assumed))
     return result
 
 

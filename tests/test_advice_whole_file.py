@@ -41,7 +41,9 @@ def test_every_finding_on_the_tp_line_offers_the_value_that_clears_them_all(tmp_
     findings = json.loads(result.stdout)["findings"]
     on_tp = {finding["code"]: finding for finding in findings if finding.get("key") == TP_KEY}
     assert {"LMI301", "LMI305", "LMI306"} <= set(on_tp)
-    offered = {code: finding["fix"]["changes"][0]["value"] for code, finding in on_tp.items() if finding["fix"]}
+    offered = {
+        code: finding["fix"]["changes"][0]["value"] for code, finding in on_tp.items() if finding["fix"]
+    }
     assert offered == {"LMI301": "8", "LMI305": "8", "LMI306": "8"}
     fixed = run_cli(
         "lint", str(config), "--instance", "ml.p4d.24xlarge", "--backend", "vllm", "--lmi-version", "0.30.0",

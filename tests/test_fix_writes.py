@@ -170,7 +170,10 @@ def test_plain_lint_says_its_fixable_count_leaves_out_what_it_did_not_show(tmp_p
     target = tmp_path / "serving.properties"
     _many_blanks(target, 100)
     result = run_cli("lint", *TARGET, str(target))
-    assert "20 fixable with --fix; maybe more, not judged yet (80 of the findings not shown)" in result.stderr + result.stdout
+    assert (
+        "20 fixable with --fix; maybe more, not judged yet (80 of the findings not shown)"
+        in result.stderr + result.stdout
+    )
 
 
 def test_fix_that_stops_at_its_cap_says_how_much_is_left_and_fails(

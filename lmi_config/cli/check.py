@@ -27,9 +27,10 @@ from lmi_config.errors import InputError, OutputError
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json", "sarif", "github"]),
+    type=click.Choice(["text", "json", "sarif", "github", "gitlab"]),
     default="text",
     show_default=True,
+    help="text; json; sarif (code scanning); github (workflow annotations); gitlab (a Code Quality report).",
 )
 @click.option(
     "--select",
@@ -191,6 +192,8 @@ def lint(
         output = report.format_sarif(result.findings, load_rules())
     elif output_format == "github":
         output = report.format_github(result.findings)
+    elif output_format == "gitlab":
+        output = report.format_gitlab(result.findings)
     else:
         use_color = sys.stdout.isatty() if color is None else color
         output = report.format_text(

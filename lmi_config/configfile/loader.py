@@ -130,6 +130,7 @@ class Collection:
     targets: list[LintTarget] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # files that hold no configuration (``relevant``)
 
 
 def _walk(root: Path, excluded: Callable[[str], bool], found: Collection) -> list[Path]:
@@ -186,6 +187,7 @@ def collect(
     excluded: Callable[[str], bool] | None = None,
     *,
     named_excluded: Callable[[str], bool] | None = None,
+    relevant: Callable[[SourceFile, bool], bool] | None = None,
 ) -> Collection:
     """Turn command-line paths into lint targets (``-`` is stdin, read by the caller).
 
@@ -195,7 +197,9 @@ def collect(
     named explicitly only where ``named_excluded`` says so (ruff's ``--force-exclude``; pre-commit
     passes file names); a directory whose files are all excluded is not a problem. A file that
     cannot be read is a problem of the collection, not the end of it; an unreadable ``env_files``
-    entry raises :class:`InputError` (it would change every target).
+    entry raises :class:`InputError` (it would change every target). A file found or named for
+    which ``relevant(file, beside_serving_properties)`` is false (not an LMI configuration) is left
+    out and listed in ``skipped``; ``env_files`` are always kept (they were given for the container).
     """
     excluded = excluded or _never
     found = Collection()
@@ -217,9 +221,31 @@ def collect(
                 found.targets.append(LintTarget([read_file(path, item)]))
             except InputError as error:
                 found.problems.append(str(error))
+    if relevant is not None:
+        found.targets = _relevant_only(found, relevant)
     for target in found.targets:
         target.sources.extend(extra)
     return found
+
+
+def _relevant_only(found: Collection, relevant: Callable[[SourceFile, bool], bool]) -> list[LintTarget]:
+    """The targets with the files ``relevant`` refuses left out (a target left without its
+    first file keeps the others, each alone, as a directory's env files without their
+    serving.properties are)."""
+    kept: list[LintTarget] = []
+    for target in found.targets:
+        sources = []
+        companion = os.path.basename(target.sources[0].path) == "serving.properties"
+        for source in target.sources:
+            if relevant(source, companion and source is not target.sources[0]):
+                sources.append(source)
+            else:
+                found.skipped.append(source.path)
+        if sources and sources[0] is target.sources[0]:
+            kept.append(LintTarget(sources))
+        else:
+            kept.extend(LintTarget([source]) for source in sources)
+    return kept
 
 
 def _read_into(path: Path, found: Collection) -> SourceFile | None:

@@ -327,3 +327,48 @@ def format_github(findings: Sequence[Finding]) -> str:
             f"::{_GITHUB_COMMAND[finding.severity]} {','.join(properties)}::{_escape_github_data(finding.message)}"
         )
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+_GITLAB_SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
+
+
+def format_gitlab(findings: Sequence[Finding], base: Path | None = None) -> str:
+    """GitLab Code Quality (``artifacts: reports: codequality``): a JSON list of issues, each with a
+    description, a check name, a fingerprint unique in the report, a severity and a location whose
+    path is relative to the directory lmi-config ran in (the repository root in a CI job).
+
+    The fingerprint is taken from the file, the rule, the key and the message, not the line, so
+    that the merge request widget matches a finding that moved; two alike findings in one file are
+    told apart by their order.
+    """
+    import hashlib
+
+    root = (base or Path.cwd()).resolve()
+    seen: Counter[str] = Counter()
+    issues = []
+    for finding in findings:
+        path = _gitlab_path(finding.path, root)
+        identity = "\0".join((path, finding.code, finding.key or "", redact(finding.message)))
+        seen[identity] += 1
+        digest = hashlib.sha256(f"{identity}\0{seen[identity]}".encode("utf-8", "surrogatepass")).hexdigest()
+        issues.append(
+            {
+                "description": redact(finding.message),
+                "check_name": f"{finding.code} {finding.rule}",
+                "fingerprint": digest[:32],
+                "severity": _GITLAB_SEVERITY[finding.severity],
+                "location": {"path": path, "lines": {"begin": finding.line or 1}},
+            }
+        )
+    return dump_json(issues)
+
+
+def _gitlab_path(path: str, root: Path) -> str:
+    """A file's path as GitLab matches it to the repository: relative, with forward slashes."""
+    if path.startswith("<"):
+        return path
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return absolute.as_posix()  # outside the repository: GitLab shows it without a link

@@ -44,7 +44,9 @@ def format_explain_text(document: dict[str, Any]) -> str:
     lines.append("effective configuration (as the container reads it):")
     width = max((len(item["key"]) for item in document["settings"]), default=10)
     for item in document["settings"]:
-        flag = " (default)" if item["is_default"] else ""
+        flag = (
+            " (set to its default)" if item["is_default"] else ""
+        )  # set by the file, to the value it has anyway
         lines.append(f"  {item['key']:<{width}} = {item['value']!s}{flag}    ← {item['from']}")
         for other in item["shadowed"]:
             lines.append(f"  {'':<{width}}   not used: {other['value']!r} from {other['from']}")
