@@ -127,8 +127,12 @@ def is_secret_name(name: str) -> bool:
 
 
 def hugging_face_token_names() -> frozenset[str]:
-    """The credential variables a Hugging Face download reads a token from (``HF_TOKEN`` …)."""
-    return frozenset(name for name in secret_variable_names() if name.startswith(("HF_", "HUGGING_FACE")))
+    """The variables a Hugging Face download reads a token from (``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN``:
+    what the pinned huggingface_hub releases read, generated from their code). ``HF_API_TOKEN`` is
+    masked as a credential but is no token: nothing reads it."""
+    from lmi_config.knowledge.environment import hub_token_names
+
+    return frozenset(hub_token_names())
 
 
 def environment_secrets(names: tuple[str, ...], option: str = "--secret-env") -> dict[str, str]:

@@ -176,6 +176,14 @@ def _allowed_value(unit: LintUnit, finding: Finding) -> Proposals | None:
     return Proposals(((Change("set", setting.key, replacement),),), supersedes=f"use {replacement}")
 
 
+def _batched_tokens(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Raise the token budget of the key the finding names to the sequence length the judge read."""
+    assessment = unit.assessment
+    if assessment is None or assessment.shape.sequence_length is None or finding.key is None:
+        return None
+    return Proposals(((Change("set", finding.key, str(assessment.shape.sequence_length.value)),),))
+
+
 PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI102": _allowed_value,
     "LMI103": _allowed_value,
@@ -189,5 +197,8 @@ PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI302": _memory,
     "LMI313": _memory,  # Neuron DMA rings past the budget (main's device_memory rule): the same nearest shapes
     "LMI601": _runnable_dtype,
+    "LMI615": _batched_tokens,
+    "LMI616": _tensor_parallel,  # a bitsandbytes checkpoint: the judge keeps the degrees that load it (TP 1)
+    "LMI617": _tensor_parallel,  # AWQ / GPTQ groups: the judge keeps the degrees whose slices hold whole groups
     "LMI105": _deprecated,
 }

@@ -102,3 +102,19 @@ def sagemaker_environment_limits() -> EnvironmentLimits:
     return EnvironmentLimits(
         int(row["max_entries"]), int(row["max_value_length"]), row["key_pattern"], row["source"]
     )
+
+
+@cache
+def hub_token_names() -> dict[str, str]:
+    """The variables some pinned huggingface_hub reads a Hub token from, each with where its code reads it
+    (``data/hub_token_variables.json``, generated from those releases): ``HF_TOKEN``,
+    ``HUGGING_FACE_HUB_TOKEN``. A name none reads (``HF_API_TOKEN``) is no token to any image."""
+    found: dict[str, str] = {}
+    versions = load_data("hub_token_variables.json")["versions"]
+    for version in sorted(versions, key=lambda v: tuple(int(part) for part in re.findall(r"\d+", v))):
+        for name, row in versions[version]["variables"].items():
+            found[name] = row["source"]  # the newest version's line
+    return found
+
+
+HUB_TOKEN_LIKE = re.compile(r"^(HF|HUGGING_?FACE)[A-Z0-9_]*TOKEN$")

@@ -38,3 +38,17 @@ class VllmCudaArchsRow(Strict):
 
 class VllmCudaArchsFile(Sourced):
     versions: dict[str, VllmCudaArchsRow]
+
+
+class HubTokenVariable(Strict):
+    source: str = Field(pattern=r"^https://github\.com/huggingface/huggingface_hub/blob/v[\w.]+/\S+#L\d+$")
+
+
+class HubTokenVersion(Sourced):
+    variables: dict[str, HubTokenVariable]
+
+
+class HubTokenVariablesFile(Sourced):
+    """hub_token_variables.json: the variables each pinned huggingface_hub reads a token from."""
+
+    versions: dict[str, HubTokenVersion]

@@ -14,11 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
 from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile, ModelIdentitiesFile
+from lmi_config.knowledge.check_schemas import VllmCheckCoverageFile, VllmCheckReviewFile, VllmChecksFile
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile, NeuronRopeFile
 from lmi_config.knowledge.perf_schemas import PerfCaveatsFile, PerfDevicesFile, PerfFitFile
 from lmi_config.knowledge.price_schemas import OnDemandPrices
-from lmi_config.knowledge.runtime_schemas import VllmCudaArchsFile, WorkerEnvironmentFile
+from lmi_config.knowledge.runtime_schemas import (
+    HubTokenVariablesFile,
+    VllmCudaArchsFile,
+    WorkerEnvironmentFile,
+)
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
 Severity = Literal["error", "warning", "info"]
@@ -893,6 +898,10 @@ SCHEMAS: dict[str, Any] = {
     "worker_environment.json": WorkerEnvironmentFile,
     "vllm_cuda_archs.json": VllmCudaArchsFile,
     "engine_registries.json": EngineRegistriesFile,
+    "vllm_checks.json": VllmChecksFile,
+    "vllm_check_review.json": VllmCheckReviewFile,
+    "vllm_check_coverage.json": VllmCheckCoverageFile,
+    "hub_token_variables.json": HubTokenVariablesFile,
 }
 
 

@@ -130,7 +130,10 @@ def missing_model(unit: LintUnit) -> Iterator[Finding]:
     summary="An environment variable this container does not read (TGI-style names on Neuron, TGI-only names).",
     why=(
         "Only the GPU images translate TGI variables such as MAX_BATCH_SIZE or SM_NUM_GPUS into LMI "
-        "options; the Neuron image ignores them, and names like MAX_INPUT_LENGTH are read by no LMI image."
+        "options; the Neuron image ignores them, and names like MAX_INPUT_LENGTH are read by no LMI image. A "
+        "variable named like a Hub token that no huggingface_hub an image pins reads (HF_API_TOKEN, "
+        "HUGGINGFACE_TOKEN; the names each release reads are generated from its code into "
+        "data/hub_token_variables.json) is no token either: downloads run without one."
     ),
     bad=Example(
         "HF_MODEL_ID=meta-llama/Llama-3.1-8B\nOPTION_ROLLING_BATCH=auto\nSM_NUM_GPUS=2\n",
@@ -145,7 +148,8 @@ def missing_model(unit: LintUnit) -> Iterator[Finding]:
     source=(
         "djl-serving.md §1.1 (translateTGIToLMI runs only in the GPU entrypoint), §10.3 — "
         "https://github.com/deepjavalibrary/djl-serving/blob/d21927c4a692335fba62a87cc430a5fc00c5f790/serving/docker/dockerd-entrypoint-with-cuda-compat.sh "
-        "https://github.com/deepjavalibrary/djl-serving/blob/afece25dd0cab637d771d061c284747bdb0f736c/serving/docker/dockerd-entrypoint.sh"
+        "https://github.com/deepjavalibrary/djl-serving/blob/afece25dd0cab637d771d061c284747bdb0f736c/serving/docker/dockerd-entrypoint.sh "
+        "https://github.com/huggingface/huggingface_hub/blob/v0.25.2/src/huggingface_hub/utils/_token.py#L114"
     ),
 )
 def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
@@ -158,7 +162,9 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
             continue
         for entry in source.env.entries:
             mapping = classify_env(entry.name)
-            if mapping.kind == "foreign" and mapping.detail:
+            if (unread := _unread_hub_token(entry.name)) is not None:
+                yield unit.finding("LMI203", unread, path=source.path, line=entry.line, key=entry.name)
+            elif mapping.kind == "foreign" and mapping.detail:
                 yield unit.finding(
                     "LMI203",
                     f"{entry.name} is not read by any LMI image ({mapping.detail['source'].split(';')[0]}); use {mapping.detail['instead']}",
@@ -198,6 +204,22 @@ def ignored_env_var(unit: LintUnit) -> Iterator[Finding]:
                     line=entry.line,
                     key=entry.name,
                 )
+
+
+def _unread_hub_token(name: str) -> str | None:
+    """Why a variable named like a Hub token (``HF_API_TOKEN``) is none: no pinned huggingface_hub reads it
+    (``data/hub_token_variables.json``, generated from their code); None for a name one reads."""
+    from lmi_config.knowledge.environment import HUB_TOKEN_LIKE, hub_token_names
+
+    read = hub_token_names()
+    if not HUB_TOKEN_LIKE.fullmatch(name) or name in read:
+        return None
+    names = " or ".join(sorted(read, key=lambda known: known != "HF_TOKEN"))
+    where = " ".join(sorted(set(read.values())))
+    return (
+        f"{name} is not a variable the image's huggingface_hub reads a token from (it reads {names}: {where}): "
+        f"downloads run without a token, and a gated model fails with 401 — name it HF_TOKEN"
+    )
 
 
 _NOT_READ = {
@@ -325,8 +347,8 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
     ),
 )
 def gated_model_without_token(unit: LintUnit) -> Iterator[Finding]:
+    from lmi_config.knowledge.environment import hub_token_names
     from lmi_config.knowledge.models import is_gated
-    from lmi_config.secrets import hugging_face_token_names
 
     setting = unit.config.settings.get("option.model_id")
     if setting is None:
@@ -337,7 +359,7 @@ def gated_model_without_token(unit: LintUnit) -> Iterator[Finding]:
     environments = [source for source in unit.sources if source.env is not None]
     if not environments:
         return  # serving.properties alone says nothing about the container's environment
-    tokens = hugging_face_token_names()
+    tokens = hub_token_names()  # what huggingface_hub reads: HF_API_TOKEN is no token
     if any(entry.name in tokens for source in environments for entry in source.env.entries):  # type: ignore[union-attr]
         return
     yield unit.finding(

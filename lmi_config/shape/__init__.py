@@ -57,6 +57,7 @@ from lmi_config.shape.resources import (
 )
 from lmi_config.shape.sequence import judge_sequence_length
 from lmi_config.shape.smart_defaults import smart_defaults
+from lmi_config.shape.startup_checks import judge_startup_checks
 from lmi_config.shape.trtllm_limits import judge_trtllm_limits
 from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
 from lmi_config.shape.values import COUNT_KEYS, tensor_parallel_minimum, unusable_values
@@ -264,6 +265,7 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         problems.extend(judge_loading(arch, loading))
     problems.extend(_copies(shape, target))
     problems.extend(judge_capabilities(config, target))
+    problems.extend(judge_startup_checks(config, target, shape))
     problems.extend(judge_engine_registries(config, target, shape.batching.rolling_batch.value))
     problems.extend(judge_neuron_sdk(target))
     problems.extend(judge_trtllm_limits(config, target, shape.batch_size.value if shape.batch_size else None))

@@ -1,0 +1,206 @@
+"""vLLM's own start-up checks, judged offline: each finding quotes vLLM's message and cites the line of the
+release the image runs (read from that release's code into data/vllm_checks.json), and fires only on the
+releases whose code makes the check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, run_cli
+
+BNB = str(ROOT / "tests" / "fixtures" / "models" / "llama-3.1-8b-instruct-bnb-4bit")
+GPTQ = str(ROOT / "tests" / "fixtures" / "models" / "qwen2.5-14b-instruct-gptq-int4")
+VLLM = "https://github.com/vllm-project/vllm/blob/"
+
+
+def lint(tmp_path: Path, text: str, *args: str) -> tuple[int, list[dict]]:
+    path = tmp_path / "serving.properties"
+    path.write_text(text, encoding="utf-8")
+    result = run_cli("lint", str(path), "--backend", "vllm", "--format", "json", *args)
+    return result.returncode, json.loads(result.stdout)["findings"]
+
+
+def of(findings: list[dict], code: str) -> list[dict]:
+    return [finding for finding in findings if finding["code"] == code]
+
+
+TOKENS = (
+    "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n"
+    "option.max_model_len=8192\noption.max_rolling_batch_prefill_tokens=4096\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("lmi", "line"),
+    [
+        ("0.31.0", "v0.6.3.post1/vllm/config.py#L1041"),  # SchedulerConfig._verify_args
+        ("0.35.0", "v0.11.1/vllm/config/scheduler.py#L254"),  # SchedulerConfig.verify_max_model_len
+    ],
+)
+def test_batched_tokens_below_model_len_without_chunked_prefill_is_refused(
+    tmp_path: Path, lmi: str, line: str
+) -> None:
+    code, findings = lint(
+        tmp_path,
+        TOKENS + "option.enable_chunked_prefill=false\n",
+        "--lmi-version",
+        lmi,
+        "--instance",
+        "ml.g5.12xlarge",
+    )
+    [finding] = of(findings, "LMI615")
+    assert code == 1 and finding["severity"] == "error" and finding["line"] == 5
+    assert (
+        "'max_num_batched_tokens (4096) is smaller than max_model_len (8192). This effectively limits"
+        in (finding["message"])
+    )
+    assert VLLM + line in finding["message"]
+    assert finding["fix"]["changes"] == [
+        {"action": "set", "key": "option.max_rolling_batch_prefill_tokens", "value": "8192", "new_key": ""}
+    ]
+
+
+def test_batched_tokens_are_not_refused_where_the_release_forces_chunked_prefill(tmp_path: Path) -> None:
+    # vLLM 0.8.4 (LMI 0.33.0): "V1 always uses chunked prefills" sets it whatever the file says
+    _, findings = lint(
+        tmp_path,
+        TOKENS + "option.enable_chunked_prefill=false\n",
+        "--lmi-version",
+        "0.33.0",
+        "--instance",
+        "ml.g5.12xlarge",
+    )
+    assert not of(findings, "LMI615")
+    # with chunked prefill on, the budget is per step: a longer sequence is prefilled in chunks
+    _, findings = lint(
+        tmp_path,
+        TOKENS + "option.enable_chunked_prefill=true\n",
+        "--lmi-version",
+        "0.35.0",
+        "--instance",
+        "ml.g5.12xlarge",
+    )
+    assert not of(findings, "LMI615")
+
+
+def test_v0_releases_refuse_a_small_budget_when_nothing_turns_chunked_prefill_on(tmp_path: Path) -> None:
+    # vLLM 0.6.3: chunked prefill is on by default only past 32K tokens; 8192 is below
+    _, findings = lint(tmp_path, TOKENS, "--lmi-version", "0.31.0", "--instance", "ml.g5.12xlarge")
+    assert "chunked prefill off (this release's default here)" in of(findings, "LMI615")[0]["message"]
+
+
+BNB_FILE = (
+    "option.model_id=unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit\noption.rolling_batch=vllm\n"
+    "option.tensor_parallel_degree={tp}\noption.max_model_len=8192\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("lmi", "line"),
+    [
+        ("0.31.0", "v0.6.3.post1/vllm/model_executor/model_loader/loader.py#L1070"),
+        ("0.33.0", "v0.8.4/vllm/model_executor/model_loader/loader.py#L1185"),
+        ("v19", "v0.14.0/vllm/model_executor/model_loader/bitsandbytes_loader.py#L"),
+    ],
+)
+def test_a_bitsandbytes_checkpoint_with_tensor_parallelism_is_refused(
+    tmp_path: Path, lmi: str, line: str
+) -> None:
+    code, findings = lint(
+        tmp_path, BNB_FILE.format(tp=4), "--lmi-version", lmi, "--instance", "ml.g5.12xlarge", "--model", BNB
+    )
+    [finding] = of(findings, "LMI616")
+    assert code == 1 and finding["line"] == 3
+    assert "'Prequant BitsAndBytes models with" in finding["message"] and VLLM + line in finding["message"]
+    assert finding["fix"]["changes"][0]["key"] == "option.tensor_parallel_degree"
+    assert finding["fix"]["changes"][0]["value"] == "1"
+
+
+def test_a_bitsandbytes_checkpoint_on_one_gpu_loads(tmp_path: Path) -> None:
+    _, findings = lint(
+        tmp_path,
+        BNB_FILE.format(tp=1),
+        "--lmi-version",
+        "0.33.0",
+        "--instance",
+        "ml.g5.2xlarge",
+        "--model",
+        BNB,
+    )
+    assert not of(findings, "LMI616")
+
+
+def test_in_flight_bitsandbytes_with_tensor_parallelism_is_refused_only_by_vllm_0_5(tmp_path: Path) -> None:
+    text = (
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.quantize=bitsandbytes\n"
+        "option.tensor_parallel_degree=4\noption.max_model_len=8192\n"
+    )
+    _, findings = lint(tmp_path, text, "--lmi-version", "0.29.0", "--instance", "ml.g5.12xlarge")
+    [finding] = of(findings, "LMI616")
+    assert "'BitAndBytes quantization with TP or PP is not supported yet.'" in finding["message"]
+    assert VLLM + "v0.5.3.post1/vllm/config.py#L281" in finding["message"]
+    _, findings = lint(tmp_path, text, "--lmi-version", "0.31.0", "--instance", "ml.g5.12xlarge")
+    assert not of(findings, "LMI616")  # from 0.6 only a checkpoint stored in bitsandbytes is refused
+
+
+GPTQ_FILE = (
+    "option.model_id=Qwen/Qwen2.5-14B-Instruct-GPTQ\noption.rolling_batch=vllm\noption.tensor_parallel_degree={tp}\n"
+    "option.max_model_len=8192\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("lmi", "lines"),
+    [
+        (
+            "0.31.0",
+            (
+                "v0.6.3.post1/vllm/model_executor/layers/quantization/gptq.py#L117",
+                "v0.6.3.post1/vllm/model_executor/layers/quantization/utils/marlin_utils.py#L116",
+            ),
+        ),
+        ("v19", ("v0.14.0/vllm/model_executor/layers/quantization/gptq.py#L251",)),
+    ],
+)
+def test_a_gptq_group_cut_by_tensor_parallelism_is_refused(
+    tmp_path: Path, lmi: str, lines: tuple[str, ...]
+) -> None:
+    code, findings = lint(
+        tmp_path,
+        GPTQ_FILE.format(tp=8),
+        "--lmi-version",
+        lmi,
+        "--instance",
+        "ml.g5.48xlarge",
+        "--model",
+        GPTQ,
+    )
+    [finding] = of(findings, "LMI617")
+    assert code == 1 and finding["line"] == 3
+    message = finding["message"]
+    assert "intermediate_size (13824) is 1728 inputs, not a multiple of 128" in message
+    assert "'The input size is not aligned with the quantized weight shape." in message
+    assert "Weight input_size_per_partition = 1728 is not divisible by" in message
+    assert all(VLLM + line in message for line in lines)
+    assert finding["fix"]["changes"][0] == {
+        "action": "set",
+        "key": "option.tensor_parallel_degree",
+        "value": "4",
+        "new_key": "",
+    }
+
+
+def test_a_gptq_tensor_parallel_degree_that_keeps_whole_groups_loads(tmp_path: Path) -> None:
+    _, findings = lint(
+        tmp_path,
+        GPTQ_FILE.format(tp=4),
+        "--lmi-version",
+        "0.31.0",
+        "--instance",
+        "ml.g5.12xlarge",
+        "--model",
+        GPTQ,
+    )
+    assert not of(findings, "LMI617")
