@@ -58,8 +58,8 @@ class Measured:
     peak_bytes: int
 
 
-def generate_inputs(directory: Path) -> dict[str, Path]:
-    """Write every input file; returns them by name."""
+def generate_inputs(directory: Path, scale: int = 1) -> dict[str, Path]:
+    """Write every input file (``scale``: a hundredth of each size for --quick); returns them by name."""
     files: dict[str, Path] = {}
 
     def write(name: str, data: str | bytes) -> None:
@@ -73,14 +73,18 @@ def generate_inputs(directory: Path) -> dict[str, Path]:
     keys = itertools.cycle(
         "".join(key) for key in itertools.product(string.ascii_letters + string.digits, repeat=3)
     )
-    write("million.properties", "".join(f"{next(keys)}\n" for _ in range(1_000_000)))
-    write("million_one_key.properties", "x=1\n" * 1_000_000)
+    write("million.properties", "".join(f"{next(keys)}\n" for _ in range(1_000_000 // scale)))
+    write("million_one_key.properties", "x=1\n" * (1_000_000 // scale))
     write(
-        "unknown_options.properties", "".join(f"option.unknown_key_{index}=1\n" for index in range(100_000))
+        "unknown_options.properties",
+        "".join(f"option.unknown_key_{index}=1\n" for index in range(100_000 // scale)),
     )
     write("ten_megabyte_line.properties", "option.model_id=" + "a" * (10 * MEBIBYTE) + "\n")
-    write("continuations.properties", "option.model_id=gpt2\noption.x=\\\n" + "a\\\n" * 100_000 + "a\n")
-    write("four_megabyte_value.properties", "option.model_id=" + "a" * (4 * MEBIBYTE - 100) + "\n")
+    write(
+        "continuations.properties",
+        "option.model_id=gpt2\noption.x=\\\n" + "a\\\n" * (100_000 // scale) + "a\n",
+    )
+    write("four_megabyte_value.properties", "option.model_id=" + "a" * ((4 * MEBIBYTE - 100) // scale) + "\n")
     write("deep.json", '{"Environment": ' + "[" * 1000 + "]" * 1000 + "}")
     laughs = [
         "model: gpt2",
@@ -170,15 +174,24 @@ def main() -> None:
     )
     parser.add_argument("--python", default=sys.executable, help="interpreter with lmi_config installed")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per case (>= 3; the median is shown)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="one run of each case on inputs a hundredth the size: that it runs, not its figures (the suite)",
+    )
     arguments = parser.parse_args()
-    if arguments.runs < 3:
+    if arguments.quick:
+        arguments.runs = 1
+    elif arguments.runs < 3:
         parser.error("use at least 3 --runs: a median of fewer says little")
     with tempfile.TemporaryDirectory(prefix="lmi-config-hostile-") as directory:
         root = Path(directory)
-        files = generate_inputs(root)
+        files = generate_inputs(root, scale=100 if arguments.quick else 1)
         measured = [measure(case, arguments.python, arguments.runs, root) for case in cases(files)]
         budget_cases = {case.label for case in cases(files) if case.budget}
     baseline = measured[0]
+    if arguments.quick:
+        print("--quick: inputs a hundredth the size, one run each; these figures are not the benchmark's\n")
     print(f"median of {arguments.runs} runs per case; ratios against: {baseline.label}\n")
     print(f"{'case':<32} {'exit':>4} {'wall':>9} {'x base':>7} {'peak RSS':>10} {'x base':>7}")
     for item in measured:

@@ -65,7 +65,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--model", default="meta-llama/Llama-3.1-8B-Instruct")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument(
+        "--quick", action="store_true", help="one run of each command, no sweep of the catalog (the suite)"
+    )
     arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.runs = 1
     python, runs = arguments.python, arguments.runs
     baseline = statistics.median(wall_ms([python, "-c", "pass"], runs))
     print(f"{'measurement':<66} {'median':>9} {'x pass':>7} {'budget':>8}")
@@ -91,6 +96,8 @@ def main() -> None:
         median = statistics.median(wall_ms([*cli_command(python), *command], runs))
         verdict = f"{budget:>6}ms {'ok' if median <= budget else 'OVER'}" if budget else ""
         print(f"{label:<66} {median:>7.0f}ms {median / baseline:>7.1f} {verdict}")
+    if arguments.quick:
+        return
     every_model(10)  # warm the caches (data files, catalog), as a second plan in one process would
     for top, budget, repeats in ((10, 5.0, 3), (0, None, 1)):
         totals = [every_model(top) for _ in range(repeats)]

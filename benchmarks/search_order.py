@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_trials import longest, noisy_cases, simulate  # noqa: E402
+from search_trials import QUICK_MODELS, longest, noisy_cases, simulate  # noqa: E402
 
 from lmi_config.knowledge.instances import instances  # noqa: E402
 from lmi_config.search.grid import Trial  # noqa: E402
@@ -56,6 +56,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--objective", default="throughput", choices=("throughput", "latency", "cost"))
+    parser.add_argument(
+        "--quick", action="store_true", help="only the first few catalog models (the test suite's run)"
+    )
     arguments = parser.parse_args()
     rng = random.Random(arguments.seed)
     machines = [item for item in instances().values() if item.platform in ("inf2", "trn1", "trn2")]
@@ -64,7 +67,9 @@ def main() -> None:
     coverage = {"planner": 0, "seed": 0}
     possible = 0
     totals = {"planner": 0, "seed": 0}
-    for case in noisy_cases(machines, rng, 0.2, text_only=True):
+    for case in noisy_cases(
+        machines, rng, 0.2, text_only=True, limit=QUICK_MODELS if arguments.quick else None
+    ):
         grid, predict, fits = case.grid, case.predict, case.fits
         options = SearchOptions(model=case.model_id, objective=arguments.objective)
         ranked = [value.pair for value in value_order(options, predict, grid)]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from search_trials import noisy_cases, simulate  # noqa: E402
+from search_trials import QUICK_MODELS, noisy_cases, simulate  # noqa: E402
 
 from lmi_config.knowledge.instances import resolve_instance  # noqa: E402
 from lmi_config.search.grid import Predictor, Trial, TrialGrid
@@ -54,13 +54,18 @@ def guided(grid: TrialGrid, predict: Predictor, options: SearchOptions) -> Guide
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--quick", action="store_true", help="only the first few catalog models (the test suite's run)"
+    )
     arguments = parser.parse_args()
     rng = random.Random(arguments.seed)
     ratios: dict[int, list[float]] = {count: [] for count in SHARD_COUNTS}
     equal = dict.fromkeys(SHARD_COUNTS, True)
     cases = 0
     machines = [resolve_instance(name) for name in INSTANCES]
-    for case in noisy_cases(machines, rng, 0.2, text_only=True):
+    for case in noisy_cases(
+        machines, rng, 0.2, text_only=True, limit=QUICK_MODELS if arguments.quick else None
+    ):
         grid, predict, fits = case.grid, case.predict, case.fits
         options = SearchOptions(model=case.model_id)
         single, found = trial_order(guided(grid, predict, options), fits)

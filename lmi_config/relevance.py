@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from lmi_config.configfile.loader import SourceFile
 
 ALWAYS = "serving.properties"
-_MENTIONS = re.compile(r"\boption\.[A-Za-z_]|\bOPTION_[A-Z0-9_]|\bHF_MODEL_ID\b|\bTENSOR_PARALLEL_DEGREE\b")
+# what only an LMI configuration names: its keys, and the Environment of a SageMaker CreateModel document
+_MENTIONS = re.compile(
+    r'\boption\.[A-Za-z_]|\bOPTION_[A-Z0-9_]|\bHF_MODEL_ID\b|\bTENSOR_PARALLEL_DEGREE\b|"Environment"\s*:'
+)
 
 
 def holds_lmi_configuration(source: SourceFile, beside_serving_properties: bool = False) -> bool:
