@@ -20,8 +20,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmi_config.errors import SpecError
-from lmi_config.knowledge import image_framework, version_tuple
-from lmi_config.knowledge.images import Image, frameworks, images, instance_support, registries, repository
+from lmi_config.knowledge import image_framework
+from lmi_config.knowledge.images import (
+    Image,
+    frameworks,
+    images,
+    images_for,
+    instance_support,
+    published_versions,
+    registries,
+    repository,
+)
 
 ACCELERATOR_WORDS = {"neuron": "Inferentia2 / Trainium (Neuron)", "gpu": "GPU", "cpu": "CPU-only"}
 _IMAGE_URI = re.compile(r"^(?P<host>[^/\s]+)/(?P<repository>[^:@\s]+)[:@](?P<tag>[^\s]+)$")
@@ -82,32 +91,11 @@ def _check_instance(backend: str, accelerator: str, family: str, instance_type: 
 
 
 def _candidates(backend: str, accelerator: str, djl: str, lmi: str | None, tag: str | None) -> list[Image]:
-    found = []
-    for image in images():
-        framework = frameworks().get(image.framework)
-        if framework is None or framework.accelerator != accelerator or backend not in image.backends:
-            continue
-        if tag is not None:
-            if image.tag == tag:
-                found.append(image)
-            continue
-        if image.djl_version == djl and (lmi is None or image.lmi_version in (lmi, None)):
-            found.append(image)
-    # the image whose LMI number is the release's first, then the newest
-    return sorted(found, key=lambda image: (image.lmi_version != lmi, not image.published))
+    return images_for(backend, accelerator, djl, lmi, tag)  # the one answer lint and render give too
 
 
 def _published_versions(backend: str, accelerator: str) -> list[str]:
-    return sorted(
-        {
-            image.tag
-            for image in images()
-            if image.tag
-            and backend in image.backends
-            and frameworks()[image.framework].accelerator == accelerator
-        },
-        key=lambda tag: version_tuple(tag.split("-")[0]),
-    )
+    return published_versions(backend, accelerator)
 
 
 def _pick_image(

@@ -281,6 +281,40 @@ def images() -> tuple[Image, ...]:
     return tuple(sorted(result, key=lambda image: (image.framework, version_tuple(image.djl_version))))
 
 
+def images_for(
+    backend: str, accelerator: str, djl: str, lmi: str | None, tag: str | None = None
+) -> list[Image]:
+    """The images of a release (or of one ``tag``) that ship ``backend`` for ``accelerator``: the one
+    whose LMI number is the release's first, published before unpublished. lint, render and deploy
+    ask this one function whether an image exists."""
+    found = []
+    for image in images():
+        framework = frameworks().get(image.framework)
+        if framework is None or framework.accelerator != accelerator or backend not in image.backends:
+            continue
+        if tag is not None:
+            if image.tag == tag:
+                found.append(image)
+            continue
+        if image.djl_version == djl and (lmi is None or image.lmi_version in (lmi, None)):
+            found.append(image)
+    return sorted(found, key=lambda image: (image.lmi_version != lmi, not image.published))
+
+
+def published_versions(backend: str, accelerator: str) -> list[str]:
+    """The published tags that ship ``backend`` for ``accelerator``, oldest first."""
+    return sorted(
+        {
+            image.tag
+            for image in images()
+            if image.tag
+            and backend in image.backends
+            and frameworks()[image.framework].accelerator == accelerator
+        },
+        key=lambda tag: version_tuple(tag.split("-")[0]),
+    )
+
+
 @cache
 def instance_support() -> dict[tuple[str, str], InstanceSupport]:
     """(backend, accelerator) → the instance families the LMI documentation lists for it."""

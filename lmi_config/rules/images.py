@@ -148,3 +148,57 @@ def model_newer_than_image(unit: LintUnit) -> Iterator[Finding]:
             "use an image with a newer transformers if the model needs them",
             **_model_line(unit),  # type: ignore[arg-type]
         )
+
+
+@rule(
+    code="LMI216",
+    slug="image-unpublished",
+    severity="warning",
+    summary="The release the configuration targets has no published image for its backend: nothing to deploy.",
+    why=(
+        "Some releases exist only as a Dockerfile on a djl-serving branch (djl-neuronx 0.31 to 0.34, where NxD "
+        "Inference runs through vLLM): the configuration may be right for that image, but no registry holds it, "
+        "so `deploy` refuses it and SageMaker could not pull it. Build the image from its Dockerfile and give "
+        "its URI (`deploy --image`), or target a release that was published. lint, render and deploy ask the "
+        "same table (knowledge/images.py images_for)."
+    ),
+    bad=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\n"
+        "option.tensor_parallel_degree=2\n",
+        args={"backend": "transformers-neuronx", "lmi_version": "0.34.0"},
+    ),
+    good=Example(
+        "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.entryPoint=djl_python.transformers_neuronx\n"
+        "option.tensor_parallel_degree=2\n",
+        args={"backend": "transformers-neuronx", "lmi_version": "0.30.0"},
+    ),
+    source=(
+        "lmi_config/data/images.json (published tags per framework, from the SageMaker SDK's image URI tables and "
+        "the djl-serving release branches) — "
+        "https://github.com/deepjavalibrary/djl-serving/blob/0.34.0-dlc/serving/docker/pytorch-inf2.Dockerfile"
+    ),
+)
+def image_unpublished(unit: LintUnit) -> Iterator[Finding]:
+    """The image of the unit's backend at its release, when the table says it was never published."""
+    from lmi_config.knowledge.images import images_for, published_versions
+
+    context = unit.context
+    accelerator = context.backend.accelerator
+    found = images_for(context.backend.id, accelerator, context.release.djl, context.release.lmi)
+    if not found or found[0].published:
+        return
+    image = found[0]
+    versions = published_versions(context.backend.id, accelerator)
+    instead = (
+        f"target a published release ({versions[-1]})"
+        if versions
+        else f"choose another backend: no published image ships {context.backend.id}"
+    )
+    lmi = f" (LMI v{image.lmi_version})" if image.lmi_version else ""
+    yield unit.finding(
+        "LMI216",
+        f"{image.framework} {image.djl_version}{lmi} was never published (only a Dockerfile on the "
+        f"{image.djl_version}-dlc branch"
+        f"{'; ' + image.note if image.note else ''}): no registry holds it, and deploy refuses it; build the "
+        f"image yourself and deploy it with --image URI, or {instead}",
+    )
