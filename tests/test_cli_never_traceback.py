@@ -365,7 +365,19 @@ def test_every_command_is_driven_here() -> None:
         "models",
         "instances",
     }
-    assert set(main.commands) == driven
+    assert set(main.list_commands(click.Context(main))) == driven
+
+
+def test_each_command_is_registered_by_the_module_that_lazy_loading_imports_for_it() -> None:
+    import importlib
+
+    from lmi_config.cli.common import COMMAND_MODULES
+
+    for module in set(COMMAND_MODULES.values()):
+        importlib.import_module(f"lmi_config.cli.{module}")
+    assert {name: command.callback.__module__ for name, command in main.commands.items()} == {
+        name: f"lmi_config.cli.{module}" for name, module in COMMAND_MODULES.items()
+    }
 
 
 def test_a_sample_through_the_console_entry_point(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Command line: parse arguments, call the API, print. Nothing else.
 
-One module per group of commands; importing them registers the commands on :func:`main`.
+One module per group of commands; importing one registers its commands on :func:`main`, which
+imports each when it is first asked for (``cli.common.COMMAND_MODULES``).
 Exit codes (a stable interface): 0 no error-level findings, 1 error-level findings (or warnings
 with ``--strict``; nothing fits), 2 unusable input (files, specs, templates, settings, output),
 3 AWS refused or an endpoint failed (deploy).
@@ -8,7 +9,6 @@ with ``--strict``; nothing fits), 2 unusable input (files, specs, templates, set
 
 from __future__ import annotations
 
-from lmi_config.cli import check, deploy, listings, planning, write  # noqa: F401  (register the commands)
 from lmi_config.cli.common import main
 
 __all__ = ["main"]

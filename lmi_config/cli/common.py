@@ -56,9 +56,38 @@ def _no_collection_at_exit() -> None:
     atexit.register(gc.freeze)
 
 
+# each command's module, imported only when the command runs (or --help lists them all): a lint
+# does not pay for importing deploy's, plan's and render's modules
+COMMAND_MODULES = {
+    "lint": "check",
+    "explain": "check",
+    "deploy": "deploy",
+    "images": "deploy",
+    "models": "listings",
+    "instances": "listings",
+    "rules": "listings",
+    "plan": "planning",
+    "search": "planning",
+    "render": "write",
+    "convert": "write",
+    "schema": "write",
+}
+
+
 class _GuardedGroup(click.Group):
     """Every command behind one guard: exhausted memory or recursion, a closed or full standard
-    output become one line on stderr and exit code 2, never a traceback."""
+    output become one line on stderr and exit code 2, never a traceback. Commands are registered
+    by their modules (:data:`COMMAND_MODULES`), imported when first asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMAND_MODULES))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            import importlib
+
+            importlib.import_module(f"lmi_config.cli.{COMMAND_MODULES[cmd_name]}")  # registers it
+        return self.commands.get(cmd_name)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         # standalone mode (the console script, ``python -m lmi_config``) ends the process with the
