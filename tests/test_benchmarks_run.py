@@ -22,6 +22,7 @@ QUICK = {
     "lint_speed.py": ["--runs", "5", "--tree-runs", "3", "--files", "20"],
     "memory_accuracy.py": [],
     "perf_accuracy.py": [],
+    "real_failures.py": ["--quiet"],
     "perf_baseline.py": [],
     "plan_speed.py": ["--quick"],
     "search_order.py": ["--quick"],
