@@ -67,6 +67,7 @@ __all__ = [
     "convert_path",
     "delete_endpoint",
     "deploy",
+    "deploy_spec",
     "explain_paths",
     "images",
     "lint_options",
@@ -537,6 +538,11 @@ def deploy(
 ) -> DeployResult:
     """Render, plan and (unless ``dry_run``) create the endpoint.
 
+    The spec's ``deploy`` section carries the production options (VPC, network isolation, KMS keys,
+    data capture, async, scaling, inference components, blue/green updates); :func:`deploy_spec`
+    takes them as arguments. With ``request.update`` the plan's ``preview`` says what stays, what
+    is replaced and what the shift costs (read with describe calls, also in a dry run).
+
     ``show`` receives the plan before anything is called; ``confirm`` may decline it;
     ``progress`` receives (message, transient) while the calls run. A dry run, a refused
     configuration or a declined plan calls no AWS API. Raises :class:`SpecError` for a refusal
@@ -559,6 +565,13 @@ def deploy(
     if not dry_run and request.role is None:
         request = replace(request, role=discover_role(resolve_region(request.region)))
     plan = build_plan(spec, request, name=name, hub=hub)
+    if request.update and not plan.blocking:
+        from lmi_config.deploy.aws import Clients
+        from lmi_config.deploy.update import preview_update
+
+        # reads only (describe calls): what stays, what is replaced, what the shift costs
+        clients = Clients(plan.region, request.endpoint_url, attempts=2)
+        plan.preview = preview_update(plan, clients, spec.deploy.update if spec.deploy else None)
     if show is not None:
         show(plan)
     result = DeployResult(plan)
@@ -575,6 +588,55 @@ def deploy(
         keep_on_failure=request.keep_on_failure,
     )
     return result
+
+
+def deploy_spec(
+    spec: Spec | str | Path,
+    request: DeployRequest | None = None,
+    *,
+    settings: dict[str, Any] | None = None,
+    hub: bool = False,
+    dry_run: bool = False,
+    show: Callable[[DeployPlan], None] | None = None,
+    confirm: Callable[[DeployPlan], bool] | None = None,
+    progress: Callable[[str, bool], None] | None = None,
+) -> DeployResult:
+    """:func:`deploy` for a spec file (or a :class:`Spec`), with the production options as arguments.
+
+    ``settings`` maps keys of the spec's ``deploy`` section to values, over the spec's own
+    (``{"network.subnets": ["subnet-1", "subnet-2"], "network.isolation": True, "async.output":
+    "s3://b/out/", "update.traffic": "canary"}``; the keys are ``lmi-config schema``'s). Raises what
+    :func:`deploy` raises; :class:`SpecError` names the key of a bad setting, :class:`InvalidArgument`
+    an argument of the wrong type.
+    """
+    from lmi_config.deploy import DeployRequest
+    from lmi_config.spec import Spec, load_spec, with_deploy_settings
+
+    if isinstance(spec, str | Path):
+        check.text("spec", str(spec), empty=False, nul=True)
+        name = str(spec)
+        loaded = load_spec(Path(spec))
+    else:
+        check.instance_of("spec", spec, Spec, "a Spec, or the path of a spec file")
+        name, loaded = "spec", spec
+    if settings is not None:
+        if not isinstance(settings, dict) or not all(isinstance(key, str) for key in settings):
+            raise InvalidArgument(
+                f"settings: {type(settings).__name__} is not allowed; expected a dict of deploy keys to values"
+            )
+        loaded = with_deploy_settings(
+            loaded, dict(settings), {key: f"settings[{key!r}]" for key in settings}, name
+        )
+    return deploy(
+        loaded,
+        request or DeployRequest(),
+        name=name,
+        hub=hub,
+        dry_run=dry_run,
+        show=show,
+        confirm=confirm,
+        progress=progress,
+    )
 
 
 @dataclass

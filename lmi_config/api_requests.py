@@ -195,6 +195,7 @@ def _bounds(name: str, value: Any) -> None:
         return
     if not isinstance(value, list | tuple) or len(value) != 2:
         raise InvalidArgument(f"{name}: {shown(value)} is not allowed; expected (minimum, maximum) instances")
-    low, high = (count(f"{name}[{position}]", item) for position, item in enumerate(value))
+    # a minimum of 0 scales an asynchronous endpoint to zero (the plan refuses it for a real-time one)
+    low, high = (count(f"{name}[{position}]", item, minimum=0) for position, item in enumerate(value))
     if low > high:
         raise InvalidArgument(f"{name}: {shown(value)} is not allowed; the minimum is more than the maximum")

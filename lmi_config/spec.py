@@ -8,15 +8,14 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from lmi_config.configfile.text import yaml_nesting_bound
 from lmi_config.errors import SpecError as SpecError
+from lmi_config.spec_deploy import OptionValue, SpecDeploy
 
 AUTO = "auto"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-OptionValue = str | int | float | bool | dict[str, Any] | list[Any] | None
 
 
 class SpecWorkload(BaseModel):
@@ -90,6 +89,23 @@ class Spec(BaseModel):
         default=None,
         description="The requests `auto` is ranked for (default: 1024 input + 256 output tokens).",
     )
+    deploy: SpecDeploy | None = Field(
+        default=None,
+        description="deploy only: VPC and network isolation, KMS keys, data capture, asynchronous inference "
+        "and scaling, inference components, blue/green updates (render ignores it).",
+    )
+    # where each deploy value was written ("spec.yaml:12" or "--subnet"), for refusals
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def origin(self, key: str) -> str:
+        """``spec.yaml:12: deploy.network.isolation`` (or ``--network-isolation``) for a deploy key;
+        a key inside a list is named by its nearest written parent."""
+        candidates = [*_parents(key), *sorted(item for item in self._origins if item.startswith(key + "."))]
+        for candidate in candidates:
+            if candidate in self._origins:
+                written = self._origins[candidate]
+                return written if written.startswith(("--", "settings[")) else f"{written}: {key}"
+        return key
 
     @field_validator("model", "instance", "backend", "lmi_version", "model_architecture")
     @classmethod
@@ -107,6 +123,12 @@ class Spec(BaseModel):
                     f"{name!r} is not a valid environment variable name ([a-zA-Z_][a-zA-Z0-9_]*)"
                 )
         return value
+
+
+def _parents(key: str) -> list[str]:
+    """``deploy.a.b`` → ``deploy.a.b``, ``deploy.a``, ``deploy``."""
+    parts = key.split(".")
+    return [".".join(parts[:end]) for end in range(len(parts), 0, -1)]
 
 
 def json_schema() -> dict[str, Any]:
@@ -291,7 +313,7 @@ def _check_yaml_shape(text: str, name: str) -> None:
 def validate_spec(data: dict[str, Any], name: str, document: Any = None) -> Spec:
     """Validate a dict as a spec; errors name ``name`` and (with a YAML document) the line."""
     try:
-        return Spec.model_validate(data)
+        spec = Spec.model_validate(data)
     except ValidationError as error:
         problems = []
         for item in error.errors():
@@ -300,11 +322,112 @@ def validate_spec(data: dict[str, Any], name: str, document: Any = None) -> Spec
             field = ".".join(str(part) for part in location) or "spec"
             message = item["msg"]
             if item["type"] == "extra_forbidden":
-                message = "unknown field; the fields are " + ", ".join(Spec.model_fields)
+                message = "unknown field; the fields are " + ", ".join(_fields_at(location[:-1]))
             elif item["type"] == "missing":
                 message = "required field is missing"
             problems.append(f"{name}{f':{line}' if line else ''}: {field}: {message}")
         raise SpecError("\n".join(problems)) from None
+    if document is not None:
+        spec._origins = _deploy_origins(document, name)
+    return spec
+
+
+def _fields_at(location: tuple[Any, ...]) -> list[str]:
+    """The field names (as written in YAML) of the model at a pydantic error location."""
+    from typing import get_args
+
+    model: Any = Spec
+    for part in location:
+        if isinstance(part, int):
+            continue
+        field = next((item for key, item in model.model_fields.items() if part in (key, item.alias)), None)
+        if field is None:
+            break
+        candidates = [
+            kind
+            for kind in (
+                field.annotation,
+                *get_args(field.annotation),
+                *(inner for outer in get_args(field.annotation) for inner in get_args(outer)),
+            )
+            if isinstance(kind, type) and issubclass(kind, BaseModel)
+        ]
+        if not candidates:
+            break
+        model = candidates[0]
+    return [item.alias or key for key, item in model.model_fields.items()]
+
+
+def _deploy_origins(document: Any, name: str) -> dict[str, str]:
+    """``deploy.network.subnets`` → ``spec.yaml:7`` for every key and list item under ``deploy:``."""
+    import yaml
+
+    found: dict[str, str] = {}
+    top = next(
+        (
+            (key, value)
+            for key, value in getattr(document, "value", [])
+            if isinstance(document, yaml.MappingNode) and getattr(key, "value", None) == "deploy"
+        ),
+        None,
+    )
+    if top is None:
+        return found
+    pending: list[tuple[str, Any, Any]] = [("deploy", top[0], top[1])]
+    while pending:
+        path, key_node, node = pending.pop()
+        found[path] = f"{name}:{key_node.start_mark.line + 1}"
+        if isinstance(node, yaml.MappingNode):
+            pending.extend((f"{path}.{child.value}", child, value) for child, value in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            pending.extend((f"{path}.{index}", item, item) for index, item in enumerate(node.value))
+    return found
+
+
+def _written_near(key: str, origins: dict[str, str], flags: dict[str, str], name: str) -> str:
+    """Where ``key`` (or, for a missing one, the nearest value of its section) was written."""
+    given = {f"deploy.{item}": flag for item, flag in flags.items()}
+    for parent in _parents(key):
+        if parent in origins:
+            return origins[parent]
+        near = sorted(item for item in given if item.startswith(parent + "."))
+        if near:
+            return given[near[0]]
+    return name
+
+
+def with_deploy_settings(spec: Spec, values: dict[str, Any], flags: dict[str, str], name: str) -> Spec:
+    """The spec with deploy settings given on the command line (or by the API) over its own.
+
+    ``values`` maps keys under ``deploy`` (``network.subnets``, ``async.output``) to values, each
+    replacing the spec's; ``flags`` names the flag each came from (``--subnet``), which refusals
+    name. Raises :class:`SpecError` naming the flag (or the spec's line) and what is wrong.
+    """
+    if not values:
+        return spec
+    data = spec.model_dump(by_alias=True)
+    deploy = dict(data.get("deploy") or {})
+    for dotted, value in values.items():
+        node = deploy
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            node[part] = dict(node.get(part) or {})
+            node = node[part]
+        node[parts[-1]] = value
+    data["deploy"] = deploy
+    origins = {**spec._origins, **{f"deploy.{key}": flag for key, flag in flags.items()}}
+    try:
+        merged = Spec.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for item in error.errors():
+            key = ".".join(str(part) for part in item["loc"])
+            where = _written_near(key, origins, flags, name)
+            message = "required with the others given" if item["type"] == "missing" else item["msg"]
+            problems.append(f"{where}: {key}: {message}")
+        raise SpecError("\n".join(problems)) from None
+    merged._origins = origins
+    return merged
 
 
 def build_spec(
@@ -345,4 +468,6 @@ def build_spec(
     merged.update(given)
     merged["options"] = options
     merged["env"] = env
-    return validate_spec(merged, name), name
+    built = validate_spec(merged, name)
+    built._origins = dict(spec._origins)
+    return built, name

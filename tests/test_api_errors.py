@@ -34,6 +34,7 @@ from lmi_config.errors import InputError, InvalidArgument, LmiConfigError, Plann
 # SageMaker SDK into an override file, and the job package upload builds the wheel the jobs install
 NEEDS_AWS = {
     "deploy",
+    "deploy_spec",
     "delete_endpoint",
     "run_search_jobs",
     "stop_search_jobs",

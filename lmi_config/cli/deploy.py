@@ -20,6 +20,7 @@ from lmi_config.cli.common import (
     spec_options,
 )
 from lmi_config.cli.deploy_delete import DEPLOY_FAILED, ProgressPrinter, delete_command
+from lmi_config.cli.deploy_options import deploy_settings, production_options
 from lmi_config.errors import InputError, OutputError, PlanningError
 from lmi_config.secrets import redact
 
@@ -159,6 +160,7 @@ def _autoscale_range(text: str | None) -> tuple[int, int] | None:
     metavar="SECONDS",
     help="Default: 30.",
 )
+@production_options
 @click.option("--keep-on-failure", is_flag=True, help="Leave what a failed run created (to inspect it).")
 @click.option("-y", "--yes", is_flag=True, help="Proceed without asking (CI).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; call nothing.")
@@ -211,6 +213,7 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     from lmi_config.deploy import DeployRequest, SizingOverrides
     from lmi_config.deploy.report import format_outcome, format_plan, outcome_document
     from lmi_config.errors import DeployError
+    from lmi_config.spec import with_deploy_settings
     from lmi_config.strict_json import dump_json
 
     if flags["delete_name"] is not None:
@@ -266,8 +269,10 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
         return click.confirm(question, default=False, err=True)
 
     name = spec_file or "command line"
+    values, origins = deploy_settings(flags)
     try:
         spec, name = spec_from_flags(spec_file, flags)
+        spec = with_deploy_settings(spec, values, origins, name)
         result = api.deploy(
             spec,
             request,
@@ -287,12 +292,18 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
     except DeployError as error:
         click.echo(f"lmi-config: deploy: {error}", err=True)
         sys.exit(DEPLOY_FAILED)
-    for finding in result.plan.rendered.findings:
-        if finding.severity != "info":
-            click.echo(f"{finding.code} {finding.severity} [{finding.rule}] {finding.message}", err=True)
+    for component, rendered in result.plan.renderings():
+        prefix = f"component {component}: " if component else ""
+        for finding in rendered.findings:
+            if finding.severity != "info":
+                click.echo(
+                    f"{prefix}{finding.code} {finding.severity} [{finding.rule}] {finding.message}", err=True
+                )
     if result.refused:
-        for problem in result.plan.rendered.problems:
-            click.echo(f"error: {problem}", err=True)
+        for component, rendered in result.plan.renderings():
+            prefix = f"component {component}: " if component else ""
+            for problem in rendered.problems:
+                click.echo(f"error: {prefix}{problem}", err=True)
         click.echo(
             "lmi-config: nothing deployed: the rendered configuration has errors (fix the spec)", err=True
         )

@@ -19,9 +19,10 @@ RETRY_ATTEMPTS = 5
 class Clients:
     """One lazily created boto3 client per service, all in one region and behind one endpoint URL."""
 
-    def __init__(self, region: str, endpoint_url: str | None = None) -> None:
+    def __init__(self, region: str, endpoint_url: str | None = None, attempts: int = RETRY_ATTEMPTS) -> None:
         self.region = region
         self.endpoint_url = endpoint_url
+        self.attempts = attempts
         self._session: Any = None
         self._clients: dict[str, Any] = {}
 
@@ -37,7 +38,7 @@ class Clients:
             if self._session is None:
                 self._session = boto3.session.Session(region_name=self.region)
             config = Config(
-                retries={"mode": "standard", "max_attempts": RETRY_ATTEMPTS},
+                retries={"mode": "standard", "max_attempts": self.attempts},
                 user_agent_extra=f"lmi-config/{__version__}",
             )
             self._clients[service] = self._session.client(
@@ -74,6 +75,11 @@ def describe_error(error: BaseException) -> str:
 def is_missing(error: BaseException) -> bool:
     """Whether a describe call failed because the resource does not exist."""
     message = str((getattr(error, "response", None) or {}).get("Error", {}).get("Message", ""))
+    if error_code(error) in (
+        "ObjectNotFoundException",
+        "ResourceNotFound",
+    ):  # Application Auto Scaling, CloudWatch
+        return True
     return error_code(error) in ("ValidationException", "ResourceNotFoundException", "NoSuchKey") and (
         "Could not find" in message
         or "not found" in message.lower()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
 from lmi_config.deploy.deletion import DeletionPlan
 from lmi_config.deploy.interrupt import INTERRUPTIONS, signal_of, termination_raises
-from lmi_config.deploy.progress import wait_until_deleted
+from lmi_config.deploy.progress import wait_until_component_deleted, wait_until_deleted
 from lmi_config.errors import DeployError
 
 Report = Callable[[str, bool], None]
@@ -48,7 +48,16 @@ def removal_command(kind: str, name: str, region: str, endpoint_url: str | None 
             f"aws application-autoscaling deregister-scalable-target {where} --service-namespace sagemaker "
             f"--resource-id {quoted} --scalable-dimension {_SCALABLE_DIMENSION}"
         ),
+        "inference-component": f"aws sagemaker delete-inference-component {where} --inference-component-name {quoted}",
+        "alarm": f"aws cloudwatch delete-alarms {where} --alarm-names {quoted}",
     }
+    if kind == "scaling-policy":
+        resource, _, policy = name.partition("|")
+        return (
+            f"aws application-autoscaling delete-scaling-policy {where} --service-namespace sagemaker "
+            f"--resource-id {shlex.quote(resource)} --scalable-dimension {_SCALABLE_DIMENSION} "
+            f"--policy-name {shlex.quote(policy)}"
+        )
     return commands[kind]
 
 
@@ -58,6 +67,22 @@ def _remove_one(clients: Clients, kind: str, name: str, poll_seconds: float) -> 
         clients("application-autoscaling").deregister_scalable_target(
             ServiceNamespace="sagemaker", ResourceId=name, ScalableDimension=_SCALABLE_DIMENSION
         )
+    elif kind == "scaling-policy":
+        resource, _, policy = name.partition("|")
+        clients("application-autoscaling").delete_scaling_policy(
+            PolicyName=policy,
+            ServiceNamespace="sagemaker",
+            ResourceId=resource,
+            ScalableDimension=_SCALABLE_DIMENSION,
+        )
+    elif kind == "alarm":
+        clients("cloudwatch").delete_alarms(AlarmNames=[name])
+    elif kind == "inference-component":
+        sagemaker.delete_inference_component(InferenceComponentName=name)
+        if not wait_until_component_deleted(
+            sagemaker, name, timeout_seconds=DELETE_WAIT_SECONDS, poll_seconds=poll_seconds
+        ):
+            raise DeployError(f"inference component {name} still exists after {int(DELETE_WAIT_SECONDS)} s")
     elif kind == "endpoint":
         sagemaker.delete_endpoint(EndpointName=name)
         if not wait_until_deleted(

@@ -22,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmi_config.deploy.attached import AttachedPlan, component_model, component_rows, plan_attached
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
-from lmi_config.deploy.names import base_length
+from lmi_config.deploy.names import search_fragment
 from lmi_config.deploy.tags import ENDPOINT_TAG, OWNER_TAG
 from lmi_config.errors import DeployError, SpecError
 from lmi_config.knowledge.sagemaker import sagemaker_limits
@@ -63,6 +64,8 @@ class _Inventory:
 
     configs_by_endpoint: dict[str, set[str]]
     models_by_config: dict[str, set[str]]
+    # inference component -> (its endpoint, its model): listed for endpoints that host components
+    components: dict[str, tuple[str, str | None]] = field(default_factory=dict)
 
     def endpoints_using(self, config: str, leaving: set[str]) -> list[str]:
         return sorted(
@@ -72,6 +75,11 @@ class _Inventory:
     def configs_naming(self, model: str, leaving: set[str]) -> list[str]:
         return sorted(
             name for name, models in self.models_by_config.items() if model in models and name not in leaving
+        )
+
+    def components_naming(self, model: str, leaving: set[str]) -> list[str]:
+        return sorted(
+            name for name, (_, used) in self.components.items() if used == model and name not in leaving
         )
 
 
@@ -106,6 +114,12 @@ def _model_names(config: dict[str, Any]) -> set[str]:
     return {variant["ModelName"] for variant in variants if variant.get("ModelName")}
 
 
+def hosts_components(config: dict[str, Any]) -> bool:
+    """An endpoint config whose variants name no model hosts inference components."""
+    variants = config.get("ProductionVariants", [])
+    return bool(variants) and not any(variant.get("ModelName") for variant in variants)
+
+
 def _inventory(clients: Clients) -> _Inventory:
     sagemaker = clients("sagemaker")
     by_endpoint: dict[str, set[str]] = {}
@@ -113,19 +127,32 @@ def _inventory(clients: Clients) -> _Inventory:
         described = _describe(sagemaker.describe_endpoint, EndpointName=row["EndpointName"])
         by_endpoint[row["EndpointName"]] = _config_names(described or {})
     by_config: dict[str, set[str]] = {}
+    hosting: set[str] = set()
     for row in _pages(clients, "list_endpoint_configs", "EndpointConfigs"):
         name = row["EndpointConfigName"]
-        by_config[name] = _model_names(
-            _describe(sagemaker.describe_endpoint_config, EndpointConfigName=name) or {}
-        )
-    return _Inventory(by_endpoint, by_config)
+        described = _describe(sagemaker.describe_endpoint_config, EndpointConfigName=name) or {}
+        by_config[name] = _model_names(described)
+        if hosts_components(described):
+            hosting.add(name)
+    inventory = _Inventory(by_endpoint, by_config)
+    # only an endpoint running a config without models has components: listing them elsewhere
+    # would be a call for nothing (and one some test servers do not serve)
+    for endpoint, configs in sorted(by_endpoint.items()):
+        if configs & hosting:
+            for component in component_rows(clients, endpoint):
+                inventory.components[component["InferenceComponentName"]] = (
+                    endpoint,
+                    component_model(clients, component),
+                )
+    return inventory
 
 
 def _made_for(clients: Clients, endpoint_name: str) -> tuple[list[str], list[str]]:
     """The models and endpoint configs tagged ``lmi-config:endpoint=NAME`` (an interrupted run's)."""
-    # deploy names models and configs after the endpoint name cut to base_length() (43), then a stamp;
-    # names made with the older, shorter stamp kept 47 characters: their first 43 still match
-    fragment = endpoint_name[: base_length()].rstrip("-")
+    # deploy names models and configs after the endpoint name cut to base_length() (43), then a stamp
+    # (a component's model: cut to 39, then -cN); names made with the older, shorter stamp kept 47
+    # characters: their first 39 still match
+    fragment = search_fragment(endpoint_name)
     found: list[list[str]] = []
     for operation, key, name_key, arn_key in (
         ("list_models", "Models", "ModelName", "ModelArn"),
@@ -149,6 +176,7 @@ class _Decider:
         self.leaving_endpoints: set[str] = set()
         self.leaving_configs: set[str] = set()
         self.leaving_models: dict[str, dict[str, Any]] = {}  # name -> describe_model
+        self.leaving_components: set[str] = set()
 
     def keep(self, kind: str, name: str, why: str) -> None:
         if not any(row[:2] == (kind, name) for row in self.plan.kept):
@@ -177,7 +205,10 @@ class _Decider:
         if described is None or name in self.leaving_models:
             return
         namers = self.inventory.configs_naming(name, self.leaving_configs)
-        if namers:
+        components = self.inventory.components_naming(name, self.leaving_components)
+        if components:
+            self.keep("model", name, f"inference component {', '.join(components)} still runs it")
+        elif namers:
             users = sorted(
                 {
                     user
@@ -201,21 +232,6 @@ class _Decider:
         ]
         for model in dict.fromkeys([*named, *models]):
             self.model(model)
-
-
-def _scalable_targets(clients: Clients, endpoint: str, described: dict[str, Any]) -> list[Resource]:
-    """The Application Auto Scaling targets registered for the endpoint's variants."""
-    variants = [variant["VariantName"] for variant in described.get("ProductionVariants", [])]
-    resource_ids = [f"endpoint/{endpoint}/variant/{variant}" for variant in variants]
-    if not resource_ids:
-        return []
-    try:
-        targets = clients("application-autoscaling").describe_scalable_targets(
-            ServiceNamespace="sagemaker", ResourceIds=resource_ids
-        )["ScalableTargets"]
-    except aws_errors():
-        return []  # no Application Auto Scaling access: nothing of ours to remove there
-    return [("scalable-target", target["ResourceId"]) for target in targets]
 
 
 def check_name(name: str) -> None:
@@ -245,11 +261,19 @@ def plan_deletion(clients: Clients, name: str, *, purge_s3: bool = False) -> Del
                 f"{ENDPOINT_TAG}={name}"
             )
         decider = _Decider(clients, plan, _inventory(clients))
+        attached = AttachedPlan()
         if endpoint is not None:
             plan.endpoint_found = True
             decider.endpoint(name, endpoint)
+            if name in decider.leaving_endpoints:
+                attached = plan_attached(clients, name, endpoint, decider.inventory.components, decider.keep)
+                decider.leaving_components.update(component for _, component in attached.components)
+                if attached.blocking:  # a component lmi-config did not make keeps the endpoint up
+                    decider.leaving_endpoints.discard(name)
+                    decider.keep("endpoint", name, attached.blocking)
         configs = sorted(_config_names(endpoint or {})) + orphan_configs
-        decider.decide(list(dict.fromkeys(configs)), orphan_models)
+        component_models = [model for model in attached.models if model]
+        decider.decide(list(dict.fromkeys(configs)), [*orphan_models, *component_models])
         objects = plan_purge(clients, decider.leaving_models, decider.keep) if purge_s3 else []
     except aws_errors() as error:
         raise DeployError(
@@ -261,7 +285,9 @@ def plan_deletion(clients: Clients, name: str, *, purge_s3: bool = False) -> Del
         *(("model", model) for model in decider.leaving_models),
         *(("endpoint-config", config) for config in sorted(decider.leaving_configs)),
         *([("endpoint", name)] if leaving else []),
-        *(_scalable_targets(clients, name, endpoint or {}) if leaving else []),
+        *attached.components,
+        *(attached.scaling if leaving else []),
+        *(attached.alarms if leaving else []),
     ]
     return plan
 

@@ -150,12 +150,21 @@ def role_problems(role: str | None) -> list[str]:
     return [problem + " (an IAM role ARN: arn:aws:iam::123456789012:role/NAME)"] if problem else []
 
 
-def autoscale_problems(autoscale: tuple[int, int] | None, instance_count: int) -> list[str]:
+def autoscale_problems(
+    autoscale: tuple[int, int] | None, instance_count: int, asynchronous: bool = False
+) -> list[str]:
     if autoscale is None:
         return []
     lowest, highest = autoscale
-    if lowest < 1 or highest < lowest:
-        return [f"--autoscale {lowest}:{highest}: write MIN:MAX with 1 <= MIN <= MAX"]
+    if lowest == 0 and not asynchronous and highest >= 1:
+        return [
+            f"--autoscale {lowest}:{highest}: only an asynchronous endpoint scales to zero instances (its requests "
+            "wait in a queue; deploy.async, --async-output); a real-time endpoint needs MIN >= 1"
+        ]
+    if lowest < 0 or highest < max(lowest, 1):
+        return [
+            f"--autoscale {lowest}:{highest}: write MIN:MAX with 1 <= MIN <= MAX (MIN 0 for an async endpoint)"
+        ]
     if not lowest <= instance_count <= highest:
         return [f"--instance-count {instance_count} is outside --autoscale {lowest}:{highest}"]
     return []
@@ -169,6 +178,6 @@ def check_plan(plan: DeployPlan, tags: tuple[tuple[str, str], ...]) -> list[str]
         *variant_problems(plan),
         *tag_problems(tags),
         *role_problems(plan.role),
-        *autoscale_problems(plan.autoscale, plan.instance_count),
+        *autoscale_problems(plan.autoscale, plan.instance_count, plan.asynchronous),
         *plan.sizing.problems,
     ]

@@ -37,3 +37,20 @@ def stamp(now: float) -> str:
 def stamped(base: str, now: float) -> str:
     """A name unique per run: the base, cut so the whole fits SageMaker's length, and a UTC stamp."""
     return f"{base[: base_length()].rstrip('-')}-{stamp(now)}"
+
+
+COMPONENT_SUFFIX_LENGTH = len("-c99")
+
+
+def component_model_name(endpoint_name: str, index: int, now: float) -> str:
+    """The model of an endpoint's ``index``-th inference component: ``ENDPOINT-c2-STAMP``, the
+    endpoint's name cut so the suffix and the stamp fit."""
+    suffix = f"-c{index}"
+    base = endpoint_name[: base_length() - COMPONENT_SUFFIX_LENGTH].rstrip("-")
+    return stamped(f"{base}{suffix}", now)
+
+
+def search_fragment(endpoint_name: str) -> str:
+    """The part of the endpoint's name every model and endpoint config deploy makes for it contains
+    (narrows a listing; the ``lmi-config:endpoint`` tag decides)."""
+    return endpoint_name[: base_length() - COMPONENT_SUFFIX_LENGTH].rstrip("-")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmi_config.deploy.image_choice import ImageChoice
+from lmi_config.deploy.request_limits import Deferred
 from lmi_config.deploy.sizing import EndpointSizing, SizingOverrides
 from lmi_config.deploy.tags import OWNER_TAG as OWNER_TAG
 from lmi_config.strict_json import dump_json
@@ -42,15 +43,43 @@ class DeployRequest:
     keep_on_failure: bool = False
 
 
+class Reference(Deferred):
+    """A parameter an earlier call returns (the step scaling policy's ARN for the alarm that
+    triggers it): shown in the plan as such, filled in when the calls run."""
+
+    def __init__(self, call: str, field: str) -> None:
+        self.call = call  # the ApiCall.returns of the call that answers it
+        self.field = field
+
+    def __str__(self) -> str:
+        return f"<{self.field} returned by {self.call}>"
+
+    __repr__ = __str__
+
+
+class NotGiven(Deferred):
+    """A parameter the run needs and the dry run was not given (``--role``)."""
+
+    def __init__(self, flag: str) -> None:
+        self.flag = flag
+
+    def __str__(self) -> str:
+        return f"(not given: {self.flag})"
+
+    __repr__ = __str__
+
+
 @dataclass(frozen=True)
 class ApiCall:
     """One call: ``service.operation(**parameters)``, what it is for, and what it creates."""
 
-    service: str  # s3 | sagemaker | application-autoscaling
+    service: str  # s3 | sagemaker | application-autoscaling | cloudwatch
     operation: str
     parameters: dict[str, Any]
     purpose: str
     creates: tuple[str, str] | None = None  # (kind, name): what to remove when a later step fails
+    returns: str | None = None  # a name later calls' References use for this call's answer
+    waits_for: str | None = None  # "endpoint" | "inference-component": wait for InService after it
 
 
 @dataclass(frozen=True)
@@ -99,17 +128,39 @@ class DeployPlan:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     autoscale: tuple[int, int] | None = None
+    # production options (deploy.* in the spec): what the plan shows of them, line by line
+    production: list[tuple[str, str]] = field(default_factory=list)  # (label, text)
+    weights_uri: str | None = None  # network isolation: the weights SageMaker downloads into /opt/ml/model
+    components: list[Any] = field(default_factory=list)  # lmi_config.deploy.components.ComponentPlan
+    deployment_config: dict[str, Any] | None = None  # --update: blue/green and auto-rollback
+    rollback_alarms: tuple[str, ...] = ()
+    kept_locations: tuple[str, ...] = ()  # async results, captured data: the user's, never deleted
+    asynchronous: bool = False
+    preview: Any = None  # lmi_config.deploy.update.UpdatePreview (a --update dry run)
 
     @property
     def model_data_uri(self) -> str | None:
+        if self.weights_uri:
+            return self.weights_uri
         return f"s3://{self.bucket}/{self.prefix}" if self.bucket and self.prefix is not None else None
+
+    def renderings(self) -> list[tuple[str | None, Any]]:
+        """(component name or None, Rendered) of every configuration the plan deploys."""
+        if not self.components:
+            return [(None, self.rendered)]
+        return [(item.name, item.rendered) for item in self.components if item.rendered is not None]
 
     @property
     def blocking(self) -> list[str]:
-        """Error-level findings of the rendered configuration: deploy refuses, as render does."""
-        rendered = self.rendered
-        found = [f"{finding.code} [{finding.rule}] {finding.message}" for finding in rendered.errors]
-        return found + list(rendered.problems)
+        """Error-level findings of the rendered configurations: deploy refuses, as render does."""
+        found: list[str] = []
+        for component, rendered in self.renderings():
+            prefix = f"component {component}: " if component else ""
+            found.extend(
+                f"{prefix}{finding.code} [{finding.rule}] {finding.message}" for finding in rendered.errors
+            )
+            found.extend(prefix + problem for problem in rendered.problems)
+        return found
 
     def secret_values(self) -> frozenset[str]:
         """The values that must never be printed."""
@@ -128,6 +179,8 @@ class DeployPlan:
             return [self.masked(item) for item in value]
         if isinstance(value, bytes):
             return f"<{len(value)} bytes, sha256 {hashlib.sha256(value).hexdigest()[:16]}…>"
+        if isinstance(value, Deferred):
+            return str(value)
         return value
 
     def public(self) -> dict[str, Any]:
@@ -165,6 +218,10 @@ class DeployPlan:
                 }
                 for call in self.calls
             ],
+            "production": [{"what": label, "detail": text} for label, text in self.production],
+            "components": [item.public(self) for item in self.components],
+            "deployment_config": self.deployment_config,
+            "update_preview": self.preview.public() if self.preview is not None else None,
             "notes": list(self.notes),
             "warnings": list(self.warnings),
             "refused": self.blocking,

@@ -81,6 +81,60 @@ def wait_for_endpoint(
         sleep(max(0.0, min(poll_seconds, timeout_seconds - elapsed)))
 
 
+def wait_for_component(
+    sagemaker: Any,
+    name: str,
+    *,
+    health_check_seconds: int,
+    timeout_seconds: float,
+    poll_seconds: float,
+    progress: Progress,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> WaitResult:
+    """Poll ``describe_inference_component`` until InService, Failed, or the timeout."""
+    started = clock()
+    while True:
+        described = sagemaker.describe_inference_component(InferenceComponentName=name)
+        status = str(described.get("InferenceComponentStatus", "?"))
+        elapsed = clock() - started
+        step = (
+            f" — loading (the health check allows {health_check_seconds} s)" if status == "Creating" else ""
+        )
+        progress(f"  [{clock_text(elapsed)}] component {name}: {status}{step}", True)
+        if status == "InService":
+            return WaitResult(status, None, elapsed)
+        if status == "Failed":
+            return WaitResult(status, described.get("FailureReason") or "SageMaker gave no reason", elapsed)
+        if elapsed >= timeout_seconds:
+            return WaitResult(
+                "Timeout", f"not InService after {int(timeout_seconds)} s (still {status})", elapsed
+            )
+        sleep(max(0.0, min(poll_seconds, timeout_seconds - elapsed)))
+
+
+def wait_until_component_deleted(
+    sagemaker: Any,
+    name: str,
+    *,
+    timeout_seconds: float,
+    poll_seconds: float,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> bool:
+    """Whether the inference component is gone before the timeout (the endpoint can go only then)."""
+    started = clock()
+    while clock() - started < timeout_seconds:
+        try:
+            sagemaker.describe_inference_component(InferenceComponentName=name)
+        except aws_errors() as error:
+            if is_missing(error):
+                return True
+            raise
+        sleep(poll_seconds)
+    return False
+
+
 def wait_until_deleted(
     sagemaker: Any,
     name: str,

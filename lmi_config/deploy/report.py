@@ -30,8 +30,10 @@ def format_plan(plan: DeployPlan, *, dry_run: bool) -> str:
     else:
         lines.append(f"  config     serving.properties uploaded to {plan.model_data_uri} (uncompressed)")
     lines.extend(f"  sizing     {reason}" for reason in plan.sizing.reasons)
-    if plan.autoscale:
-        lines.append(f"  scaling    {plan.autoscale[0]} to {plan.autoscale[1]} instances (target tracking)")
+    lines.extend(f"  {label:<10} {text}" for label, text in plan.production)
+    lines.extend(_component_lines(plan))
+    if plan.preview is not None:
+        lines.extend(format_preview(plan.preview))
     lines.extend(f"  note       {note}" for note in plan.notes)
     lines.extend(f"  warning    {warning}" for warning in plan.warnings)
     for planned in plan.files:
@@ -42,6 +44,35 @@ def format_plan(plan: DeployPlan, *, dry_run: bool) -> str:
         lines.append(f"  {number}. {call.service}.{call.operation} — {call.purpose}")
         lines.append(_parameters(plan, call.parameters))
     return redact("\n".join(lines), plan.secret_values()) + "\n"
+
+
+def _component_lines(plan: DeployPlan) -> list[str]:
+    if not plan.components:
+        return []
+    lines = [f"  components {len(plan.components)} on {plan.instance_count} x ml.{plan.instance_type}:"]
+    for item in plan.components:
+        if item.adapter:
+            lines.append(f"    {item.component_name}: adapter {item.adapter} on {item.base}")
+            continue
+        lines.append(
+            f"    {item.component_name}: {item.copies} x ({item.accelerators} accelerators, {item.memory_mb} MB, "
+            f"TP {item.tensor_parallel_degree}) {item.rendered.target.get('model') if item.rendered else ''}"
+        )
+        lines.extend(f"      {reason}" for reason in item.reasons)
+    return lines
+
+
+def format_preview(preview: Any) -> list[str]:
+    """What ``--update`` keeps, replaces and costs (read from the endpoint as it is)."""
+    lines = ["  preview    what stays and what is replaced:"]
+    if preview.unavailable:
+        lines.append(f"    {preview.unavailable}: what stays and what is replaced is not shown")
+    lines.extend(f"    stays     {kind} {name}: {why}" for kind, name, why in preview.stays)
+    lines.extend(f"    replaced  {kind} {old} -> {new} ({then})" for kind, old, new, then in preview.replaced)
+    lines.extend(f"    changes   {change}" for change in preview.changes)
+    lines.extend(f"    cost      {line}" for line in preview.cost)
+    lines.extend(f"    refused   {problem}" for problem in preview.problems)
+    return lines
 
 
 Where = tuple[str, "str | None"]  # (region, endpoint URL): what the removal commands need
@@ -107,8 +138,7 @@ def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
         body = '\'{"inputs": "Hello"}\''
         lines = [
             f"endpoint {outcome.endpoint_name} is InService ({minutes:.1f} min)",
-            f"  invoke:  aws sagemaker-runtime invoke-endpoint {where} --endpoint-name {outcome.endpoint_name} "
-            f"--content-type application/json --cli-binary-format raw-in-base64-out --body {body} out.json",
+            *_invoke_lines(outcome.endpoint_name, where, body, plan),
             f"  remove:  lmi-config deploy --delete {outcome.endpoint_name} {where}",
         ]
     elif outcome.succeeded:
@@ -133,6 +163,24 @@ def format_outcome(outcome: Outcome, plan: DeployPlan) -> str:
     lines.append("created: " + (", ".join(f"{kind} {name}" for kind, name in outcome.created) or "nothing"))
     lines.extend(_clean_up_lines(outcome))
     return redact("\n".join(lines), secrets) + "\n"
+
+
+def _invoke_lines(name: str, where: str, body: str, plan: DeployPlan) -> list[str]:
+    """How to call what was deployed: the endpoint, each component, or the async queue."""
+    common = f"--content-type application/json --cli-binary-format raw-in-base64-out --body {body} out.json"
+    if plan.components:
+        return [
+            f"  invoke:  aws sagemaker-runtime invoke-endpoint {where} --endpoint-name {name} "
+            f"--inference-component-name {item.component_name} {common}"
+            for item in plan.components
+        ]
+    if plan.asynchronous:
+        return [
+            f"  invoke:  aws sagemaker-runtime invoke-endpoint-async {where} --endpoint-name {name} "
+            "--content-type application/json --input-location s3://BUCKET/request.json "
+            "(the result lands under the async output path)"
+        ]
+    return [f"  invoke:  aws sagemaker-runtime invoke-endpoint {where} --endpoint-name {name} {common}"]
 
 
 def _clean_up_lines(outcome: Outcome) -> list[str]:

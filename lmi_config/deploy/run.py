@@ -7,14 +7,22 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from lmi_config.deploy.aws import Clients, aws_errors, describe_error, is_missing
 from lmi_config.deploy.cleanup import Removal, carry_out, remove
 from lmi_config.deploy.deletion import plan_retirement
 from lmi_config.deploy.interrupt import INTERRUPTIONS, signal_of, termination_raises
-from lmi_config.deploy.plan import ApiCall, DeployPlan
-from lmi_config.deploy.progress import Progress, clock_text, last_log_lines, wait_for_endpoint
+from lmi_config.deploy.plan import ApiCall, DeployPlan, Reference
+from lmi_config.deploy.progress import (
+    Progress,
+    clock_text,
+    last_log_lines,
+    wait_for_component,
+    wait_for_endpoint,
+)
 from lmi_config.errors import DeployError
+from lmi_config.knowledge.sagemaker import deploy_policy
 from lmi_config.secrets import redact
 
 
@@ -47,8 +55,49 @@ class _StepFailed(Exception):
         self.nothing_made = nothing_made  # AWS refused the call: what it would create does not exist
 
 
+def _check_alarms(plan: DeployPlan, clients: Clients) -> None:
+    """The alarms an update rolls back on must exist: SageMaker would watch nothing."""
+    if not plan.rollback_alarms:
+        return
+    try:
+        found = clients("cloudwatch").describe_alarms(
+            AlarmNames=list(plan.rollback_alarms), AlarmTypes=["MetricAlarm", "CompositeAlarm"]
+        )
+    except aws_errors() as error:
+        raise DeployError(
+            f"cannot read the rollback alarms ({describe_error(error)}); nothing was created"
+        ) from None
+    names = {row["AlarmName"] for key in ("MetricAlarms", "CompositeAlarms") for row in found.get(key, [])}
+    missing = [name for name in plan.rollback_alarms if name not in names]
+    if missing:
+        raise DeployError(
+            f"rollback alarm {', '.join(missing)} does not exist in {plan.region}: the update would roll back on "
+            "nothing; create it (aws cloudwatch put-metric-alarm) or name an alarm that exists"
+        )
+
+
+def _check_variants(plan: DeployPlan, clients: Clients, config_name: str) -> None:
+    """A blue/green update keeps the variant names (SageMaker refuses a config with others)."""
+    from lmi_config.knowledge.sagemaker_requests import sagemaker_fact
+
+    try:
+        current = clients("sagemaker").describe_endpoint_config(EndpointConfigName=config_name)
+    except aws_errors() as error:
+        if is_missing(error):
+            return  # the config was deleted by hand: SageMaker says so itself
+        raise DeployError(describe_error(error)) from None
+    names = sorted(str(row.get("VariantName")) for row in current.get("ProductionVariants", []))
+    if names and names != [plan.variant_name]:
+        fact = sagemaker_fact("blue_green")
+        raise DeployError(
+            f"--update: endpoint {plan.endpoint_name} runs variant {', '.join(names)} and deploy's config names "
+            f"{plan.variant_name}: {fact.statement} ({fact.source}); nothing was created"
+        )
+
+
 def _preflight(plan: DeployPlan, clients: Clients) -> str | None:
-    """Refuse before creating anything: an existing name (or a missing one with --update), no bucket."""
+    """Refuse before creating anything: an existing name (or a missing one with --update), no bucket,
+    an update's alarms that do not exist or variants it would not keep."""
     sagemaker = clients("sagemaker")
     try:
         existing = sagemaker.describe_endpoint(EndpointName=plan.endpoint_name)
@@ -64,6 +113,9 @@ def _preflight(plan: DeployPlan, clients: Clients) -> str | None:
         )
     if existing is None and plan.update:
         raise DeployError(f"--update: there is no endpoint {plan.endpoint_name} in {plan.region} to update")
+    if existing is not None and plan.update:
+        _check_variants(plan, clients, str(existing["EndpointConfigName"]))
+    _check_alarms(plan, clients)
     if plan.bucket:
         try:
             clients("s3").head_bucket(Bucket=plan.bucket)
@@ -84,12 +136,25 @@ def _retire_previous(clients: Clients, endpoint_name: str, previous: str, say: P
     return carry_out(clients, plan, say)
 
 
-def _invoke(clients: Clients, call: ApiCall) -> None:
+def _resolved(value: Any, answers: dict[str, dict[str, Any]]) -> Any:
+    """``value`` with each :class:`Reference` replaced by what the earlier call answered."""
+    if isinstance(value, Reference):
+        return answers[value.call][value.field]
+    if isinstance(value, dict):
+        return {key: _resolved(item, answers) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_resolved(item, answers) for item in value]
+    return value
+
+
+def _invoke(clients: Clients, call: ApiCall, answers: dict[str, dict[str, Any]]) -> None:
     try:
-        getattr(clients(call.service), call.operation)(**call.parameters)
+        answer = getattr(clients(call.service), call.operation)(**_resolved(call.parameters, answers))
     except aws_errors() as error:
         # a response from AWS means the call was refused; a connection error may hide a success
         raise _StepFailed(describe_error(error), nothing_made=hasattr(error, "response")) from None
+    if call.returns:
+        answers[call.returns] = dict(answer)
 
 
 def execute(
@@ -166,6 +231,7 @@ def _run_calls(
     """The calls in order; each resource is recorded before its call, so an interruption between
     AWS creating it and the answer arriving still removes it."""
     previous = _preflight(plan, clients)
+    answers: dict[str, dict[str, Any]] = {}
     for call in plan.calls:
         outcome.failed_step = f"{call.service}.{call.operation}"
         say(
@@ -178,21 +244,43 @@ def _run_calls(
             # from here an interruption must not remove what the endpoint may be rolling to
             outcome.status = "Updating"
         try:
-            _invoke(clients, call)
+            _invoke(clients, call, answers)
         except _StepFailed as failure:
             if call.creates and failure.nothing_made:
                 outcome.created.pop()
             raise
-        if call.operation in ("create_endpoint", "update_endpoint"):
+        if call.waits_for == "endpoint":
             outcome.status = "Creating" if call.operation == "create_endpoint" else "Updating"
             if not wait:
                 break
             _wait(plan, clients, outcome, say, sleep)
+        elif call.waits_for == "inference-component" and call.creates:
+            _wait_component(plan, clients, call.creates[1], say, sleep)
     outcome.succeeded = True
     outcome.failed_step = None
     if plan.update and previous and wait and previous != plan.endpoint_config_name:
         outcome.retired = _retire_previous(clients, plan.endpoint_name, previous, say)
         outcome.interrupted_by = outcome.retired.interrupted_by  # what is left is listed with its commands
+
+
+def _wait_component(
+    plan: DeployPlan, clients: Clients, name: str, say: Progress, sleep: Callable[[float], None]
+) -> None:
+    component = next((item for item in plan.components if item.component_name == name), None)
+    sizing = component.sizing if component is not None and component.sizing is not None else plan.sizing
+    result = wait_for_component(
+        clients("sagemaker"),
+        name,
+        health_check_seconds=sizing.health_check_timeout_seconds,
+        timeout_seconds=deploy_policy().provisioning_seconds
+        + sizing.health_check_timeout_seconds
+        + (sizing.download_timeout_seconds or 0),
+        poll_seconds=plan.poll_seconds,
+        progress=say,
+        sleep=sleep,
+    )
+    if result.status != "InService":
+        raise _StepFailed(f"inference component {name} is {result.status}: {result.failure_reason}")
 
 
 def _wait(
