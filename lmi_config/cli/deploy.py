@@ -300,10 +300,14 @@ def deploy(spec_file: str | None, **flags: Any) -> None:
                     f"{prefix}{finding.code} {finding.severity} [{finding.rule}] {finding.message}", err=True
                 )
     if result.refused:
-        for component, rendered in result.plan.renderings():
-            prefix = f"component {component}: " if component else ""
-            for problem in rendered.problems:
-                click.echo(f"error: {prefix}{problem}", err=True)
+        shown = {
+            f"{f'component {component}: ' if component else ''}{finding.code} [{finding.rule}] {finding.message}"
+            for component, rendered in result.plan.renderings()
+            for finding in rendered.errors
+        }
+        for item in result.plan.blocking:  # problems, and what deploy refuses beyond lint's errors
+            if item not in shown:
+                click.echo(f"error: {item}", err=True)
         click.echo(
             "lmi-config: nothing deployed: the rendered configuration has errors (fix the spec)", err=True
         )

@@ -152,7 +152,15 @@ class DeployPlan:
 
     @property
     def blocking(self) -> list[str]:
-        """Error-level findings of the rendered configurations: deploy refuses, as render does."""
+        """Error-level findings of the rendered configurations: deploy refuses, as render does. A gated
+        model with no Hub token in the container's environment is refused too (a warning to lint, which
+        cannot know the token deploy passes): the endpoint would start, pay for its instance, and fail
+        its download with 401, as ``search --on sagemaker`` refuses the same case."""
+        from lmi_config.secrets import hugging_face_token_names
+
+        has_token = bool(
+            hugging_face_token_names() & {name for name, value in self.environment.items() if value}
+        )
         found: list[str] = []
         for component, rendered in self.renderings():
             prefix = f"component {component}: " if component else ""
@@ -160,6 +168,14 @@ class DeployPlan:
                 f"{prefix}{finding.code} [{finding.rule}] {finding.message}" for finding in rendered.errors
             )
             found.extend(prefix + problem for problem in rendered.problems)
+            if not has_token:
+                found.extend(
+                    f"{prefix}{finding.code} [{finding.rule}] {finding.message}; deploy refuses it (the endpoint "
+                    "would fail its download with 401 once its instance is up): export HF_TOKEN and pass "
+                    "--secret-env HF_TOKEN"
+                    for finding in rendered.findings
+                    if finding.rule == "gated-model-without-token"
+                )
         return found
 
     def secret_values(self) -> frozenset[str]:
