@@ -6,13 +6,21 @@ FILE is in the perf_measurements.json format (``{"rows": [...]}`` or a bare list
 column is null). Rows are grouped by ``engine_family`` (where a row has none, by the one its
 ``backend`` runs as on its hardware); each predicted row prints every figure it
 measures (TTFT, TPOT, throughput, each as its source defines it) against the prediction; a row the
-model cannot predict is skipped with the reason. Lines before the last give the error for Neuron
-and GPU separately, for the rows fitted / held out / not fitted by ``scripts/fit_perf.py`` and per
-source and model.
+model cannot predict is skipped with the reason.
+
+The headline is leave one source out: every row is predicted by a fit that never saw its source (a
+measurement campaign, ``lmi_config.perf.measured.source_of``). A source the stored fit was fitted on
+is predicted by the fit on the other sources, which ``scripts/fit_perf.py`` stores with the fit and
+``--check`` recomputes; any other source by the stored fit. Each with its harness's terms where the
+fit knows its harness (other campaigns of the same tool), none otherwise. It is printed per engine
+family and metric (median and mean absolute percentage error, with the rows and sources each
+covers). The development fit's own error (every row predicted by the parameters fitted on it) follows,
+for Neuron and GPU, the rows fitted / not fitted and per source and model: secondary figures.
 The last line is one JSON object: rows, skipped, ttft_mape, tpot_mape, throughput_mape (mean
-absolute percentage error, percent) and pair_order_agreement (percent of the pairs of rows with the
-same model, hardware and source whose measured order -- by output tokens/s where both measure it,
-else by TPOT -- the prediction keeps). A figure no row gives is null.
+absolute percentage error of the headline predictions, percent), pair_order_agreement (percent of
+the pairs of rows with the same model, hardware and source whose measured order -- by output
+tokens/s where both measure it, else by TPOT -- the headline predictions keep), left_out (per family
+and metric: rows, median and MAPE) and development_fit (the fit's own MAPE). A figure no row gives is null.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import statistics
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,34 +40,48 @@ sys.path.insert(0, str(ROOT))
 from lmi_config.configfile.text import shorten  # noqa: E402
 from lmi_config.io import OutputError, write_output  # noqa: E402
 from lmi_config.knowledge.perf_data import fitted_families  # noqa: E402
-from lmi_config.perf import Prediction, UnsupportedConfiguration, predict  # noqa: E402
+from lmi_config.perf import Prediction, UnsupportedConfiguration, engine_family, predict  # noqa: E402
+from lmi_config.perf.devices import fitted_harness  # noqa: E402
 from lmi_config.perf.measured import (  # noqa: E402
     SUPERSEDED_REASON,
     Metric,
+    ReadRow,
     compare,
+    harness_of,
     read_row,
+    source_of,
     superseded_by_newer_software,
 )
 from lmi_config.perf.measured_file import read_measurements  # noqa: E402
+from lmi_config.perf.types import Efficiency, Harness  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "reference" / "perf_measurements.json"
 METRICS = ("ttft", "tpot", "throughput")
 GROUPS = ("Neuron", "GPU")
+FAMILIES = ("neuron-tnx", "neuron-nxd", "gpu-vllm", "gpu-trtllm")
 SPLITS = (
     ("fitted", "rows the parameters were fitted on"),
-    ("held-out", "held-out models (never fitted)"),
     ("not fitted", "rows not fitted (figures that contradict each other)"),
     ("new", "rows the fit never saw"),
 )
 
 
 class Result:
-    """One predicted row: the row, its prediction and its figures."""
+    """One predicted row: the row, its prediction and figures by the stored fit (``metrics``), and the
+    figures of a fit that never saw its source (``headline``; None where the stored fit saw the source
+    but holds no left-out prediction of this row, e.g. an edited copy of a development row)."""
 
-    def __init__(self, row: Mapping[str, Any], prediction: Prediction, metrics: list[Metric]) -> None:
+    def __init__(
+        self,
+        row: Mapping[str, Any],
+        prediction: Prediction,
+        metrics: list[Metric],
+        headline: list[Metric] | None = None,
+    ) -> None:
         self.row = row
         self.prediction = prediction
         self.metrics = metrics
+        self.headline = headline
 
     @property
     def family(self) -> str:
@@ -78,31 +101,123 @@ def evaluate(row: Any) -> Result | str:
     if isinstance(read, str):
         return read
     try:
-        prediction = predict(read.configuration, read.workload)
+        family = engine_family(read.configuration.backend, read.configuration.instance)
+        prediction = predict(read.configuration, read.workload, harness=stored_harness(family, row))
     except UnsupportedConfiguration as error:
         return str(error)
     except (ArithmeticError, ValueError) as error:
         return f"cannot predict: {error}"
-    return Result(row, prediction, compare(read, prediction))
+    metrics = compare(read, prediction)
+    return Result(row, prediction, metrics, _left_out(family, row, read, metrics))
 
 
-def mape(results: Sequence[Result], metric: str) -> float | None:
-    """Mean absolute percentage error of one figure over the rows that give it (percent)."""
-    errors = [
-        abs(m.predicted - m.measured) / m.measured for r in results for m in r.metrics if m.name == metric
-    ]
+def stored_harness(family: str, row: Mapping[str, Any]) -> Harness | None:
+    """The terms the stored fit gave the row's harness in its family, if it fitted that harness."""
+    return fitted_harness(family, harness_of(row))
+
+
+def _left_out(
+    family: str, row: Mapping[str, Any], read: ReadRow, metrics: list[Metric]
+) -> list[Metric] | None:
+    """The figures of a fit that never saw the row's source: the stored fit's own for a source it was
+    not fitted on, else those of the fit on the other sources (stored with the fit as its fold)."""
+    fit = fitted_families().get(family)
+    if fit is None or source_of(row) not in fit.get("sources", []):
+        return metrics
+    prediction = left_out_prediction(family, row, read)
+    return None if prediction is None else compare(read, prediction)
+
+
+def left_out_prediction(
+    family: str,
+    row: Mapping[str, Any],
+    read: ReadRow,
+    configuration: Any = None,
+    workload: Any = None,
+    with_harness: bool = True,
+) -> Prediction | None:
+    """The prediction of a fit that never saw the row's source (of ``configuration`` and ``workload``,
+    by default the row's own), with the terms that fit gave the row's harness (``with_harness``; plan
+    predicts an endpoint, with none); None for a family fitted on that source alone."""
+    configuration = configuration or read.configuration
+    workload = workload or read.workload
+    fit = fitted_families().get(family)
+    if fit is None or source_of(row) not in fit.get("sources", []):
+        harness = stored_harness(family, row) if with_harness else None
+        return predict(configuration, workload, harness=harness)
+    fold = fit.get("cross_validation", {}).get("folds", {}).get(source_of(row))
+    if fold is None:
+        return None  # a family measured by one source only: nothing fitted without it
+    terms = fold["harnesses"].get(harness_of(row)) if with_harness else None
+    harness = Harness(**terms) if terms else None
+    return predict(configuration, workload, Efficiency(**fold["parameters"]), harness)
+
+
+def mape(results: Sequence[Result], metric: str, headline: bool = False) -> float | None:
+    """Mean absolute percentage error of one figure over the rows that give it (percent); ``headline``:
+    of the predictions by a fit that never saw the row's source."""
+    errors = _errors(results, metric, headline)
     return round(100 * sum(errors) / len(errors), 1) if errors else None
 
 
-def _order_key(result: Result) -> tuple[str, float, float] | None:
-    row = result.row
-    throughput = row.get("throughput_output_tokens_per_s")
-    if positive(throughput):
-        return ("throughput", float(throughput), result.prediction.output_tokens_per_second)
-    tpot = row.get("tpot_ms")
-    if positive(tpot):
-        # lower TPOT is better: negate so that larger is better for both
-        return ("tpot", -float(tpot), -result.prediction.tpot_ms)
+def _errors(results: Sequence[Result], metric: str, headline: bool) -> list[float]:
+    return [
+        abs(m.predicted - m.measured) / m.measured
+        for r in results
+        for m in ((r.headline or []) if headline else r.metrics)
+        if m.name == metric
+    ]
+
+
+def left_out_table(results: Sequence[Result]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per engine family and metric, over the predictions of fits that never saw the row's source:
+    rows, sources, median and mean absolute percentage error."""
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for family in sorted({result.family for result in results}):
+        members = [result for result in results if result.family == family and result.headline is not None]
+        for metric in METRICS:
+            errors = _errors(members, metric, True)
+            if not errors:
+                continue
+            covered = [r for r in members if any(m.name == metric for m in r.headline or [])]
+            table.setdefault(family, {})[metric] = {
+                "rows": len(covered),
+                "sources": len({source_of(r.row) for r in covered}),
+                "median_ape": round(100 * statistics.median(errors), 1),
+                "mape": round(100 * sum(errors) / len(errors), 1),
+            }
+    return table
+
+
+def _headline_lines(results: Sequence[Result]) -> list[str]:
+    lines = [
+        "leave one source out (the headline): every row predicted by a fit that never saw its source",
+        f"  {'family':<12} {'metric':<11} {'rows':>5} {'sources':>7} {'median APE':>10} {'MAPE':>8}",
+    ]
+    for family, metrics in left_out_table(results).items():
+        for metric, figures in metrics.items():
+            lines.append(
+                f"  {_shown(family):<12} {metric:<11} {figures['rows']:>5} {figures['sources']:>7} "
+                f"{figures['median_ape']:>8.1f} % {figures['mape']:>6.1f} %"
+            )
+    unmatched = [result for result in results if result.headline is None]
+    if unmatched:
+        names = ", ".join(_shown(result.row.get("id")) for result in unmatched[:20])
+        lines.append(
+            f"  not in the headline: {len(unmatched)} rows of a family fitted on their source alone "
+            f"(no fit left it out): {names}"
+        )
+    return lines
+
+
+def _order_key(result: Result, headline: bool) -> tuple[str, float, float] | None:
+    """(what orders the pair, measured, predicted), larger is better: output tokens/s where measured,
+    else TPOT (negated)."""
+    metrics = (result.headline or []) if headline else result.metrics
+    for name, sign in (("throughput", 1.0), ("tpot", -1.0)):
+        found = next((m for m in metrics if m.name == name), None)
+        if found is not None:
+            return (name, sign * found.measured, sign * found.predicted)
     return None
 
 
@@ -120,33 +235,18 @@ def pair_group(row: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(repr(row.get(name)) for name in ("model", "hardware", "source_group"))
 
 
-def pair_order(results: Sequence[Result]) -> tuple[int, int]:
-    """(pairs whose measured order the prediction keeps, pairs compared)."""
+def pair_order(results: Sequence[Result], headline: bool = True) -> tuple[int, int]:
+    """(pairs whose measured order the predictions keep, pairs compared); ``headline``: the predictions
+    of a fit that never saw the row's source, else the stored fit's."""
     kept = compared = 0
     groups: dict[tuple[str, ...], list[Result]] = {}
     for result in results:
         groups.setdefault(pair_group(result.row), []).append(result)
     for members in groups.values():
         for first, second in itertools.combinations(members, 2):
-            a, b = _order_key(first), _order_key(second)
-            if a is None or b is None:
-                continue
-            if a[0] != b[0]:
-                # one measures throughput, the other not: compare by TPOT if both give it
-                a = (
-                    ("tpot", -float(first.row["tpot_ms"]), -first.prediction.tpot_ms)
-                    if positive(first.row.get("tpot_ms"))
-                    else None
-                )
-                b = (
-                    ("tpot", -float(second.row["tpot_ms"]), -second.prediction.tpot_ms)
-                    if positive(second.row.get("tpot_ms"))
-                    else None
-                )
-                if a is None or b is None:
-                    continue
-            if a[1] == b[1]:
-                continue  # a tie measured: no order to keep
+            a, b = _order_key(first, headline), _order_key(second, headline)
+            if a is None or b is None or a[0] != b[0] or a[1] == b[1]:
+                continue  # nothing comparable, or a tie measured: no order to keep
             compared += 1
             kept += (a[1] > b[1]) == (a[2] > b[2])
     return kept, compared
@@ -162,7 +262,7 @@ def fit_splits() -> dict[tuple[str, str], str]:
 
 
 def _summary(label: str, results: Sequence[Result]) -> str:
-    kept, compared = pair_order(results)
+    kept, compared = pair_order(results, headline=False)
     figures = ", ".join(f"{name} MAPE {_percent(mape(results, name))}" for name in METRICS)
     order = f"{100 * kept / compared:.1f} % of {compared} pairs" if compared else "no pairs"
     return f"{label}: {len(results)} rows; {figures}; pair order {order}"
@@ -229,6 +329,8 @@ def report(rows: Sequence[Any]) -> list[str]:
         lines.append("superseded rows, predicted but not scored:")
         lines.extend(_row_line(result) for result in superseded)
         lines.append(_summary("  superseded rows (not scored)", superseded))
+    lines.extend(_headline_lines(results))
+    lines.append("the development fit (rows predicted by the parameters fitted on them; secondary):")
     splits = fit_splits()
     for group in GROUPS:
         members = [r for r in results if r.group == group]
@@ -246,10 +348,10 @@ def report(rows: Sequence[Any]) -> list[str]:
     summary = {
         "rows": len(rows),
         "skipped": sum(len(names) for names in skipped.values()),
-        "ttft_mape": mape(results, "ttft"),
-        "tpot_mape": mape(results, "tpot"),
-        "throughput_mape": mape(results, "throughput"),
+        **{f"{name}_mape": mape(results, name, headline=True) for name in METRICS},
         "pair_order_agreement": round(100 * kept / compared, 1) if compared else None,
+        "left_out": left_out_table(results),
+        "development_fit": {f"{name}_mape": mape(results, name) for name in METRICS},
     }
     lines.append(json.dumps(summary))
     return lines

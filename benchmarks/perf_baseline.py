@@ -6,8 +6,8 @@ Run: python benchmarks/perf_baseline.py [--baseline FILE] [FILE ...]
 
 The baseline file (``scripts/gen_aiconfigurator_baseline.py``) holds, per measured row id, the TTFT and
 TPOT aiconfigurator's own estimator gives for that row's configuration. A row counts where both tools
-predict it (lmi-config as ``benchmarks/perf_accuracy.py`` does, caveated mixtures of experts
-included; aiconfigurator where it gave figures); each figure is compared with the measured one as the
+predict it (lmi-config as ``benchmarks/perf_accuracy.py``'s headline does: by a fit that never saw the
+row's source, caveated mixtures of experts included; aiconfigurator where it gave figures); each figure is compared with the measured one as the
 source defines it. Lines give, per engine family and per family, model and hardware, the rows, both
 tools' mean absolute percentage error (TTFT, TPOT), how often each tool is the closer one on a figure,
 and the share of pairs of rows (same model, hardware and source) whose measured TPOT order each tool
@@ -72,7 +72,8 @@ class Pair:
         self.theirs: dict[str, float] = {}
         # (measured, lmi-config's, the baseline's) TPOT: which of two configurations decodes faster
         self.tpots: tuple[float, float, float] | None = None
-        for metric in result.metrics:
+        # lmi-config's figures by a fit that never saw the row's source (perf_accuracy's headline)
+        for metric in result.headline if result.headline is not None else result.metrics:
             if metric.name == "tpot":
                 self.tpots = (metric.measured, metric.predicted, baseline["tpot"])
             if metric.name in FIGURES:

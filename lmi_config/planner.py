@@ -24,7 +24,7 @@ from lmi_config.plan.candidates import (
 )
 from lmi_config.plan.performance import PAGED_BACKENDS, describe_figures
 from lmi_config.plan.ranking import rank_groups
-from lmi_config.plan.workload import PlanWorkload
+from lmi_config.plan.workload import PlanWorkload, for_objective
 from lmi_config.plan.writer import TP_KEY as TP_KEY
 from lmi_config.plan.writer import Candidate as Candidate
 from lmi_config.plan.writer import CandidateWriter as CandidateWriter
@@ -73,7 +73,7 @@ def plan_auto(
     instance); raises :class:`PlanningError`."""
     if target.arch is None or target.instance is None:
         raise PlanningError("auto needs the instance and the model's architecture")
-    workload = workload or PlanWorkload()
+    workload = for_objective(workload or PlanWorkload(), objective)
     writer = CandidateWriter(items, target, backend_accelerator)
     if request.sequence_length and writer.sequence_key is None:
         raise PlanningError(
@@ -167,7 +167,10 @@ def describe_choice(candidate: PlannedCandidate, objective: str, workload: PlanW
     if candidate.figures is not None and candidate.price_kind == "ec2":
         figures += " (EC2 price: no SageMaker price published for it)"
     batch = f"; batch: {candidate.batch_reason}" if candidate.batch_reason else ""
+    workload = for_objective(workload, objective)
     rate = f" at {workload.request_rate:g} requests/s" if workload.request_rate is not None else ""
+    if workload.concurrency is not None:
+        rate = f", {workload.concurrency} in flight at the instance"
     return (
         f"objective {objective} ({OBJECTIVE_WORDS.get(objective, objective)}) for "
         f"{workload.input_tokens} input + {workload.output_tokens} output tokens{rate}: {figures}; {shape}{batch}"

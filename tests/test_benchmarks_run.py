@@ -24,6 +24,7 @@ QUICK = {
     "perf_accuracy.py": [],
     "real_failures.py": ["--quiet"],
     "perf_baseline.py": [],
+    "plan_vs_measured.py": [],
     "plan_speed.py": ["--quick"],
     "search_order.py": ["--quick"],
     "search_shards.py": ["--quick"],

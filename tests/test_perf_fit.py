@@ -103,7 +103,9 @@ def test_the_prior_grows_in_proportion_below_five_figures_per_parameter() -> Non
     enough = fit.FIGURES_PER_PARAMETER * len(fit.PARAMETERS)
     assert fit.prior_weight(enough) == fit.PRIOR_WEIGHT
     assert fit.prior_weight(10 * enough) == fit.PRIOR_WEIGHT
-    assert fit.prior_weight(enough // 4) == pytest.approx(4 * fit.PRIOR_WEIGHT)
+    assert fit.prior_weight(enough // len(fit.PARAMETERS)) == pytest.approx(
+        len(fit.PARAMETERS) * fit.PRIOR_WEIGHT
+    )
     assert fit.prior_weight(1) > fit.prior_weight(2) > fit.prior_weight(8)
 
 

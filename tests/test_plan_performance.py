@@ -115,7 +115,8 @@ def test_the_vllm_auto_batch_is_at_least_the_container_default(
         default = CandidateWriter(
             {**backend.render_options(release), "option.model_id": model}, target, "gpu"
         ).default_batch
-    assert default is not None and batch >= default
+    # below the container's default only where that batch would break the default latency target
+    assert default is not None and (batch >= default or "within the latency target" in text)
     assert "batch: " in text and "objective throughput" in text and "TPOT" in text
 
 
@@ -142,9 +143,17 @@ def test_objectives_order_rows_by_their_metric(
             model="Qwen/Qwen2.5-7B-Instruct", families=("inf2", "g5"), objective=objective, workload=workload
         )
     )
-    clean = [c for c in result.candidates if c.feasible and not c.warnings and c.figures is not None]
-    values = [METRICS[objective](c.figures) for c in clean]
-    assert values == sorted(values)
+    # rows tied with the first within the model's error come first (for cost by hourly price)
+    clean = [
+        c
+        for c in result.candidates[1:]
+        if c.feasible and not c.warnings and c.figures is not None and c.tie_with is None
+    ]
+    within = [c for c in clean if not c.target_misses]
+    for group in (within, [c for c in clean if c.target_misses]):
+        values = [METRICS[objective](c.figures) for c in group]
+        assert values == sorted(values)
+    assert clean[: len(within)] == within  # every row within the latency target before any over it
 
 
 def test_latency_limits_leave_out_every_row_that_breaks_them() -> None:
@@ -307,16 +316,18 @@ def test_under_a_request_rate_the_load_is_what_littles_law_gives_and_more_is_slo
     assert capacity is not None and not busy.overloaded
     flooded = predict(configuration, Workload(1024, 256, request_rate=capacity * 2))
     assert flooded.overloaded and "queue grows without bound" in flooded.notes[-1]
-    # arrivals spread out at a rate wait for the prefills ahead as a queue (M/D/1), not as a burst
-    # of every request in flight (the closed-loop benchmarks' fit): below the same load's TTFT
+    # the engine queues alike in both loops (M/D/1 at the utilisation its arrivals give): at the same
+    # load the open loop's TTFT is the closed loop's, within what the fractional load changes
     in_flight = round(float(busy.notes[-1].split(", ")[1].split(" ")[0]))
     closed = predict(configuration, Workload(1024, 256, concurrency=in_flight))
-    assert busy.ttft_ms < closed.ttft_ms
+    assert busy.ttft_ms == pytest.approx(closed.ttft_ms, rel=0.05)
     assert any("M/D/1" in term.note for term in busy.ttft.terms)
 
 
 def test_plan_ranks_only_what_completes_the_request_rate() -> None:
-    document = _plan("--model", LLAMA_8B, "--family", "g5", "--request-rate", "3", "--top", "0", "--all")
+    document = _plan(
+        "--model", LLAMA_8B, "--family", "g5", "--request-rate", "3", "--top", "0", "--all", "--objective", "throughput"
+    )  # fmt: skip
     assert document["workload"]["request_rate"] == 3
     ranked = [c for c in document["candidates"] if c["feasible"]]
     refused = [c for c in document["candidates"] if "workload-limits" in (c.get("blocked_by") or [])]
@@ -333,7 +344,7 @@ def test_plan_ranks_only_what_completes_the_request_rate() -> None:
     assert text.returncode == 0 and "1 requests/s arriving at the instance" in text.stdout
     # the table says what orders rows whose figures at the rate are alike: how much more they complete
     rows = [line for line in text.stdout.splitlines() if " g5.2xlarge " in line]
-    assert rows and all(re.search(r"completes up to [0-9.]+ requests/s$", line) for line in rows)
+    assert rows and all(re.search(r"completes up to [0-9.]+ requests/s(;|$)", line) for line in rows)
 
 
 @pytest.mark.parametrize(
@@ -393,10 +404,9 @@ def test_rows_without_a_prediction_rank_by_what_the_objective_favours_not_by_the
 
 
 def test_a_configuration_the_model_finds_overloaded_at_the_rate_is_never_ranked() -> None:
-    # long prompts at a few tenths of a request per second: some g5 rows complete more with every slot
-    # busy, but at that rate the prefill queue grows the load past their sequence slots -- the model's
-    # verdict, not a second estimate (which rates show it moves with the fitted parameters: sweep them)
-    slots_full = []
+    # long prompts at a few tenths of a request per second: rows whose capacity the rate reaches are the
+    # model's verdict (overloaded), never ranked, and say why
+    overloaded_seen = 0
     for rate in (0.25, 0.3, 0.35, 0.4, 0.5):
         document = _plan(
             "--model", LLAMA_8B, "--family", "g5", "--input-tokens", "8000", "--output-tokens", "16",
@@ -404,11 +414,11 @@ def test_a_configuration_the_model_finds_overloaded_at_the_rate_is_never_ranked(
         )  # fmt: skip
         rows = [c for c in document["candidates"] if c["predicted"]]
         overloaded = [c for c in rows if c["predicted"]["overloaded"]]
-        slots_full += [c for c in overloaded if c["predicted"]["capacity_requests_per_second"] > rate]
+        overloaded_seen += len(overloaded)
         assert all(not c["feasible"] and "workload-limits" in c["blocked_by"] for c in overloaded)
         assert all(not c["predicted"]["overloaded"] for c in rows if c["feasible"])
-    assert slots_full
-    assert all("more than its sequence slots hold" in " ".join(c["problems"]) for c in slots_full)
+        assert all("--request-rate" in " ".join(c["problems"]) for c in overloaded)
+    assert overloaded_seen
 
 
 def test_a_mixture_of_experts_on_gpus_carries_how_far_measured_runs_were_from_its_figures(

@@ -51,21 +51,24 @@ def explained_document(rendered: Rendered) -> dict:
 
 
 def predicted_line(figures: dict) -> str:
-    """explain's predicted figures in the words of render's auto comment."""
-    cost = figures["usd_per_million_output_tokens"]
-    price = f", ${cost:.3f}/M output tokens" if cost is not None else ""
-    return (
-        f"predicted TTFT {figures['ttft_ms']:,.0f} ms, TPOT {figures['tpot_ms']:.1f} ms, "
-        f"{figures['output_tokens_per_second']:,.0f} output tokens/s per instance{price}"
-    )
+    """explain's predicted figures in the words of render's auto comment (each with its interval)."""
+    from lmi_config.plan.performance import describe_shown
+
+    return f"predicted {describe_shown(figures)}"
 
 
 def agree_on_performance(rendered: Rendered) -> None:
     """The figures render's auto comment predicts are the ones explain predicts for the file (both
     under plan's default workload)."""
     note = next((note for note in rendered.notes if note.startswith("auto:")), None)
-    if note is None or "for 1024 input + 256 output tokens" not in note:
-        return  # no auto, or a workload the spec set (explain predicts for the default one)
+    if (
+        note is None
+        or "for 1024 input + 256 output tokens" not in note
+        or "in flight at the instance" in note
+    ):
+        # no auto, or a workload the spec set, or latency's one request at a time (explain predicts for
+        # plan's default workload)
+        return
     performance = explained_document(rendered)["performance"]
     assert performance is not None, rendered.text
     if "no performance prediction" in note:

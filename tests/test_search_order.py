@@ -291,7 +291,13 @@ def test_search_and_plan_share_the_workload_options_and_their_defaults() -> None
         names = ("objective", "input_tokens", "output_tokens")
         return {param.name: (param.default, param.help) for param in command.params if param.name in names}
 
-    assert defaults(search) == defaults(plan)
+    searched, planned = defaults(search), defaults(plan)
+    assert {k: v for k, v in searched.items() if k != "objective"} == {
+        k: v for k, v in planned.items() if k != "objective"
+    }
+    # a search runs on one instance type, where plan's default objective is throughput too
+    assert searched["objective"][0] == "throughput" and planned["objective"][0] is None
+    assert "throughput within one" in str(planned["objective"][1])
     assert defaults(plan)["input_tokens"][0] == DEFAULT_INPUT_TOKENS
     assert defaults(plan)["output_tokens"][0] == DEFAULT_OUTPUT_TOKENS
 

@@ -23,20 +23,30 @@ from lmi_config.cli.common import (
 from lmi_config.cli.search_remote import REMOTE_FLAGS, remote_options, run_remote, wants_remote
 from lmi_config.errors import PlanningError
 
+OBJECTIVE_HELP = (
+    "throughput: most output tokens/s per instance; latency: lowest time per output token (then time to "
+    "first token), one request at a time unless --concurrency or --request-rate says otherwise; cost: fewest "
+    "dollars per million output tokens — each predicted for the workload."
+)
 
-def workload_options(command: Callable[..., Any]) -> Callable[..., Any]:
+
+def workload_options(command: Callable[..., Any], objective: str | None = "throughput") -> Callable[..., Any]:
     """``--objective``, ``--input-tokens`` and ``--output-tokens``: the ranking ``plan`` lists and
     the order ``search`` tries (one definition, so both read them alike). The defaults are
-    ``plan.workload``'s, written out: importing the planner here would slow every command's start."""
+    ``plan.workload``'s, written out: importing the planner here would slow every command's start;
+    ``plan``'s objective defaults to None (cost across instance types, throughput within one)."""
     options = [
         click.option(
             "--objective",
             type=click.Choice(["throughput", "latency", "cost"]),
-            default="throughput",
-            show_default=True,
-            help="throughput: most output tokens/s per instance; latency: lowest time per output token (then "
-            "time to first token); cost: fewest dollars per million output tokens — each predicted for the "
-            "workload.",
+            default=objective,
+            show_default=objective is not None,
+            help=OBJECTIVE_HELP
+            + (
+                ""
+                if objective is not None
+                else " Default: cost across instance types, throughput within one."
+            ),
         ),
         click.option(
             "--input-tokens",
@@ -103,12 +113,13 @@ def workload_options(command: Callable[..., Any]) -> Callable[..., Any]:
     help="Plan at least this sequence length (default: the workload's longest request).",
 )
 @click.option("--min-batch-size", type=count_range(), default=None, help="Only batches at least this large.")
-@workload_options
+@lambda command: workload_options(command, objective=None)
 @click.option(
     "--concurrency",
     type=count_range(),
     default=None,
-    help="Workload: requests in flight per model copy (default: every sequence slot busy).",
+    help="Workload: requests in flight at the instance, spread over its copies (default: every sequence "
+    "slot busy; with --objective latency, one).",
 )
 @click.option(
     "--request-rate",
@@ -121,13 +132,23 @@ def workload_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "--max-ttft-ms",
     type=FiniteFloat(min=0, min_open=True),
     default=None,
-    help="Only configurations predicted to give the first token within this many ms.",
+    help="Only configurations predicted to give the first token within this many ms (default: a target "
+    "of 2000 ms that rows over it rank after).",
 )
 @click.option(
     "--max-tpot-ms",
     type=FiniteFloat(min=0, min_open=True),
     default=None,
-    help="Only configurations predicted to take at most this many ms per output token.",
+    help="Only configurations predicted to take at most this many ms per output token (default: a target "
+    "of 100 ms that rows over it rank after).",
+)
+@click.option(
+    "--no-latency-target",
+    "latency_target",
+    is_flag=True,
+    default=True,
+    flag_value=False,
+    help="Rank without the default latency target (TTFT 2000 ms, TPOT 100 ms, MLPerf's server scenario).",
 )
 @click.option(
     "--max-model-len",

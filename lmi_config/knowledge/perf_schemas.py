@@ -79,33 +79,94 @@ class FittedParameter(Strict):
 class Residual(Strict):
     id: str | None
     model: str | None
-    split: Literal["fitted", "held-out", "not fitted"]
+    campaign: str | None = None  # the measurement campaign (a "source" left out as a whole)
+    split: Literal["fitted", "held-out", "not fitted", "left out"]
     metric: Literal["ttft", "tpot", "throughput"]
     measured: float
     predicted: float
     error_percent: float
 
 
+class HarnessParameter(Strict):
+    """A term a benchmark harness adds, fitted per harness, never folded into an engine's constants."""
+
+    value: float = Field(ge=0)
+    unit: Literal["fraction", "ms", "us"]
+    meaning: str
+    fitted: bool
+
+
+class HarnessPrior(Strict):
+    prior: float = Field(ge=0)
+    unit: Literal["fraction", "ms", "us"]
+    meaning: str
+
+
+class MetricError(Strict):
+    """The error of one metric over a set of figures (each a measured row's TTFT, TPOT or throughput)."""
+
+    figures: int = Field(ge=0)
+    rows: int = Field(ge=0)
+    median_ape_percent: float | None
+    mape_percent: float | None
+    median_error_percent: float | None
+    measured_over_predicted: list[float] | None  # the central interval (quantiles of inputs.interval)
+
+
+class Interval(Strict):
+    measured_over_predicted: list[float]
+    median_ape_percent: float | None
+    figures: int = Field(ge=0)
+    # "Neuron families pooled" when the family has too few figures of its own
+    from_: str = Field(alias="from")
+
+
+class Pooled(Strict):
+    accelerator: str
+    metrics: dict[Literal["ttft", "tpot", "throughput"], MetricError | None]
+
+
+class Fold(Strict):
+    """The fit that never saw one source: its parameters and harness terms."""
+
+    parameters: dict[str, float]
+    harnesses: dict[str, dict[str, float]]
+
+
+class CrossValidation(Strict):
+    left_out: Literal["source"]
+    metrics: dict[Literal["ttft", "tpot", "throughput"], MetricError | None]
+    folds: dict[str, Fold]
+    residuals: list[Residual]
+    pooled: Pooled | None = None
+    intervals: dict[Literal["ttft", "tpot", "throughput"], Interval | None]  # None: no figure measures it
+
+
 class FamilyFit(Strict):
     batching: str
     parameters: dict[str, FittedParameter]
-    fitted_rows: list[str | None]
-    held_out_rows: list[str | None]
-    not_fitted_rows: list[str | None]
-    errors: dict[str, dict[str, float | None]]
-    residuals: list[Residual]
     priors_from: str  # the family whose fitted parameters are this one's priors, or "generic ..."
+    harnesses: dict[str, dict[str, HarnessParameter]]
+    sources: list[str]
+    fitted_rows: list[str | None]
+    not_fitted_rows: list[str | None]
+    errors: dict[Literal["fitted", "not_fitted"], dict[Literal["ttft", "tpot", "throughput"], MetricError | None]]
+    cross_validation: CrossValidation
+    residuals: list[Residual]
 
 
 class FitInputs(Strict):
     measurements: str
     measurements_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    held_out_models: list[str]
     unfitted_flags: list[str]
     unfitted_older_software: str
     prior_weight: float
     figures_per_parameter: int = Field(ge=1)  # below this, the prior grows in proportion
     priors_from: dict[str, str]  # family -> the family (same devices) whose fit is its prior
+    harness_parameters: dict[str, HarnessPrior]
+    campaign: str  # how a row's campaign (the "source" left out as a whole) is named
+    harness: str  # how a row's harness is named
+    interval: str  # how the intervals are computed
     objective: str
 
 

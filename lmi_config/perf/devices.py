@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from lmi_config.knowledge.instances import Instance
 from lmi_config.knowledge.perf_data import device_rows, fitted_families
-from lmi_config.perf.types import Efficiency
+from lmi_config.perf.types import Efficiency, Harness
 
 GIGA = 1e9
 TERA = 1e12
@@ -105,3 +105,12 @@ def fitted_efficiency(family: str) -> Efficiency:
         raise UnsupportedConfiguration(f"no fitted parameters for {family} in data/perf_fit.json")
     values = families[family]["parameters"]
     return Efficiency(**{name: float(values[name]["value"]) for name in Efficiency._fields})
+
+
+def fitted_harness(family: str, harness: str) -> Harness | None:
+    """The terms the fit gave a benchmark harness (a row's ``harness_of``) in an engine family, if it
+    fitted that harness: what scoring a measured row of that harness adds to the engine's figures."""
+    terms = fitted_families().get(family, {}).get("harnesses", {}).get(harness)
+    if not terms:
+        return None
+    return Harness(**{name: float(terms[name]["value"]) for name in Harness._fields})

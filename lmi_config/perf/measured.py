@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.instances import Instance, instance_with_accelerator, resolve_instance, with_lnc
 from lmi_config.knowledge.models import quantized_copy_base
 from lmi_config.modelarch import ModelArch, from_catalog
@@ -318,10 +319,13 @@ def _workload(row: Mapping[str, Any]) -> Workload:
     output = int(round(measured)) if measured else int(value(row, "output_tokens"))
     rate = value(row, "request_rate")
     if rate is not None:
-        # requests/s arriving at the whole system, shared by its copies
-        copies = int(value(row, "dp_or_copies") or 1)
-        return Workload(int(value(row, "input_tokens")), output, None, float(rate) / copies)
-    concurrency = value(row, "concurrency") or value(row, "batch_size")
+        # requests/s arriving at the whole system: the model spreads them over its copies
+        return Workload(int(value(row, "input_tokens")), output, None, float(rate))
+    # users of the whole system (a static batch: every copy's batch), spread over its copies
+    copies = int(value(row, "dp_or_copies") or 1)
+    concurrency = value(row, "concurrency")
+    if concurrency is None and value(row, "batch_size"):
+        concurrency = int(value(row, "batch_size")) * copies
     return Workload(int(value(row, "input_tokens")), output, int(concurrency) if concurrency else None)
 
 
@@ -397,3 +401,30 @@ def superseded_by_newer_software(row: Mapping[str, Any], rows: Sequence[Any]) ->
         ):
             return str(other.get("id"))[:40]
     return None
+
+
+def source_of(row: Mapping[str, Any]) -> str:
+    """The measurement campaign a row belongs to, what validation leaves out whole: who measured
+    (``source_group``), on what hardware, with which software (the engine's version, else the Neuron
+    SDK's major.minor, else the date measured, else the docs release that published it). A row's own
+    ``source_id`` wins. Two tables of one campaign (a latency and a throughput table) are one source."""
+    explicit = value(row, "source_id")
+    if isinstance(explicit, str) and explicit.strip():
+        return shorten(explicit.strip(), 120)
+    sdk = ".".join(str(value(row, "neuron_sdk_version") or "").split(".")[:2])
+    software = (
+        value(row, "backend_version")
+        or sdk
+        or str(value(row, "measured_date") or "")[:10]
+        or value(row, "docs_release_tag")
+        or "software unstated"
+    )
+    parts = (value(row, "source_group") or "unnamed source", value(row, "hardware"), software)
+    return shorten(" ".join(str(part) for part in parts), 120)
+
+
+def harness_of(row: Mapping[str, Any]) -> str:
+    """The harness a row was measured with (its ``harness`` column, else its ``source_group``: the
+    tool or the publisher's benchmark), whose own effects the fit names apart from the engine's."""
+    stated = value(row, "harness") or value(row, "source_group") or "unnamed harness"
+    return shorten(str(stated), 80)

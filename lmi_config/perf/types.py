@@ -55,12 +55,27 @@ def configuration_from_shape(
 
 
 class Workload(NamedTuple):
-    """What the users send: tokens per request and how many requests are in flight per copy."""
+    """What the users send: tokens per request and how loaded the whole instance is.
+
+    Both loads are the system's, as a benchmark or an endpoint states them: a closed loop of
+    ``concurrency`` users (requests in flight at the instance), or an open loop of ``request_rate``
+    requests/s arriving at it; either is spread evenly over the model copies."""
 
     input_tokens: int
     output_tokens: int
-    concurrency: int | None = None  # requests in flight per copy; None: every sequence slot busy
-    request_rate: float | None = None  # requests/s arriving at one copy (instead of a concurrency)
+    concurrency: float | None = (
+        None  # requests in flight at the instance; None: every slot of every copy busy
+    )
+    request_rate: float | None = None  # requests/s arriving at the instance (instead of a concurrency)
+
+
+class Harness(NamedTuple):
+    """What a benchmark's harness adds to the engine's own times, fitted per source and never part of
+    an engine's constants (``scripts/fit_perf.py``); a prediction for a user's endpoint has none."""
+
+    # the harness starts its users together (in waves), so a request waits for this share of the
+    # other users' prefills on top of the engine's own queue
+    burst_wait_fraction: float = 0.0
 
 
 class Term(NamedTuple):
@@ -85,7 +100,7 @@ class Prediction(NamedTuple):
 
     engine_family: str  # neuron-tnx | neuron-nxd | gpu-vllm | gpu-trtllm
     batching: str  # static | continuous
-    running_sequences: int  # sequences decoded together per copy
+    running_sequences: int  # sequences decoded together per copy serving requests
     ttft: Phase  # time to first token (prefill, with waiting for other prefills where batched)
     tpot: Phase  # time per output token after the first (one decode step)
     end_to_end_ms: float  # one request: TTFT + (output - 1) x TPOT
@@ -97,6 +112,8 @@ class Prediction(NamedTuple):
     capacity_requests_per_second: float | None = None
     overloaded: bool = False  # the rate cannot all be served: the queue grows without bound
     caveat: str | None = None  # where measured runs of this kind were far from the figures, how far
+    # requests in flight at the instance, waiting or served: requests/s x end-to-end (Little's law)
+    requests_in_flight: float = 0.0
 
     @property
     def ttft_ms(self) -> float:
@@ -121,6 +138,3 @@ class Efficiency(NamedTuple):
     sequence_overhead_us: float  # time per running sequence per step that TP does not divide (sampling over the vocabulary, bookkeeping)
     collective_latency_us: float  # fixed latency of one all-reduce across the TP group
     request_overhead_ms: float  # fixed time before the first token (tokenize, schedule, return)
-    prefill_wait_fraction: (
-        float  # continuous batching: share of the other in-flight requests' prefill a new request waits for
-    )

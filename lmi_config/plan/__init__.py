@@ -14,6 +14,8 @@ ranks exactly the same way and adds what the judge refuses, so the two never dis
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from lmi_config.errors import InputError, PlanningError
 from lmi_config.plan.candidates import (
     OBJECTIVES,
@@ -27,10 +29,11 @@ from lmi_config.plan.candidates import (
     rank_key,
     unsized_refusal,
 )
-from lmi_config.plan.ranking import allowed, describe, rank_groups
-from lmi_config.plan.targets import plan_groups
+from lmi_config.plan.ranking import allowed, default_objective, describe, rank_groups
+from lmi_config.plan.targets import plan_groups, price_notes
+from lmi_config.plan.ties import tie_note
 from lmi_config.plan.walks import Judge, group_candidates
-from lmi_config.plan.workload import PlanWorkload
+from lmi_config.plan.workload import PlanWorkload, for_objective
 
 __all__ = [
     "OBJECTIVES",
@@ -50,14 +53,20 @@ def plan_model(request: PlanRequest) -> PlanResult:
     :class:`PlanningError` when nothing fits anywhere."""
     from lmi_config.modelarch import ModelResolutionError, resolve_model
 
-    if request.objective not in OBJECTIVES:
+    if request.objective is not None and request.objective not in OBJECTIVES:
         raise InputError(f"unknown objective {request.objective!r}; choose {', '.join(OBJECTIVES)}")
     try:
         arch = resolve_model(request.model, allow_hub=request.hub)
     except ModelResolutionError as error:
         raise InputError(str(error)) from None
-    workload = request.workload
     groups, notes = plan_groups(request, arch)
+    objective, why_objective = default_objective(request.objective, groups)
+    if why_objective:
+        notes.insert(0, why_objective)
+    request = replace(request, objective=objective)
+    workload = for_objective(request.workload, objective)
+    if workload is not request.workload:
+        notes.insert(0, "objective latency without --concurrency: one request at a time (its TPOT alone)")
     evaluated = 0
 
     def judge(group: Group, batch: int, sequence: int | None, reason: str) -> PlannedCandidate:
@@ -76,7 +85,7 @@ def plan_model(request: PlanRequest) -> PlanResult:
         refusal = model_refusal(probes) or unsized_refusal(arch)
         raise PlanningError(f"no configuration of {request.model} can be planned: {refusal}")
     exhaustive = request.complete or request.top <= 0
-    ranked, judged = rank_groups(groups, judge, request.objective, workload, request.top, exhaustive)
+    ranked, judged = rank_groups(groups, judge, objective, workload, request.top, exhaustive)
     if not ranked and not request.include_infeasible:
         refusal = model_refusal(judged) or unsized_refusal(arch, judged)
         if refusal:
@@ -92,9 +101,16 @@ def plan_model(request: PlanRequest) -> PlanResult:
     infeasible = _refused(groups, judge, workload, judged) if request.include_infeasible else []
     for position, candidate in enumerate(ranked, start=1):
         candidate.rank = position
+    notes.extend(tie_note(ranked, objective))
     for candidate in ranked + infeasible:
         candidate.reason = describe(candidate)
     notes.insert(0, workload.describe())
+    if ranked and ranked[0].target_misses:
+        notes.append(
+            "no configuration meets the latency target: the rows rank by the objective regardless "
+            f"({'; '.join(ranked[0].target_misses)} for the first)"
+        )
+    notes.extend(price_notes(request.price_kind, ranked + infeasible))
     planned_instances = len({group.instance.instance_type for group in groups})
     rest = "" if exhaustive else "; the others cannot rank higher"
     notes.append(f"judged {evaluated} candidates on {planned_instances} instance types{rest}")
@@ -108,7 +124,7 @@ def plan_model(request: PlanRequest) -> PlanResult:
     feasible = ranked if exhaustive else [candidate for candidate in judged if candidate.feasible]
     result = PlanResult(
         request.model,
-        request.objective,
+        objective,
         ranked + infeasible,
         feasible,
         notes,

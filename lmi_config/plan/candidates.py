@@ -48,7 +48,8 @@ class PlanRequest:
     options: tuple[tuple[str, str], ...] = ()  # canonical key, value (``--set``)
     min_sequence_length: int | None = None
     min_batch_size: int | None = None
-    objective: str = "throughput"
+    # None: cost ($/M output tokens) across instance types, throughput within one (plan_model decides)
+    objective: str | None = None
     top: int = 10  # 0: every feasible candidate
     include_infeasible: bool = False  # --all: also list what the judge or the limits refuse
     complete: bool = False  # every feasible candidate (for a cache config)
@@ -74,7 +75,7 @@ class PlanRequest:
                 "options": pairs,
                 "min_sequence_length": optional_count,
                 "min_batch_size": optional_count,
-                "objective": lambda name, value: choice(name, value, OBJECTIVES),
+                "objective": lambda name, value: optional_choice(name, value, OBJECTIVES),
                 "top": lambda name, value: count(name, value, minimum=0),
                 "include_infeasible": flag,
                 "complete": flag,
@@ -111,6 +112,10 @@ class PlannedCandidate:
     figures: Figures | None = None
     not_predicted: str = ""  # why the performance model has no figures
     batch_reason: str = ""  # how the batch was chosen from the workload (vLLM, TensorRT-LLM)
+    # what of the default latency target the figures break: such a row ranks after every row within it
+    target_misses: tuple[str, ...] = ()
+    price_stand_in: bool = False  # priced from another list than the one asked for (or not at all)
+    tie_with: int | None = None  # the rank it cannot be told apart from within the model's error
     reason: str = ""
     rank: int | None = None
     assessment: Assessment | None = field(default=None, repr=False)
@@ -153,6 +158,12 @@ class Group:
     checked: bool = True  # False: the judge has not yet said whether this TP degree may be chosen
     allowed: bool = True  # the judge lets a planner choose this TP degree
     minimum_batch: int = 1  # --min-batch-size
+    price_kind: str = "sagemaker"  # the list prices were asked from
+
+    @property
+    def listed(self) -> bool:
+        """Whether the group's price is from the list asked for (a stand-in's is not ranked beside it)."""
+        return self.price is not None and self.price.kind == self.price_kind
 
 
 def neuron_batch_cap() -> int:
@@ -270,6 +281,7 @@ def planned(
         usd_per_hour=price.usd_per_hour if price else None,
         price_kind=price.kind if price else None,
         batch_reason=batch_reason,
+        price_stand_in=not group.listed,
         assessment=assessment,
     )
     if slugs:
@@ -286,6 +298,8 @@ def planned(
         row.feasible = False
         row.blocked_by = ("workload-limits",)
         row.problems = broken
+    else:
+        row.target_misses = workload.target_misses(figures.ttft_ms, figures.tpot_ms)
     return row
 
 
@@ -293,9 +307,12 @@ WORST = float("-inf")
 
 
 def rank_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
-    """Larger is better: clean before the edge of the estimate, predicted before not predicted,
-    then the objective's metric — throughput: output tokens/s per instance; latency: TPOT, then
-    TTFT; cost: dollars per million output tokens — and the smaller TP on a tie."""
+    """Larger is better. For cost, rows priced from the list asked for before any other (a stand-in
+    price is never ranked against it); then clean before the edge of the estimate, rows within the
+    latency target before those over it, predicted before not predicted, then the objective's
+    metric — throughput: output tokens/s per instance; latency: TPOT, then TTFT; cost: dollars per
+    million output tokens — and the smaller TP on a tie."""
+    listed = 0.0 if objective == "cost" and candidate.price_stand_in else 1.0
     clean = 0.0 if candidate.warnings else 1.0
     figures = candidate.figures
     if figures is None:
@@ -303,9 +320,16 @@ def rank_key(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
         # row, among themselves by what each objective favours -- more sequences at once for
         # throughput and cost, fewer and a larger TP for latency -- never by the order they were tried
         if objective == "latency":
-            return (clean, 0.0, -candidate.batch_size, candidate.tensor_parallel_degree, 0.0)
-        return (clean, 0.0, candidate.concurrency, -candidate.tensor_parallel_degree, 0.0)
-    return (clean, 1.0, *metric_key(figures, objective), -candidate.tensor_parallel_degree)
+            return (listed, clean, 0.0, 0.0, -candidate.batch_size, candidate.tensor_parallel_degree, 0.0)
+        return (listed, clean, 0.0, 0.0, candidate.concurrency, -candidate.tensor_parallel_degree, 0.0)
+    within = 0.0 if candidate.target_misses else 1.0
+    return (listed, clean, within, 1.0, *metric_key(figures, objective), -candidate.tensor_parallel_degree)
+
+
+def rank_class(candidate: PlannedCandidate, objective: str) -> tuple[float, ...]:
+    """What a row's rank is decided by before its figures (price list, target, edge, prediction):
+    rows of one class are compared by their figures, and only they can tie."""
+    return rank_key(candidate, objective)[:4]
 
 
 def metric_key(figures: Figures, objective: str) -> tuple[float, float]:

@@ -13,6 +13,7 @@ from typing import Any
 from lmi_config.plan.candidates import Group, PlannedCandidate, PlanRequest, planned
 from lmi_config.plan.ranking import rank_groups
 from lmi_config.plan.targets import plan_groups, planned_sequence_length
+from lmi_config.plan.workload import for_objective
 
 
 def cache_lengths(request: PlanRequest, maximum: int | None) -> list[int]:
@@ -32,7 +33,8 @@ def exportable(request: PlanRequest, arch: Any, feasible: list[PlannedCandidate]
     the plan's own ``feasible`` rows included (judged again only at the longer lengths)."""
     longest: dict[tuple[str, int, int], PlannedCandidate] = {}
     _keep_longest(longest, feasible)
-    workload = request.workload
+    objective = request.objective or "throughput"
+    workload = for_objective(request.workload, objective)
     for length in cache_lengths(request, arch.max_position_embeddings)[1:]:
         groups, _ = plan_groups(replace(request, min_sequence_length=length), arch)
         neuron = [group for group in groups if group.instance.accelerator == "neuron"]
@@ -44,7 +46,7 @@ def exportable(request: PlanRequest, arch: Any, feasible: list[PlannedCandidate]
                 group, group.writer.judge(group.degree, batch, sequence), sequence, workload, reason
             )
 
-        ranked, _ = rank_groups(neuron, judge, request.objective, workload, 0, True)
+        ranked, _ = rank_groups(neuron, judge, objective, workload, 0, True)
         if not ranked:
             break  # nothing fits at this length, so nothing fits at a longer one
         _keep_longest(longest, ranked)

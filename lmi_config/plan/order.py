@@ -18,7 +18,7 @@ from lmi_config.knowledge.planning import on_demand_price
 from lmi_config.plan.candidates import Group, PlannedCandidate, planned, rank_key
 from lmi_config.plan.performance import describe_figures
 from lmi_config.plan.targets import planned_sequence_length
-from lmi_config.plan.workload import PlanWorkload
+from lmi_config.plan.workload import PlanWorkload, for_objective
 from lmi_config.plan.writer import CandidateWriter
 
 
@@ -59,6 +59,7 @@ def order_pairs(
     best first (``plan``'s rank key), then the rest in the order given."""
     arch = writer.target.arch
     assert arch is not None
+    workload = for_objective(workload, objective)
     sequence = planned_sequence_length(workload, arch.max_position_embeddings, None)
     price = on_demand_price(instance.instance_type)
     judged = []

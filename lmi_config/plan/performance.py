@@ -10,11 +10,12 @@ wait in the engine's queue.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge.engine_limits import CudaGraphBound
 from lmi_config.perf import UnsupportedConfiguration, configuration_from_shape, predict
 from lmi_config.perf.cost import usd_per_million_output_tokens
+from lmi_config.perf.error import Interval, intervals
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.shape import Assessment
 from lmi_config.sizing import MemoryBreakdown
@@ -40,6 +41,32 @@ class Figures(NamedTuple):
     capacity_requests_per_second: float | None = None
     overloaded: bool = False
     caveat: str | None = None  # how far measured runs of this kind were from the figures
+    engine_family: str = ""  # whose cross-validated error the figures carry
+    kv_sequences: int | None = None  # requests a paged KV cache holds at once, where fewer than the batch
+
+    def interval(self, metric: str) -> Interval | None:
+        """The error of one metric (ttft | tpot | throughput): measured / predicted, left out by source."""
+        return intervals(self.engine_family).get(metric) if self.engine_family else None
+
+    def ranges(self) -> dict[str, list[float]]:
+        """Each figure's interval, as JSON carries it (cost from throughput's: $/M goes as its inverse)."""
+        found: dict[str, list[float]] = {}
+        for key, metric, value, digits in (
+            ("ttft_ms", "ttft", self.ttft_ms, 1),
+            ("tpot_ms", "tpot", self.tpot_ms, 2),
+            ("output_tokens_per_second", "throughput", self.output_tokens_per_second, 1),
+        ):
+            interval = self.interval(metric)
+            if interval is not None:
+                found[key] = [round(bound, digits) for bound in interval.around(value)]
+        throughput = self.interval("throughput")
+        cost = self.usd_per_million_tokens
+        if throughput is not None and cost is not None:
+            found["usd_per_million_output_tokens"] = [
+                round(cost / throughput.high, 4),
+                round(cost / throughput.low, 4),
+            ]
+        return found
 
     def as_dict(self) -> dict[str, object]:
         """The figures as JSON carries them (rounded to what the model can tell)."""
@@ -61,6 +88,10 @@ class Figures(NamedTuple):
             ),
             "overloaded": self.overloaded,
             "caveat": self.caveat,
+            "engine_family": self.engine_family or None,
+            "kv_cache_sequences": self.kv_sequences,
+            # where 8 of 10 measurements fell when each source was left out of the fit
+            "intervals": self.ranges(),
         }
 
 
@@ -159,21 +190,53 @@ def predicted(
         capacity_requests_per_second=prediction.capacity_requests_per_second,
         overloaded=prediction.overloaded,
         caveat=prediction.caveat,
+        engine_family=prediction.engine_family,
+        kv_sequences=held if held is not None and held < shape.batch_size else None,
     )
 
 
 def describe_figures(figures: Figures) -> str:
-    """One line: TTFT, TPOT, tokens/s and $/M tokens (from the rounded figures JSON carries, so
-    that render's comment and explain print the same numbers)."""
-    shown = figures.as_dict()
+    """One line: TTFT, TPOT, tokens/s and $/M tokens, each with its interval (from the rounded
+    figures JSON carries, so that render's comment and explain print the same numbers)."""
+    return describe_shown(figures.as_dict())
+
+
+def describe_shown(shown: dict[str, Any]) -> str:
+    """:func:`describe_figures` from the figures as JSON carries them (``Figures.as_dict``)."""
+    ranges = shown.get("intervals") or {}
+
+    def between(key: str, spec: str) -> str:
+        found = ranges.get(key)
+        return f" ({format(found[0], spec)}-{format(found[1], spec)})" if found else ""
+
     cost = shown["usd_per_million_output_tokens"]
-    price = f", ${cost:.3f}/M output tokens" if isinstance(cost, float) else ""
+    price = (
+        f", ${cost:.3f}/M output tokens{between('usd_per_million_output_tokens', '.3f')}"
+        if isinstance(cost, float)
+        else ""
+    )
     capacity = shown["capacity_requests_per_second"]
     headroom = f", {completes(capacity)}" if isinstance(capacity, float) else ""
     caveat = f" ({shown['caveat']})" if shown["caveat"] else ""
     return (
-        f"TTFT {shown['ttft_ms']:,.0f} ms, TPOT {shown['tpot_ms']:.1f} ms, "
-        f"{shown['output_tokens_per_second']:,.0f} output tokens/s per instance{price}{headroom}{caveat}"
+        f"TTFT {shown['ttft_ms']:,.0f} ms{between('ttft_ms', ',.0f')}, TPOT {shown['tpot_ms']:.1f} ms"
+        f"{between('tpot_ms', '.1f')}, {shown['output_tokens_per_second']:,.0f} output tokens/s per instance"
+        f"{between('output_tokens_per_second', ',.0f')}{price}{headroom}{caveat}"
+    )
+
+
+def describe_error(figures: Figures) -> str:
+    """What the intervals are, for a note: where 8 of 10 measurements fell, each source left out."""
+    parts = []
+    for metric, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("throughput", "tokens/s")):
+        interval = figures.interval(metric)
+        if interval is not None:
+            parts.append(f"{name} x{interval.low:.2f}-{interval.high:.2f} (from {interval.basis})")
+    if not parts:
+        return ""
+    return (
+        f"({figures.engine_family}): 8 of 10 measurements fell within the bracketed figures when each source was "
+        "predicted by a fit that never saw it: " + ", ".join(parts)
     )
 
 

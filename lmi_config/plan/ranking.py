@@ -8,6 +8,7 @@ from typing import Any
 
 from lmi_config.plan.candidates import Group, PlannedCandidate, rank_key
 from lmi_config.plan.performance import describe_figures
+from lmi_config.plan.ties import order_ties, tie_floor
 from lmi_config.plan.walks import Judge, bound, group_candidates
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.plan.writer import degree_allowed
@@ -23,9 +24,29 @@ def describe(candidate: PlannedCandidate) -> str:
         served += f"; no performance prediction ({candidate.not_predicted})"
     else:
         served = f"{describe_figures(candidate.figures)}; {served}"
+    if candidate.target_misses:
+        served = f"over the latency target ({'; '.join(candidate.target_misses)}); {served}"
     if candidate.warnings:
         return f"at the edge of the estimate ({', '.join(candidate.warnings)}); {served}"
     return served
+
+
+def default_objective(objective: str | None, groups: list[Group]) -> tuple[str, str]:
+    """The objective asked for, else cost across instance types (dollars per million output tokens is
+    what compares a small instance with a large one) and throughput per instance within one; and the
+    note that says which default was taken ("" when one was asked for)."""
+    if objective is not None:
+        return objective, ""
+    types = {group.instance.instance_type for group in groups}
+    if len(types) > 1:
+        return "cost", (
+            f"objective cost (the default across {len(types)} instance types: $/M output tokens at on-demand "
+            "prices; --objective throughput ranks tokens/s per instance)"
+        )
+    return "throughput", (
+        "objective throughput (the default within one instance type: output tokens/s per instance; "
+        "--objective cost ranks $/M output tokens)"
+    )
 
 
 def rank_groups(
@@ -47,8 +68,9 @@ def rank_groups(
             key=lambda candidate: rank_key(candidate, objective),
             reverse=True,
         )
-        return ranked, judged
-    return _best_first(groups, judge, objective, workload, top)
+        return order_ties(ranked, objective), judged
+    ranked, judged = _best_first(groups, judge, objective, workload, top)
+    return order_ties(ranked, objective)[:top], judged
 
 
 def allowed(group: Group) -> bool:
@@ -62,14 +84,20 @@ def _best_first(
     groups: list[Group], judge: Judge, objective: str, workload: PlanWorkload, top: int
 ) -> tuple[list[PlannedCandidate], list[PlannedCandidate]]:
     """The top N by merging the groups lazily: a group is judged only while its bound (or, once
-    judged, its next candidate) can still reach the top N."""
+    judged, its next candidate) can still reach the top N -- or, for cost, tie with the first within
+    the model's error (:func:`lmi_config.plan.ties.tie_floor`), since ties are ordered apart."""
     heap: list[tuple[tuple[float, ...], int, int, Any]] = [
         (tuple(-value for value in group.bound), order, 0, group) for order, group in enumerate(groups)
     ]
     heapq.heapify(heap)
     chosen: list[PlannedCandidate] = []
     judged: list[PlannedCandidate] = []
-    while heap and len(chosen) < top:
+    floor: tuple[float, ...] | None = None
+    while heap:
+        if len(chosen) >= top:
+            floor = floor or (tie_floor(chosen[0], objective) if chosen else None)
+            if floor is None or tuple(-value for value in heap[0][0]) < floor:
+                break
         _, order, step, item = heapq.heappop(heap)
         if isinstance(item, PlannedCandidate):
             chosen.append(item)

@@ -9,7 +9,7 @@ from lmi_config.knowledge import Release, default_release, parse_lmi_version, re
 from lmi_config.knowledge.engine_support import ANY_OPTIMUM_NEURON
 from lmi_config.knowledge.instances import Instance, instances, resolve_instance
 from lmi_config.knowledge.planning import on_demand_price
-from lmi_config.plan.candidates import Group, PlanRequest, batch_grid, neuron_batch_cap
+from lmi_config.plan.candidates import Group, PlannedCandidate, PlanRequest, batch_grid, neuron_batch_cap
 from lmi_config.plan.performance import PAGED_BACKENDS
 from lmi_config.plan.workload import PlanWorkload
 from lmi_config.plan.writer import planned_writer, valid_degrees
@@ -95,8 +95,6 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
     sequence = planned_sequence_length(
         request.workload, arch.max_position_embeddings, request.min_sequence_length
     )
-    unpriced: list[str] = []
-    stand_ins: list[str] = []
     absent: dict[str, list[str]] = {}  # why no image ships the backend -> the instances left out
     for instance in _instances(request):
         backend = _backend(request, instance)
@@ -118,10 +116,6 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
         target = writer.target
         degrees = _degrees(request, instance, target, backend.accelerator)
         price = on_demand_price(instance.instance_type, request.price_kind)
-        if price is None:
-            unpriced.append(instance.instance_type)
-        elif price.kind != request.price_kind:
-            stand_ins.append(instance.instance_type)
         chosen = f"backend {backend.id} (LMI {release.label()}) on {instance.accelerator}"
         if chosen not in notes:
             notes.append(chosen)
@@ -144,12 +138,12 @@ def plan_groups(request: PlanRequest, arch: Any) -> tuple[list[Group], list[str]
                     price=price,
                     checked=False,
                     minimum_batch=request.min_batch_size or 1,
+                    price_kind=request.price_kind,
                 )
             )
     if absent and (request.backend or not groups):
         raise InputError(f"{min(absent)}; choose --lmi-version in that range or another backend")
     notes.extend(f"{why}: {', '.join(sorted(left))} left out" for why, left in sorted(absent.items()))
-    notes.extend(_price_notes(request.price_kind, unpriced, stand_ins))
     return groups, notes
 
 
@@ -166,15 +160,19 @@ def _degrees(request: PlanRequest, instance: Instance, target: Any, accelerator:
     )
 
 
-def _price_notes(kind: str, unpriced: list[str], stand_ins: list[str]) -> list[str]:
+def price_notes(kind: str, shown: list[PlannedCandidate]) -> list[str]:
+    """What the listed rows' prices are, naming only instance types among them: those priced from
+    another list (shown apart for cost) and those with no price."""
+    stand_ins = sorted({c.instance for c in shown if c.price_kind is not None and c.price_kind != kind})
+    unpriced = sorted({c.instance for c in shown if c.price_kind is None})
     notes = []
     if stand_ins:
         notes.append(
-            f"prices: no {kind} price published for {', '.join(sorted(stand_ins))}; their EC2 on-demand price "
-            "stands in (data/instances.json)"
+            f"prices: no {kind} price published for {', '.join(stand_ins)}; their EC2 on-demand price "
+            "stands in (data/instances.json), labelled, and is never ranked against the others for cost"
         )
     if unpriced:
-        notes.append(f"prices: none found for {', '.join(sorted(unpriced))}; no $/M tokens for them")
+        notes.append(f"prices: none found for {', '.join(unpriced)}; no $/M tokens for them")
     return notes
 
 

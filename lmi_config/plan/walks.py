@@ -75,16 +75,37 @@ def _paged(group: Group, judge: Judge, workload: PlanWorkload) -> list[PlannedCa
     batch, reason = workload_batch(probe.assessment.memory, workload, default, batch_limit(group))
     if batch == default:
         probe.batch_reason = reason
-        return [probe]
-    return [judge(group, batch, group.sequence, reason)]
+        found = [probe]
+    else:
+        found = [judge(group, batch, group.sequence, reason)]
+    # over the latency target at the batch the KV cache holds: fewer sequences at once decode faster,
+    # so halve the batch until one meets the target (each judged: the ranking chooses)
+    while found[-1].feasible and found[-1].target_misses and batch > 1:
+        batch //= 2
+        found.append(
+            judge(
+                group, batch, group.sequence, f"{batch} sequences at once: the most within the latency target"
+            )
+        )
+    return found
 
 
 def bound(group: Group, objective: str, workload: PlanWorkload) -> tuple[float, ...]:
     """The best rank key any candidate of the group could have, from the performance model alone
     (no judgement): throughput and cost at the largest batch, latency at the smallest."""
+    # optimistic in every place rank_key looks: within the latency target, clean, predicted
+    listed = 1.0 if objective != "cost" or group.listed else 0.0
     figures = _best_figures(group, objective, workload)
     if figures is None:
-        return (1.0, 0.0, BEST, BEST, 0.0)  # no prediction: its rows rank after every predicted one
+        return (
+            listed,
+            1.0,
+            1.0,
+            0.0,
+            BEST,
+            BEST,
+            0.0,
+        )  # no prediction: its rows rank after every predicted one
     if objective == "latency":
         first = -figures.tpot_ms
     elif objective == "cost":
@@ -92,7 +113,7 @@ def bound(group: Group, objective: str, workload: PlanWorkload) -> tuple[float, 
         first = -cost if cost is not None else float("-inf")
     else:
         first = throughput_metric(figures)
-    return (1.0, 1.0, first, BEST, 0.0)
+    return (listed, 1.0, 1.0, 1.0, first, BEST, 0.0)
 
 
 def _best_figures(group: Group, objective: str, workload: PlanWorkload) -> Figures | None:

@@ -3,7 +3,7 @@ user puts on latency and on the longest request. Its defaults are printed with e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lmi_config.arguments import count, optional_count, optional_positive_number, positive_number
 from lmi_config.errors import InputError, InvalidArgument
@@ -15,16 +15,26 @@ SECONDS_PER_YEAR = 365 * 86_400
 # below one request a year no prediction means anything (and 1e-320 requests/s made the cost per
 # token overflow to infinity): such a rate is refused, not predicted
 MIN_REQUEST_RATE = 1 / SECONDS_PER_YEAR
+# the latency target a plan ranks within unless the user gives a limit or removes it: MLPerf
+# Inference's server scenario for Llama-3.1-8B (``llama3_1-8b.Server.ttft_latency = 2000``,
+# ``tpot_latency = 100`` in https://github.com/mlcommons/inference/blob/001712e9daf80386e0dda43f97b8f36981d792c4/loadgen/mlperf.conf;
+# MLPerf holds them at the 99th percentile, plan compares its median predictions with them)
+DEFAULT_TARGET_TTFT_MS = 2000.0
+DEFAULT_TARGET_TPOT_MS = 100.0
+TARGET_SOURCE = "MLPerf Inference's server scenario"
 
 
 @dataclass(frozen=True)
 class PlanWorkload:
     """What users send and what they will accept.
 
-    ``concurrency`` None means every sequence slot of a copy is busy (the throughput a saturated
-    endpoint reaches) unless ``request_rate`` (requests/s arriving at the instance, shared by its
-    copies) says how loaded it is instead; ``max_model_len`` is the longest request the
-    configuration must serve, by default input + output tokens.
+    ``concurrency`` is the requests in flight at the instance, spread over its copies; None means
+    every sequence slot of every copy is busy (the throughput a saturated endpoint reaches) unless
+    ``request_rate`` (requests/s arriving at the instance, shared by its copies) says how loaded it
+    is instead; ``max_model_len`` is the longest request the configuration must serve, by default
+    input + output tokens. ``max_ttft_ms`` / ``max_tpot_ms`` leave out the rows that break them;
+    where one is not given, the default latency target (``latency_target``) ranks the rows that
+    break it after every row within it.
     """
 
     input_tokens: int = DEFAULT_INPUT_TOKENS
@@ -34,6 +44,7 @@ class PlanWorkload:
     max_ttft_ms: float | None = None
     max_tpot_ms: float | None = None
     max_model_len: int | None = None
+    latency_target: bool = True  # False: no default target where no limit is given
 
     def __post_init__(self) -> None:
         # a Python caller has no click in front: a NaN, a bool or a float where a count goes would
@@ -42,6 +53,8 @@ class PlanWorkload:
         count("--output-tokens", self.output_tokens)
         optional_count("--concurrency", self.concurrency)
         optional_count("--max-model-len", self.max_model_len)
+        if not isinstance(self.latency_target, bool):
+            raise InvalidArgument(f"latency_target must be True or False, not {self.latency_target!r}")
         if self.request_rate is not None:
             rate = positive_number("--request-rate", self.request_rate, unit="requests per second")
             if rate < MIN_REQUEST_RATE:
@@ -79,10 +92,10 @@ class PlanWorkload:
         return self.max_model_len or self.request_tokens
 
     def performance(self, copies: int = 1) -> Workload:
-        """The performance model's view of the workload for one of ``copies`` model copies (the
-        instance's request rate is shared among them)."""
-        rate = self.request_rate / max(copies, 1) if self.request_rate is not None else None
-        return Workload(self.input_tokens, self.output_tokens, self.concurrency, rate)
+        """The performance model's view of the workload: the instance's load, which the model spreads
+        over the ``copies`` (kept for callers that pass them; the load does not depend on them)."""
+        del copies
+        return Workload(self.input_tokens, self.output_tokens, self.concurrency, self.request_rate)
 
     def constraint_violations(
         self,
@@ -110,24 +123,68 @@ class PlanWorkload:
             broken.append(f"TPOT {tpot_ms:,.1f} ms over --max-tpot-ms {self.max_tpot_ms:g}")
         return tuple(broken)
 
-    def describe(self) -> str:
-        """One line: the workload as ranked (printed with every plan)."""
-        if self.request_rate is not None:
-            busy = f"{self.request_rate:g} requests/s arriving at the instance"
-        elif self.concurrency:
-            busy = f"{self.concurrency} request{'s' if self.concurrency != 1 else ''} in flight per copy"
-        else:
-            busy = "every sequence slot busy"
+    def target(self) -> tuple[float | None, float | None]:
+        """(TTFT, TPOT) ms of the default latency target where the user gave no limit (None: a limit
+        was given, which leaves out what breaks it, or the target was removed)."""
+        if not self.latency_target:
+            return None, None
+        return (
+            DEFAULT_TARGET_TTFT_MS if self.max_ttft_ms is None else None,
+            DEFAULT_TARGET_TPOT_MS if self.max_tpot_ms is None else None,
+        )
+
+    def target_misses(self, ttft_ms: float, tpot_ms: float) -> tuple[str, ...]:
+        """What of the default latency target a predicted TTFT and TPOT break (such a row still ranks,
+        after every row within the target)."""
+        ttft, tpot = self.target()
+        missed = []
+        if ttft is not None and ttft_ms > ttft:
+            missed.append(f"TTFT {ttft_ms:,.0f} ms over the target {ttft:g}")
+        if tpot is not None and tpot_ms > tpot:
+            missed.append(f"TPOT {tpot_ms:,.1f} ms over the target {tpot:g}")
+        return tuple(missed)
+
+    def describe_target(self) -> str:
+        """The latency a plan ranks within, as printed with it."""
+        ttft, tpot = self.target()
         limits = [
             f"{name} {value:g}"
             for name, value in (("--max-ttft-ms", self.max_ttft_ms), ("--max-tpot-ms", self.max_tpot_ms))
             if value is not None
         ]
+        default = [
+            f"{name} {value:g} ms" for name, value in (("TTFT", ttft), ("TPOT", tpot)) if value is not None
+        ]
+        if default:
+            limits.append(
+                f"default target {' and '.join(default)} ({TARGET_SOURCE}; rows over it rank after the rest; "
+                "--max-ttft-ms / --max-tpot-ms set a limit, --no-latency-target removes it)"
+            )
+        return ", ".join(limits) if limits else "no latency target (--no-latency-target)"
+
+    def describe(self) -> str:
+        """One line: the workload as ranked (printed with every plan)."""
+        if self.request_rate is not None:
+            busy = f"{self.request_rate:g} requests/s arriving at the instance"
+        elif self.concurrency:
+            busy = (
+                f"{self.concurrency} request{'s' if self.concurrency != 1 else ''} in flight at the instance "
+                "(spread over its copies)"
+            )
+        else:
+            busy = "every sequence slot busy"
         return (
             f"workload: {self.input_tokens} input + {self.output_tokens} output tokens per request, {busy}; "
-            f"every configuration serves {self.longest_request}-token requests"
-            + (f"; {', '.join(limits)}" if limits else "")
+            f"every configuration serves {self.longest_request}-token requests; latency: {self.describe_target()}"
         )
+
+
+def for_objective(workload: PlanWorkload, objective: str) -> PlanWorkload:
+    """The workload an objective ranks by: ``latency`` without a concurrency or a request rate means
+    one request at a time (the latency a user sees alone, not that of a saturated endpoint)."""
+    if objective == "latency" and workload.concurrency is None and workload.request_rate is None:
+        return replace(workload, concurrency=1)
+    return workload
 
 
 def default_workload(fixed_sequence_length: int | None = None) -> PlanWorkload:

@@ -92,12 +92,14 @@ def format_explain_text(document: dict[str, Any]) -> str:
         if figures is None:
             lines.append(f"  none: {performance['not_predicted']}")
         else:
-            cost = figures["usd_per_million_output_tokens"]
-            price = f", ${cost:.3f}/M output tokens" if cost is not None else ""
-            lines.append(
-                f"  predicted TTFT {figures['ttft_ms']:,.0f} ms, TPOT {figures['tpot_ms']:.1f} ms, "
-                f"{figures['output_tokens_per_second']:,.0f} output tokens/s per instance{price}"
-            )
+            from lmi_config.plan.performance import describe_shown  # the line render's comment prints
+
+            lines.append(f"  predicted {describe_shown(figures)}")
+            if figures.get("intervals"):
+                lines.append(
+                    "  in brackets: where 8 of 10 measurements fell when each source was predicted by a fit "
+                    "that never saw it"
+                )
             lines.append(
                 f"  dominated by: {figures['ttft_bound']} (TTFT), {figures['tpot_bound']} (TPOT); "
                 f"{figures['running_sequences']} sequences decoded together per copy; price: {performance['price_kind']}"

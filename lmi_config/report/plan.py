@@ -38,6 +38,10 @@ def candidate_document(candidate: PlannedCandidate) -> dict[str, Any]:
         "usd_per_hour": candidate.usd_per_hour,
         "price_kind": candidate.price_kind,
         "batch_reason": candidate.batch_reason or None,
+        "kv_cache_sequences": figures.kv_sequences if figures is not None else None,
+        "price_stand_in": candidate.price_stand_in,
+        "latency_target_misses": list(candidate.target_misses),
+        "tie_with_rank": candidate.tie_with,
         "reason": candidate.reason,
         "blocked_by": list(candidate.blocked_by),
         "warnings": list(candidate.warnings),
@@ -59,6 +63,7 @@ def format_plan_json(result: PlanResult) -> str:
             "longest_request_tokens": workload.longest_request,
             "max_ttft_ms": workload.max_ttft_ms,
             "max_tpot_ms": workload.max_tpot_ms,
+            "latency_target": dict(zip(("ttft_ms", "tpot_ms"), workload.target(), strict=True)),
         },
         "candidates": [candidate_document(candidate) for candidate in result.candidates],
         "notes": result.notes,
@@ -75,26 +80,56 @@ def _figures_columns(candidate: PlannedCandidate) -> str:
     return f"{figures.ttft_ms:>8,.0f} {figures.tpot_ms:>7.1f} {figures.output_tokens_per_second:>8,.0f} {price:>8}"
 
 
+def _batch(candidate: PlannedCandidate) -> str:
+    """The batch as it runs: the configured maximum, and in parentheses the sequences that run at once
+    where fewer -- what the KV cache holds of the workload's requests, or what the workload puts in
+    flight (the engine queues the rest)."""
+    figures = candidate.figures
+    running = figures.running_sequences if figures is not None else candidate.batch_size
+    return (
+        f"{candidate.batch_size} ({running})" if running < candidate.batch_size else str(candidate.batch_size)
+    )
+
+
+def _line(candidate: PlannedCandidate) -> str:
+    use = f"{candidate.peak_bytes / GIB:.1f}/{candidate.budget_bytes / GIB:.1f} GiB"
+    unit = "core" if candidate.unit == "NeuronCore" else "GPU"
+    rank = str(candidate.rank) if candidate.rank is not None else "-"
+    return (
+        f"{rank:>3}  {candidate.instance:<15} {candidate.tensor_parallel_degree:>3} {candidate.copies:>6} "
+        f"{_batch(candidate):>11} {candidate.sequence_length:>7}  {_figures_columns(candidate)}  "
+        f"{use + '/' + unit:>17}  {_why(candidate)}"
+    )
+
+
 def format_plan_text(result: PlanResult) -> str:
-    """The ranked table, refused candidates (``--all``) after it, then the notes."""
+    """The ranked table (rows priced from another list apart, for cost), refused candidates
+    (``--all``) after it, then the notes."""
+    from lmi_config.plan.performance import describe_error
+
     header = (
-        f"{'#':>3}  {'instance':<15} {'TP':>3} {'copies':>6} {'batch':>5} {'seq len':>7}  "
+        f"{'#':>3}  {'instance':<15} {'TP':>3} {'copies':>6} {'batch (run)':>11} {'seq len':>7}  "
         f"{'TTFT ms':>8} {'TPOT ms':>7} {'tok/s':>8} {'$/M tok':>8}  {'use / budget':>17}  why"
     )
     lines = [f"plan for {redact(result.model)} (objective {result.objective})", header]
-    for candidate in result.candidates:
-        use = f"{candidate.peak_bytes / GIB:.1f}/{candidate.budget_bytes / GIB:.1f} GiB"
-        unit = "core" if candidate.unit == "NeuronCore" else "GPU"
-        rank = str(candidate.rank) if candidate.rank is not None else "-"
+    ranked = [c for c in result.candidates if c.feasible]
+    apart = [c for c in ranked if result.objective == "cost" and c.price_stand_in]
+    lines.extend(_line(candidate) for candidate in ranked if candidate not in apart)
+    if apart:
         lines.append(
-            f"{rank:>3}  {candidate.instance:<15} {candidate.tensor_parallel_degree:>3} {candidate.copies:>6} "
-            f"{candidate.batch_size:>5} {candidate.sequence_length:>7}  {_figures_columns(candidate)}  "
-            f"{use + '/' + unit:>17}  {_why(candidate)}"
+            "   priced only from another list (EC2 on-demand, or none): shown apart, never ranked against the rows above"
         )
+        lines.extend(_line(candidate) for candidate in apart)
+    lines.extend(_line(candidate) for candidate in result.candidates if not candidate.feasible)
     lines.extend(f"note: {note}" for note in result.notes)
+    families = {c.figures.engine_family: c.figures for c in ranked if c.figures is not None}
+    lines.extend(f"note: error {describe_error(figures)}" for _, figures in sorted(families.items()))
     lines.append(
         "note: TTFT, TPOT and tok/s (output tokens/s per instance) are the performance model's predictions for "
-        "the workload above, $/M tok the on-demand price per million output tokens; see README, Performance model"
+        "the workload above, $/M tok the on-demand price per million output tokens; batch: max sequences per "
+        "copy, in parentheses what runs at once where fewer (what its KV cache holds of the workload's requests, "
+        "or what the workload puts in flight; the engine queues the rest); "
+        "see README, Performance model"
     )
     return "\n".join(lines) + "\n"
 
@@ -106,18 +141,33 @@ def _why(candidate: PlannedCandidate) -> str:
         )
     copies = f"{candidate.copies} cop{'ies' if candidate.copies != 1 else 'y'}"
     parts = [f"{copies} x {candidate.batch_size} sequences"]
-    capacity = candidate.figures.capacity_requests_per_second if candidate.figures else None
+    figures = candidate.figures
+    capacity = figures.capacity_requests_per_second if figures else None
     if capacity is not None:
         # under a request rate every ranked row serves the rate: what orders them is the headroom
         from lmi_config.plan.performance import completes
 
         parts.append(completes(capacity))
-    if candidate.figures is None:
+    if figures is not None:
+        ranges = figures.ranges()
+        if "tpot_ms" in ranges:
+            low, high = ranges["tpot_ms"]
+            parts.append(f"TPOT {low:.1f}-{high:.1f}")
+        if "output_tokens_per_second" in ranges:
+            low, high = ranges["output_tokens_per_second"]
+            parts.append(f"tok/s {low:,.0f}-{high:,.0f}")
+    if candidate.tie_with is not None:
+        parts.insert(0, f"tie with #{candidate.tie_with} (within the model's error)")
+    if candidate.target_misses:
+        parts.insert(0, f"over the latency target ({'; '.join(candidate.target_misses)})")
+    if figures is None:
         parts.append(f"no performance prediction ({candidate.not_predicted})")
     if candidate.warnings:
         parts.insert(0, f"edge of the estimate ({', '.join(candidate.warnings)})")
     if candidate.price_kind == "ec2":
         parts.append("EC2 price")
+    elif candidate.price_kind is None:
+        parts.append("no price")
     return "; ".join(parts)
 
 

@@ -26,8 +26,11 @@ def search_workload(input_tokens: int | None, output_tokens: int | None, objecti
 
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; choose {', '.join(OBJECTIVES)}")
-    given = {"input_tokens": input_tokens, "output_tokens": output_tokens}
-    return PlanWorkload(**{name: value for name, value in given.items() if value is not None})
+    defaults = PlanWorkload()
+    return PlanWorkload(
+        input_tokens=defaults.input_tokens if input_tokens is None else input_tokens,
+        output_tokens=defaults.output_tokens if output_tokens is None else output_tokens,
+    )
 
 
 def value_order(options: Any, predict: Predictor, grid: TrialGrid) -> Order:
