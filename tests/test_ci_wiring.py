@@ -114,3 +114,15 @@ def test_broken_json_is_reported_when_it_says_it_is_an_environment_and_skipped_o
     assert skipped.returncode == 0 and "skipped 1 file(s)" in skipped.stdout, skipped.stdout
     reported = run_cli("lint", "environment.json", cwd=tmp_path)
     assert reported.returncode == 1 and "not a JSON array" in reported.stdout
+
+
+def test_plan_with_the_cache_config_on_standard_output_prints_one_json_document() -> None:
+    for output_format in ("text", "json"):
+        result = run_cli(
+            "plan", "--model", "meta-llama/Llama-3.1-8B-Instruct", "--family", "inf2", "--cache-config", "-",
+            "--format", output_format,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        document = json.loads(result.stdout)  # the cache entries alone
+        assert isinstance(document, dict | list) and document
+        assert "TP" in result.stderr or "candidates" in result.stderr  # the plan went to stderr

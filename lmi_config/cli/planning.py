@@ -262,7 +262,11 @@ def plan(
     except PlanningError as error:
         click.echo(f"lmi-config: error: {error}", err=True)
         sys.exit(1)
-    _emit(format_plan_json(result) if output_format == "json" else format_plan_text(result))
+    report = format_plan_json(result) if output_format == "json" else format_plan_text(result)
+    if to_stdout:  # standard output is the cache-config document alone: `> cc.json` is valid JSON
+        click.echo(report, err=True, nl=False)
+    else:
+        _emit(report)
     if emit_spec:
         try:
             Path(emit_spec).mkdir(parents=True, exist_ok=True)
