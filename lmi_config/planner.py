@@ -192,11 +192,16 @@ def alternatives(
     while batch > 1:
         batch //= 2
         batches.append(batch)
-    sequences = []
+    # the longest length that holds first (the one every finding about the length names), then halvings
+    from lmi_config.shape.remedies import longest_sequence_length
+
+    longest = longest_sequence_length(assessment)
+    sequences = [longest] if longest is not None and 0 < longest < shape.sequence_length else []
     sequence = shape.sequence_length
     while sequence > 256:
         sequence //= 2
-        sequences.append(sequence)
+        if not sequences or sequence < sequences[0]:
+            sequences.append(sequence)
     searches = [
         [
             shape._replace(tensor_parallel_degree=d)

@@ -89,3 +89,20 @@ def test_findings_of_one_key_offer_one_value_and_no_offered_value_leaves_fewer_e
 def _alternative_values(alternatives: tuple[str, ...]) -> list[str]:
     prefix = f"set {TP_KEY}="
     return [item[len(prefix) :] for item in alternatives if item.startswith(prefix) and " " not in item]
+
+
+def test_lint_and_explain_name_the_same_length_for_a_kv_cache_too_small(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    config = tmp_path / "model.env"
+    config.write_text(
+        "OPTION_MODEL_ID=meta-llama/Llama-3.1-8B-Instruct\nOPTION_ROLLING_BATCH=vllm\n"
+        "HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzabcdefgh\n"
+    )
+    target = ("--instance", "ml.g5.2xlarge", "--backend", "vllm", "--lmi-version", "0.30.0")
+    linted = json.loads(run_cli("lint", str(config), *target, "--format", "json").stdout)
+    [kv] = [finding for finding in linted["findings"] if finding["code"] == "LMI312"]
+    suggested = int(kv["fix"]["changes"][0]["value"])
+    explained = json.loads(run_cli("explain", str(config), *target, "--format", "json").stdout)
+    lengths = {item["sequence_length"] for item in explained["alternatives"]}
+    assert suggested in lengths, (suggested, lengths)  # one function names the longest that holds
