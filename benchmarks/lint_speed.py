@@ -85,6 +85,23 @@ def imported_modules(python: str, sample: Path) -> list[str]:
     return modules
 
 
+YAML_SAMPLE = "model: gpt2\ninstance: ml.g5.2xlarge\noptions:\n  max_model_len: 4096\n  dtype: fp16\n"
+
+
+def yamllint_timings(python: str, runs: int) -> list[float] | None:
+    """yamllint on a small YAML file, the same number of fresh processes (the linter people compare
+    start-up with); None when it is not installed beside ``python`` (it is no dependency)."""
+    script = Path(python).parent / "yamllint"
+    if not script.exists():
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as stream:
+        stream.write("---\n" + YAML_SAMPLE)
+    try:
+        return time_command([str(script), stream.name], runs, expect=(0, 1))
+    finally:
+        os.unlink(stream.name)
+
+
 def corpus_files(corpus: Path) -> list[Path]:
     files = sorted(path for path in corpus.iterdir() if path.suffix in (".properties", ".env"))
     if not files:
@@ -191,6 +208,7 @@ def main() -> None:
     one_file = time_command(
         [*cli_command(python), "lint", str(sample)], arguments.runs, expect=LINT_EXIT_CODES
     )
+    yamllint = yamllint_timings(python, arguments.runs)
     modules = imported_modules(python, sample)
     top_level = {name.split(".")[0] for name in modules}
 
@@ -217,6 +235,13 @@ def main() -> None:
     ratio = one_median / baseline_median
     print(f"{'':<24} = {ratio:.1f} x python -c pass, {milliseconds(one_median - baseline_median)} above it")
     print(timing_line(f"lint {checked} files", tree))
+    if yamllint is None:
+        print(f"{'yamllint one file':<24} not installed beside {python} (pip install yamllint to compare)")
+    else:
+        print(timing_line("yamllint one file (cold)", yamllint))
+        print(
+            f"{'':<24} lmi-config / yamllint = {one_median / statistics.median(yamllint):.2f} (target <= 1.2)"
+        )
     print()
     print(f"modules imported on the lint path: {len(modules)}")
     for package in HEAVY_PACKAGES:
