@@ -76,6 +76,8 @@ class ModelArch(NamedTuple):
     # why the memory model cannot size this model (a layout its formulas do not cover), else None:
     # memory is then not estimated rather than estimated wrong
     memory_not_estimated: str | None = None
+    # config.json's attn_logit_softcapping (Gemma-2): the attention backend must cap the logits
+    attn_logit_softcapping: float | None = None
 
     @property
     def is_text_generation(self) -> bool:
@@ -254,6 +256,18 @@ def normalize_config(
         arch[name] = count_field(config, (name,), where=where, minimum=0)
     exact = total_params is not None
     params = int(total_params) if total_params else estimate_params(arch)
+    not_covered = None
+    if not total_params:
+        # a vision-language checkpoint: its vision tower, projector and cross-attention extras count too
+        from lmi_config.sizing.vision_language import NotCovered, vision_language_params
+
+        vision = vision_language_params(raw)
+        if isinstance(vision, NotCovered):
+            not_covered = vision.reason
+        elif vision is not None:
+            params += vision.total
+    cap: Any = config.get("attn_logit_softcapping")
+    soft_cap = float(cap) if is_count_integer(cap) or (isinstance(cap, float) and 0 < cap < 1e6) else None
     window: Any = config.get("sliding_window")
     # null, false or 0 mean no sliding window
     sliding: int | None = None
@@ -300,7 +314,8 @@ def normalize_config(
         kv_lora_rank=arch["kv_lora_rank"] or None,
         qk_rope_head_dim=arch["qk_rope_head_dim"] or None,
         qk_nope_head_dim=arch["qk_nope_head_dim"] or None,
-        memory_not_estimated=memory_not_estimated or layout_not_modelled(config),
+        memory_not_estimated=memory_not_estimated or layout_not_modelled(config) or not_covered,
+        attn_logit_softcapping=soft_cap,
     )
 
 
@@ -549,3 +564,60 @@ def _is_absolute(path: Path) -> bool:
         return path.is_absolute()
     except ValueError:
         return False
+
+
+# --- LoRA adapters beside the configuration --------------------------------------------------------------
+
+ADAPTERS_DIRECTORY = (
+    "adapters"  # djl-serving ModelInfo: <model dir>/adapters/<name>/, loaded when enable_lora
+)
+MAX_ADAPTERS = 64  # adapters read per directory: a directory of thousands is sampled, not read whole
+MAX_ADAPTER_CONFIG_BYTES = 1 << 20
+
+
+class LoraAdapter(NamedTuple):
+    """One adapter LMI registers at start-up: its directory name and its ``adapter_config.json``."""
+
+    name: str
+    config_path: str
+    config: Mapping[str, Any] | None  # None: no adapter_config.json, or one that cannot be read
+    problem: str | None = None  # why the config could not be read
+
+    @property
+    def rank(self) -> int | None:
+        """PEFT's ``r``, as vLLM's PEFTHelper reads it, when it is a positive integer."""
+        value: Any = (self.config or {}).get("r")
+        return int(value) if is_count_integer(value) and value > 0 else None
+
+
+def local_adapters(model_directory: Path) -> tuple[LoraAdapter, ...]:
+    """The adapters djl-serving loads when ``option.enable_lora`` is true: every entry of
+    ``<model directory>/adapters/``, each read (bounded) for its ``adapter_config.json``; at most
+    :data:`MAX_ADAPTERS`, in name order. Nothing is raised: an unreadable config is the adapter's
+    ``problem``."""
+    from lmi_config.io import InputError, read_bounded
+
+    root = model_directory / ADAPTERS_DIRECTORY
+    try:
+        names = sorted(entry.name for entry in os.scandir(root) if entry.is_dir())[:MAX_ADAPTERS]
+    except (OSError, ValueError):
+        return ()
+    found = []
+    for name in names:
+        path = root / name / "adapter_config.json"
+        if not os.path.lexists(path):
+            found.append(LoraAdapter(name, str(path), None, "no adapter_config.json"))
+            continue
+        try:
+            text = read_bounded(path, limit_bytes=MAX_ADAPTER_CONFIG_BYTES).decode("utf-8")
+            if json_nesting_depth(text) > MAX_JSON_DEPTH:
+                raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep")
+            config = json.loads(text)
+        except (InputError, ValueError, UnicodeDecodeError) as error:
+            found.append(LoraAdapter(name, str(path), None, shorten(str(error), 200)))
+            continue
+        if not isinstance(config, dict):
+            found.append(LoraAdapter(name, str(path), None, "adapter_config.json is not a JSON object"))
+            continue
+        found.append(LoraAdapter(name, str(path), MappingProxyType(config)))
+    return tuple(found)

@@ -50,6 +50,9 @@ class Area:
     exclude: tuple[str, ...] = ()
     runtime: str | None = None  # more function names that run per step in this area
     startup: str | None = None  # functions="startup": the names that run at start-up (default: STARTUP)
+    # ``Class.function`` names that run per step but also in the start-up profile run (the V0 engine's
+    # attention metadata builders): their checks count where they read only the model's config.json
+    profile_run: str | None = None
 
 
 # what of an attention backend runs while the engine starts: selection, validation, construction
@@ -78,6 +81,7 @@ AREAS: tuple[Area, ...] = (
             "vllm/model_executor/layers/attention/*.py",
         ),
         functions="startup",
+        profile_run=r"MetadataBuilder\.build$",
         # backends of other platforms: never chosen on an LMI GPU image
         exclude=(
             "*rocm*",
@@ -184,6 +188,9 @@ class Check:
     area: str
     structural: list[str] = field(default_factory=list)  # the conditions without the guards: the identity's
     occurrence: int = 0  # the same check twice in one function: 0, 1 …
+    # a message joined from a list the function (or a method it calls) appends to: each part's condition
+    # and message, in code order (PEFTHelper.validate_legal: "LoRA rank … is greater than max_lora_rank …")
+    parts: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def identity(self) -> str:
@@ -332,6 +339,8 @@ class _Walker:
     area: Area
     found: list[Check] = field(default_factory=list)
     skipped_abstract: int = 0
+    _functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=list)
+    _classes: list[ast.ClassDef] = field(default_factory=list)
 
     def module(self, tree: ast.Module) -> None:
         self.block(tree.body, [], "<module>", {}, counted=self.area.functions == "all")
@@ -351,6 +360,7 @@ class _Walker:
         elif self.area.functions == "startup":
             startup = re.compile(self.area.startup) if self.area.startup else STARTUP
             counted = bool(startup.match(node.name)) and not in_runtime_class
+        profiled = bool(self.area.profile_run and re.search(self.area.profile_run, name)) and not counted
         names = {
             target.id: statement.value
             for statement in ast.walk(node)
@@ -358,10 +368,19 @@ class _Walker:
             for target in statement.targets
             if isinstance(target, ast.Name)
         }
-        self.block(node.body, [], name, names, counted)
+        self._functions.append(node)
+        try:
+            self.block(node.body, [], name, names, _CONFIG_ONLY if profiled else counted)
+        finally:
+            self._functions.pop()
 
     def block(
-        self, statements: list[ast.stmt], conditions: list[ast.AST], scope: str, names: dict, counted: bool
+        self,
+        statements: list[ast.stmt],
+        conditions: list[ast.AST],
+        scope: str,
+        names: dict,
+        counted: bool | str,
     ) -> None:
         logged: ast.Call | None = None
         conditions = list(conditions)
@@ -379,7 +398,7 @@ class _Walker:
         conditions: list[ast.AST],
         scope: str,
         names: dict,
-        counted: bool,
+        counted: bool | str,
         logged: ast.Call | None,
     ) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -390,11 +409,13 @@ class _Walker:
             return
         if isinstance(node, ast.ClassDef):
             inner = f"{scope}.{node.name}" if scope != "<module>" else node.name
+            self._classes.append(node)
             for statement in node.body:
                 if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.function(statement, inner, bool(_RUNTIME_CLASS.search(node.name)))
                 elif isinstance(statement, ast.ClassDef):
                     self.statement(statement, [], inner, {}, counted, None)
+            self._classes.pop()
             return
         if isinstance(node, ast.If):
             self.block(node.body, [*conditions, node.test], scope, names, counted)
@@ -433,6 +454,8 @@ class _Walker:
             return
         if not counted:
             return
+        if counted == _CONFIG_ONLY and not _reads_only_config(conditions, names):
+            return
         if isinstance(node, ast.Raise):
             if node.exc is None:
                 return  # a bare re-raise passes on what was caught: the check is where it was raised
@@ -441,6 +464,9 @@ class _Walker:
             if not text and logged is not None and logged.args:
                 text = message_skeleton(logged.args[0], names)
             self.add(node, scope, "raise", exception, conditions, text)
+            joined = _joined_list(message)
+            if joined is not None and self._functions:
+                self.found[-1].parts = _appended_parts(self._functions[-1], self._classes[-1:], joined)
         elif isinstance(node, ast.Assert):
             self.add(node, scope, "assert", "AssertionError", [*conditions, _negate(node.test)],
                      message_skeleton(node.msg, names))  # fmt: skip
@@ -473,6 +499,79 @@ class _Walker:
                 area=self.area.name,
             )
         )
+
+
+def _joined_list(message: ast.AST | None) -> str | None:
+    """``L`` of a message ``' '.join(L)`` (also inside an f-string), else None."""
+    for node in ast.walk(message) if message is not None else ():
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "join"
+            and isinstance(node.func.value, ast.Constant)
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+        ):
+            return node.args[0].id
+    return None
+
+
+def _appends(body: list[ast.stmt], name: str, conditions: list[str]) -> Iterator[dict[str, str]]:
+    for statement in body:
+        if isinstance(statement, ast.If):
+            test = ast.unparse(statement.test)
+            yield from _appends(statement.body, name, [*conditions, test])
+            yield from _appends(statement.orelse, name, [*conditions, f"not ({test})"])
+        elif isinstance(statement, ast.For | ast.With):
+            yield from _appends(statement.body, name, conditions)
+        elif (
+            isinstance(statement, ast.Expr)
+            and isinstance(statement.value, ast.Call)
+            and ast.unparse(statement.value.func) == f"{name}.append"
+            and statement.value.args
+        ):
+            yield {"condition": " && ".join(conditions), "message": message_skeleton(statement.value.args[0])}
+
+
+def _appended_parts(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, classes: list[ast.ClassDef], name: str
+) -> list[dict[str, str]]:
+    """What the function appends to the list ``name``, the parts a method it was assigned from
+    (``name = self._validate_features()``) appends first."""
+    parts: list[dict[str, str]] = []
+    for statement in function.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and ast.unparse(statement.targets[0]) == name
+            and isinstance(statement.value, ast.Call)
+            and ast.unparse(statement.value.func).startswith("self.")
+            and classes
+        ):
+            method = ast.unparse(statement.value.func).split(".", 1)[1]
+            for helper in classes[-1].body:
+                if isinstance(helper, ast.FunctionDef) and helper.name == method:
+                    returned = [
+                        s for s in helper.body if isinstance(s, ast.Return) and isinstance(s.value, ast.Name)
+                    ]
+                    if returned:
+                        parts.extend(_appends(helper.body, returned[-1].value.id, []))  # type: ignore[union-attr]
+    parts.extend(_appends(function.body, name, []))
+    return parts
+
+
+# ``counted`` in a profile-run function: a check counts where it reads only config.json
+_CONFIG_ONLY = "config-only"
+
+
+def _reads_only_config(conditions: list[ast.AST], names: dict) -> bool:
+    """Whether every name the conditions read is assigned in the function from the model's config
+    (``x = getattr(self.runner.model_config.hf_config, "attn_logit_softcapping", None)``)."""
+    read = [node for condition in conditions for node in ast.walk(condition) if isinstance(node, ast.Name)]
+    if not read or any(isinstance(node, ast.Attribute) for c in conditions for node in ast.walk(c)):
+        return False
+    return all(
+        node.id in names and re.search(r"\bhf_(text_)?config\b", ast.unparse(names[node.id])) for node in read
+    )
 
 
 class _Guard(ast.UnaryOp):

@@ -184,6 +184,42 @@ def _batched_tokens(unit: LintUnit, finding: Finding) -> Proposals | None:
     return Proposals(((Change("set", finding.key, str(assessment.shape.sequence_length.value)),),))
 
 
+_ENVIRONMENT = re.compile(r"set option\.env=([A-Z][A-Z0-9_]*)=([A-Za-z0-9_]+)")
+
+
+def _engine_environment(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Add the engine variable vLLM's own message names (``VLLM_USE_V1=0``,
+    ``VLLM_ATTENTION_BACKEND=FLASHINFER``) to option.env, keeping the variables it sets already."""
+    match = _ENVIRONMENT.search(finding.message)
+    if match is None or unit.assessment is None:
+        return None
+    from lmi_config.shape.attention_selection import ENV_KEY, engine_environment
+
+    variables = engine_environment(unit.config)
+    variables[match.group(1)] = match.group(2)
+    value = ",".join(f"{name}={setting}" for name, setting in variables.items())
+    return Proposals(((Change("set", ENV_KEY, value),),), supersedes=match.group(0))
+
+
+def _block_size(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Set option.block_size to vLLM's default of 16, a multiple every backend takes."""
+    if unit.assessment is None or finding.key != "option.block_size":
+        return None
+    return Proposals(((Change("set", "option.block_size", "16"),),))
+
+
+_LORA_RANK = re.compile(r"set option\.max_lora_rank=(\d+)$")
+
+
+def _lora_rank(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Set option.max_lora_rank to the rank the judge named: the smallest the release accepts that
+    holds the adapters' highest rank."""
+    match = _LORA_RANK.search(finding.message)
+    if match is None or unit.assessment is None:
+        return None
+    return Proposals(((Change("set", "option.max_lora_rank", match.group(1)),),), supersedes=match.group(0))
+
+
 PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI102": _allowed_value,
     "LMI103": _allowed_value,
@@ -201,4 +237,8 @@ PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI616": _tensor_parallel,  # a bitsandbytes checkpoint: the judge keeps the degrees that load it (TP 1)
     "LMI617": _tensor_parallel,  # AWQ / GPTQ groups: the judge keeps the degrees whose slices hold whole groups
     "LMI105": _deprecated,
+    "LMI618": _engine_environment,  # the V0 engine, where vLLM's message says so
+    "LMI619": _engine_environment,  # FlashInfer, where vLLM's message says so
+    "LMI620": _block_size,
+    "LMI622": _lora_rank,
 }

@@ -4,9 +4,9 @@ vllm_check_coverage.json (which judgement covers each decidable check)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
@@ -40,6 +40,8 @@ class EngineCheck(Strict):
     file: str
     moved: dict[str, str] | None = None  # releases where the check is in another file
     source: str = Field(pattern=_LINE)
+    # a message joined from appended parts: per release, each part's condition and message
+    parts: dict[str, list[dict[str, str]]] | None = None
 
     @model_validator(mode="after")
     def _reviewed_have_a_reason(self) -> EngineCheck:
@@ -107,3 +109,89 @@ class UncoveredGroup(Strict):
 class VllmCheckCoverageFile(Sourced):
     covered: list[CoveringJudgement]
     uncovered: list[UncoveredGroup]
+
+
+# --- vllm_attention.json: how each release picks its attention backend, what each backend accepts ------
+
+
+class AttentionBackendFacts(Strict):
+    """One CUDA attention backend of one release (scripts/vllm_attention_reader.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    backend_class: str = Field(alias="class")
+    name: str | None
+    source: str = Field(pattern=_LINE)
+    head_sizes: list[int] | None = None  # absent: the backend says nothing; null: any
+    head_size_rule: str | None = None
+    impl_head_sizes: list[int] | None = None
+    capability: dict[str, int] | None = None
+    dtypes: list[str] | None = None
+    refuses: dict[str, list[str]]
+
+    @model_validator(mode="after")
+    def _refusals_are_check_identities(self) -> AttentionBackendFacts:
+        import re
+
+        for feature, identities in self.refuses.items():
+            for identity in identities:
+                if not re.match(_IDENTITY, identity):
+                    raise ValueError(f"{feature}: {identity!r} is not a check identity")
+        return self
+
+
+class AttentionSelectionFacts(Sourced):
+    kind: Literal["selector", "platform", "priority"]
+    v0: dict[str, Any] | None = None
+    v1: dict[str, Any] | None = None
+    priorities: dict[str, list[str]] | None = None
+
+    @model_validator(mode="after")
+    def _facts_of_its_kind(self) -> AttentionSelectionFacts:
+        wanted = {"selector": ("v0",), "platform": ("v0", "v1"), "priority": ("priorities",)}[self.kind]
+        if any(getattr(self, name) is None for name in wanted):
+            raise ValueError(f"a {self.kind} selection carries {', '.join(wanted)}")
+        return self
+
+
+class SlidingWindowDisabled(Sourced):
+    model_types: list[str]
+    lists: bool
+    only_with_backends: list[str]
+
+
+class AttentionVersion(Strict):
+    read_from: str
+    selection: AttentionSelectionFacts
+    backends: dict[str, AttentionBackendFacts]
+    backend_names: list[str]
+    sliding_window_disabled: SlidingWindowDisabled | None
+
+
+class VllmAttentionFile(Sourced):
+    versions: dict[str, AttentionVersion]
+
+
+# --- vllm_model_classes.json: each release's registry (modules, LoRA support) ----------------------------
+
+
+class RegistryArchitectures(Strict):
+    modules: dict[str, str]
+    lora: list[str]
+    no_lora: list[str]
+    unread: list[str]
+    source: str = Field(pattern=_LINE)
+
+
+class ExtraVocabSizes(Sourced):
+    values: list[int]
+
+
+class ModelClassesVersion(Strict):
+    read_from: str
+    architectures: RegistryArchitectures | None
+    extra_vocab_sizes: ExtraVocabSizes | None
+
+
+class VllmModelClassesFile(Sourced):
+    versions: dict[str, ModelClassesVersion]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -32,6 +32,9 @@ class EngineCheck:
     function: str
     conditions: tuple[str, ...]
     message: str  # the source's skeleton: literal text, each placeholder as {source text}
+    # a message joined from parts the code appends (PEFTHelper.validate_legal): each part's condition
+    # and message at this release
+    parts: tuple[Mapping[str, str], ...] = field(default=(), hash=False, compare=False)
 
     @property
     def url(self) -> str:
@@ -47,11 +50,17 @@ class EngineCheck:
         """The message as vLLM prints it, each placeholder whose last name is in ``values`` filled in
         (``{self.max_model_len}`` by ``values["max_model_len"]``); others stay as written."""
 
+        return self.fill(self.message, values)
+
+    @staticmethod
+    def fill(message: str, values: Mapping[str, object]) -> str:
+        """``message`` (a skeleton) with each placeholder whose last name is in ``values`` filled in."""
+
         def fill(match: re.Match[str]) -> str:
             name = re.split(r"[.\s]", match.group(1).strip())[-1]
             return str(values[name]) if name in values else match.group(0)
 
-        return " ".join(_PLACEHOLDER.sub(fill, self.message).split())
+        return " ".join(_PLACEHOLDER.sub(fill, message).split())
 
 
 @cache
@@ -98,6 +107,7 @@ def covered_checks(rule: str, vllm_version: str | None) -> tuple[EngineCheck, ..
                 function=entry["function"],
                 conditions=tuple(entry["conditions"]),
                 message=entry["message"],
+                parts=tuple((entry.get("parts") or {}).get(release, ())),
             )
         )
     return tuple(found)

@@ -14,7 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
 from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile, ModelIdentitiesFile
-from lmi_config.knowledge.check_schemas import VllmCheckCoverageFile, VllmCheckReviewFile, VllmChecksFile
+from lmi_config.knowledge.check_schemas import (
+    VllmAttentionFile,
+    VllmCheckCoverageFile,
+    VllmCheckReviewFile,
+    VllmChecksFile,
+    VllmModelClassesFile,
+)
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile, NeuronRopeFile
 from lmi_config.knowledge.perf_schemas import PerfCaveatsFile, PerfDevicesFile, PerfFitFile
@@ -901,6 +907,8 @@ SCHEMAS: dict[str, Any] = {
     "vllm_checks.json": VllmChecksFile,
     "vllm_check_review.json": VllmCheckReviewFile,
     "vllm_check_coverage.json": VllmCheckCoverageFile,
+    "vllm_attention.json": VllmAttentionFile,
+    "vllm_model_classes.json": VllmModelClassesFile,
     "hub_token_variables.json": HubTokenVariablesFile,
 }
 

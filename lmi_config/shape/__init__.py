@@ -20,6 +20,7 @@ from lmi_config.knowledge.instances import Instance
 from lmi_config.knowledge.models import ModelIdentity
 from lmi_config.knowledge.options import JAVA_INT_MAX
 from lmi_config.modelarch import ModelArch
+from lmi_config.shape.attention_backend import judge_attention_backend
 from lmi_config.shape.capability import judge_capabilities
 from lmi_config.shape.dimensions import (
     NEURON_BACKENDS,
@@ -40,6 +41,7 @@ from lmi_config.shape.dma_rings import judge_dma_ring_growth
 from lmi_config.shape.effects import judge_settings_without_effect
 from lmi_config.shape.engines import judge_engine_registries
 from lmi_config.shape.frontend import flag, integer, resolve_batching
+from lmi_config.shape.lora_checks import judge_lora
 from lmi_config.shape.neuron_sdk import judge_neuron_sdk
 from lmi_config.shape.parallelism import ParallelTarget, judge_mpi_workers, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
@@ -61,6 +63,7 @@ from lmi_config.shape.startup_checks import judge_startup_checks
 from lmi_config.shape.trtllm_limits import judge_trtllm_limits
 from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
 from lmi_config.shape.values import COUNT_KEYS, tensor_parallel_minimum, unusable_values
+from lmi_config.shape.vllm_settings import judge_vllm_settings
 from lmi_config.sizing import MemoryBreakdown, estimate_memory
 
 __all__ = [
@@ -266,6 +269,9 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
     problems.extend(_copies(shape, target))
     problems.extend(judge_capabilities(config, target))
     problems.extend(judge_startup_checks(config, target, shape))
+    problems.extend(judge_attention_backend(config, target, shape))
+    problems.extend(judge_lora(config, target, shape))
+    problems.extend(judge_vllm_settings(config, target, shape))
     problems.extend(judge_engine_registries(config, target, shape.batching.rolling_batch.value))
     problems.extend(judge_neuron_sdk(target))
     problems.extend(judge_trtllm_limits(config, target, shape.batch_size.value if shape.batch_size else None))

@@ -1,0 +1,294 @@
+"""Which attention backend the image's vLLM picks for the model on the instance's GPU
+(``knowledge/attention_backends.py``, generated per release), in the shape each release's code has:
+
+- ``selector`` (0.4-0.6) and the V0 engine of ``platform`` (0.7-0.10): FlashAttention, else xFormers
+  (below compute capability 8.0, for a dtype, an FP8 KV cache, a block size, a head size …);
+- the V1 engine of ``platform`` (0.8-0.10): FlashAttention from compute capability 8.0 (0.10: only
+  for head sizes and dtypes it supports, else FlexAttention; FlexAttention too on older GPUs);
+- ``priority`` (0.11+): the first of an ordered list whose own validation accepts the model.
+
+Where the facts do not decide (an unread condition, a package the image may lack), every backend the
+release could pick stays possible; ``VLLM_ATTENTION_BACKEND`` and ``VLLM_USE_V1`` are read from
+``option.env``, the one place a configuration file gives the engine's environment.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from lmi_config.knowledge.attention_backends import AttentionBackend, AttentionRelease
+
+if TYPE_CHECKING:
+    from lmi_config.configfile.canonical import CanonicalConfig
+    from lmi_config.shape.dimensions import Target
+    from lmi_config.shape.types import ContainerShape
+
+ENV_KEY = "option.env"
+_HALF = ("float16", "bfloat16")
+
+
+class AttentionInputs(NamedTuple):
+    """What vLLM's selection and the backends' checks read."""
+
+    gpu: str
+    capability: int  # 86 = 8.6
+    head_size: int
+    dtype: str | None  # float16 | bfloat16 | float32; None: unknown
+    kv_cache_dtype: str  # auto unless set
+    block_size: int
+    sliding_window: int | None
+    soft_cap: float | None
+    model_type: str
+    architectures: tuple[str, ...]
+    forced: str | None  # VLLM_ATTENTION_BACKEND in option.env
+    use_v1: bool | None  # VLLM_USE_V1 in option.env
+    # settings the V1 oracle may fall back to V0 for, where the facts cannot tell whether it does
+    open_engine_settings: frozenset[str] = frozenset()
+
+
+class Selection(NamedTuple):
+    """The backends the release may pick (more than one where the facts leave it open; none: no
+    backend accepts the model), which engine, in words why, and the code that decides."""
+
+    engine: str
+    possible: tuple[AttentionBackend, ...]
+    why: str
+    source: str
+
+
+def engine_environment(config: CanonicalConfig) -> dict[str, str]:
+    """``option.env``'s variables (``K1=V1,K2=V2``, split as djl-serving's PyModel splits them)."""
+    found: dict[str, str] = {}
+    for part in (config.get(ENV_KEY) or "").split(","):
+        name, equals, value = part.partition("=")
+        if equals and name.strip():
+            found[name.strip()] = value.strip()
+    return found
+
+
+def attention_inputs(
+    config: CanonicalConfig, target: Target, shape: ContainerShape
+) -> AttentionInputs | None:
+    """The inputs, or None where one the selection needs is unknown (no GPU, no model, latent attention,
+    a layout the facts do not describe)."""
+    from lmi_config.knowledge.capabilities import gpu_device
+    from lmi_config.shape.capability import effective_dtype, engine_of
+    from lmi_config.sizing.vllm_release import vllm_version
+
+    arch, instance = target.arch, target.instance
+    if arch is None or instance is None or arch.kv_lora_rank or arch.memory_not_estimated:
+        return None
+    device = gpu_device(instance.accelerator_name)
+    engine = engine_of(target)
+    if device is None or engine is None:
+        return None
+    dtype = effective_dtype(config, target, engine)
+    environment = engine_environment(config)
+    use_v1 = environment.get("VLLM_USE_V1")
+    return AttentionInputs(
+        gpu=device.name,
+        capability=device.compute_capability,
+        head_size=arch.head_dim,
+        dtype=dtype.name if dtype else None,
+        kv_cache_dtype=(shape.engine.kv_cache_dtype or "auto").lower(),
+        block_size=shape.engine.block_size or vllm_version(target.release.vllm).block_size,
+        sliding_window=arch.sliding_window,
+        soft_cap=arch.attn_logit_softcapping,
+        model_type=arch.model_type,
+        architectures=tuple(arch.architectures),
+        forced=environment.get("VLLM_ATTENTION_BACKEND") or None,
+        use_v1=None if use_v1 is None else use_v1.strip() not in ("0", "false", "False"),
+        open_engine_settings=frozenset(
+            name
+            for name, present in (
+                ("pipeline_without_ray", shape.pipeline_parallel_degree.value > 1),
+                ("speculative_decoding", any("speculative" in key for key, _ in config.items())),
+            )
+            if present
+        ),
+    )
+
+
+def capability_text(value: int) -> str:
+    """``8.6``: a compute capability as NVIDIA writes it."""
+    return f"{value // 10}.{value % 10}"
+
+
+_WORDS = {
+    "flash_attn": "FlashAttention", "xformers": "xFormers", "flashinfer": "FlashInfer",
+    "flex_attention": "FlexAttention", "triton_attn": "Triton attention",
+}  # fmt: skip
+
+
+def backend_words(backend: AttentionBackend) -> str:
+    """``FlashAttention (V1 engine)``: a backend as its documentation names it."""
+    engine = "V1" if backend.key.startswith("v1/") else "V0"
+    return f"{_WORDS.get(backend.stem, backend.name or backend.stem)} ({engine} engine)"
+
+
+# --------------------------------------------------------------------------------------------
+# the selection, per shape of the release's code
+# --------------------------------------------------------------------------------------------
+
+
+def _engine(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) -> str | None:
+    """v0 or v1 as the release decides it for these inputs; None where the facts leave it open."""
+    from lmi_config.sizing.vllm_release import vllm_version
+
+    if facts.kind == "selector":
+        return "v0"
+    if facts.kind == "priority":
+        return "v1"
+    v1 = facts.selection["v1"]
+    wanted = inputs.use_v1 if inputs.use_v1 is not None else vllm_version(vllm).engine == "v1"
+    if not wanted:
+        return "v0"
+    # the V1 oracle's fallbacks to V0, as the release's code lists them
+    minimum = v1.get("engine_min_capability")
+    if minimum and inputs.capability < minimum:
+        return "v0"
+    if any(architecture in v1.get("v0_only_classes", ()) for architecture in inputs.architectures):
+        return "v0"
+    falls_back = set(v1.get("engine_falls_back_for", ()))
+    if "dtype" in falls_back and inputs.dtype not in _HALF:
+        return "v0" if inputs.dtype is not None else None
+    if inputs.forced or inputs.open_engine_settings & falls_back:
+        return None  # a backend named, FP8 KV cache, PP without Ray, speculative decoding: not decided here
+    if "kv_cache_dtype" in falls_back and inputs.kv_cache_dtype != "auto":
+        return None
+    return "v1"
+
+
+def _v0(facts: AttentionRelease, inputs: AttentionInputs) -> Selection | None:
+    """FlashAttention unless a fallback of the release's list applies, then xFormers."""
+    v0 = facts.selection["v0"]
+    flash, xformers = facts.backend("v0", "flash_attn"), facts.backend("v0", "xformers")
+    if flash is None or xformers is None:
+        return None
+    if inputs.forced:
+        forced = facts.named("v0", inputs.forced)
+        if forced is None or forced.stem not in ("flash_attn", "xformers", "flashinfer"):
+            return None
+        if forced.stem != "flash_attn":
+            return Selection(
+                "v0",
+                (forced,),
+                f"takes {backend_words(forced)} as VLLM_ATTENTION_BACKEND names",
+                facts.source,
+            )
+    falls_back = set(v0["falls_back_for"])
+    sliding = v0_sliding_window(facts, inputs)
+    reasons = [
+        (inputs.capability < v0["flash_min_capability"],
+         f"FlashAttention needs compute capability {capability_text(v0['flash_min_capability'])}, the {inputs.gpu} "
+         f"has {capability_text(inputs.capability)}"),
+        ("dtype" in falls_back and inputs.dtype not in _HALF, f"FlashAttention runs float16 / bfloat16, not {inputs.dtype}"),
+        ("quantized_kv_cache" in falls_back and inputs.kv_cache_dtype.startswith("fp8"), "FlashAttention has no FP8 KV cache here"),
+        ("block_size" in falls_back and inputs.block_size % 16 != 0, f"block size {inputs.block_size} is not a multiple of 16"),
+        ("sliding_window" in falls_back and sliding is not None, f"FlashAttention has no sliding window here ({sliding})"),
+        ("head_size" in falls_back and flash.head_sizes is not None and inputs.head_size not in flash.head_sizes,
+         f"FlashAttention has no head size {inputs.head_size}"),
+    ]  # fmt: skip
+    if "dtype" in falls_back and inputs.dtype is None:
+        return None
+    why = next((text for applies, text in reasons if applies), None)
+    if why is None:
+        return Selection(
+            "v0", (flash,), f"takes {backend_words(flash)} on the {inputs.gpu}", str(v0["source"])
+        )
+    return Selection(
+        "v0", (xformers,), f"takes {backend_words(xformers)} on the {inputs.gpu}: {why}", str(v0["source"])
+    )
+
+
+def v0_sliding_window(facts: AttentionRelease, inputs: AttentionInputs) -> int | None:
+    """The sliding window the V0 layers get: none where ModelConfig turns an interleaved one off."""
+    disabled = facts.sliding_window_disabled
+    if disabled and not disabled.get("only_with_backends") and inputs.model_type in disabled["model_types"]:
+        return None
+    return inputs.sliding_window
+
+
+def _v1_platform(facts: AttentionRelease, inputs: AttentionInputs) -> Selection | None:
+    """FlashAttention from a compute capability (0.10: if it takes the head size and dtype, else
+    FlexAttention; FlexAttention too on older GPUs; FlashInfer first on Blackwell)."""
+    v1 = facts.selection["v1"]
+    flash = facts.backend("v1", "flash_attn")
+    if flash is None or inputs.forced:
+        return None
+    source = str(v1["source"])
+    if v1.get("blackwell_first") and inputs.capability // 10 == 10:
+        return None  # FlashInfer if it imports and takes the head size: not decided here
+    minimum = v1.get("flash_min_capability")
+    if minimum is None or inputs.capability >= minimum:
+        if v1.get("flash_checks_head_size") and v1.get("fallback"):
+            fallback = facts.named("v1", v1["fallback"])
+            takes = flash.head_sizes is None or inputs.head_size in flash.head_sizes
+            if fallback is not None and (not takes or inputs.dtype not in _HALF):
+                what = f"head size {inputs.head_size}" if not takes else f"dtype {inputs.dtype}"
+                return Selection(
+                    "v1",
+                    (fallback,),
+                    f"takes {backend_words(fallback)}: FlashAttention does not take {what}",
+                    source,
+                )
+        return Selection("v1", (flash,), f"takes {backend_words(flash)} on the {inputs.gpu}", source)
+    older = facts.named("v1", v1["older_gpus"]) if v1.get("older_gpus") else None
+    if older is None:
+        return None
+    return Selection(
+        "v1",
+        (older,),
+        f"takes {backend_words(older)}: FlashAttention needs compute capability {capability_text(minimum)}, the {inputs.gpu} has "
+        f"{capability_text(inputs.capability)}",
+        source,
+    )
+
+
+def _priority(facts: AttentionRelease, inputs: AttentionInputs) -> Selection | None:
+    """The first backend of the list for the GPU's capability major that validates the model; every
+    one whose validation the facts leave open stays possible until a certain one."""
+    lists = facts.selection["priorities"]
+    order = lists.get(str(inputs.capability // 10), lists["default"])
+    if inputs.forced:
+        return None
+    possible: list[AttentionBackend] = []
+    refused: list[str] = []
+    for name in order:
+        backend = facts.named("v1", name)
+        if backend is None:
+            return None  # a backend the facts do not describe (TURBOQUANT is asked for by name only)
+        checks = (
+            backend.accepts_head_size(inputs.head_size),
+            backend.accepts_dtype(inputs.dtype),
+            backend.accepts_capability(inputs.capability),
+            None if inputs.kv_cache_dtype != "auto" else True,  # per-backend KV-cache dtypes are not read
+        )
+        if False in checks:
+            refused.append(name)
+            continue
+        possible.append(backend)
+        if all(check is True for check in checks) and backend.stem != "flashinfer":
+            break  # certain; FlashInfer is possible only: the image may not import it
+    else:
+        if not possible:
+            why = f"none of {', '.join(order)} takes head size {inputs.head_size} / {inputs.dtype} on the {inputs.gpu}"
+            return Selection("v1", (), why, facts.source)
+    if len(possible) == 1:
+        return Selection("v1", tuple(possible), f"takes {backend_words(possible[0])}, the first of {', '.join(order)} "
+                         f"that takes the model on the {inputs.gpu}", facts.source)  # fmt: skip
+    return Selection(
+        "v1", tuple(possible), f"takes one of {', '.join(map(backend_words, possible))}", facts.source
+    )
+
+
+def select_backend(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) -> Selection | None:
+    """What the release picks for these inputs, None where the facts do not decide it."""
+    engine = _engine(facts, inputs, vllm)
+    if engine is None:
+        return None
+    if engine == "v0":
+        return _v0(facts, inputs)
+    if facts.kind == "priority":
+        return _priority(facts, inputs)
+    return _v1_platform(facts, inputs)

@@ -1,0 +1,210 @@
+"""The judge's verdict on relations between settings that vLLM's configuration classes and model classes
+refuse at start-up: the scheduler's token budget against its sequences, prefix caching against a
+sliding window or an FP8 KV cache, the KV cache dtype, the swap space against the host's memory, and
+expert counts against tensor and expert parallelism.
+
+Each judgement fires only where the image's vLLM makes the check (``data/vllm_checks.json``), reads
+what it compares against from the check's own condition where the code states it there (the KV cache
+dtypes, the swap-space share), quotes vLLM's message and cites the line. Each problem's ``check`` is
+the slug of the rule that reports it (``rules/vllm_settings.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING
+
+from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
+from lmi_config.shape.frontend import flag, integer
+from lmi_config.shape.problems import TP_KEY, Problem
+
+if TYPE_CHECKING:
+    from lmi_config.configfile.canonical import CanonicalConfig
+    from lmi_config.shape.dimensions import Target
+    from lmi_config.shape.types import ContainerShape
+
+TOKENS_BELOW_SEQS = "batched-tokens-below-max-seqs"
+PREFIX_CACHING = "prefix-caching-unsupported"
+KV_CACHE_DTYPE = "kv-cache-dtype-unknown"
+SWAP_SPACE = "swap-space-too-large"
+EXPERTS = "experts-parallelism-refused"
+TOKEN_KEYS = ("option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
+SEQ_KEYS = ("option.max_rolling_batch_size", "option.max_num_seqs")
+GIB = 1 << 30
+
+
+def judge_vllm_settings(config: CanonicalConfig, target: Target, shape: ContainerShape) -> list[Problem]:
+    """The setting relations the image's vLLM refuses for this configuration."""
+    if target.backend != "vllm" or not target.release.vllm:
+        return []
+    vllm = target.release.vllm
+    return [
+        *_tokens_below_seqs(config, shape, vllm),
+        *_prefix_caching(config, target, shape, vllm),
+        *_kv_cache_dtype(config, vllm),
+        *_swap_space(config, target, shape, vllm),
+        *_experts(config, target, shape, vllm),
+    ]
+
+
+def _cite(check: EngineCheck, values: dict[str, object]) -> str:
+    return f"'{check.message_with(values)}' ({check.cited})"
+
+
+# --- the scheduler -------------------------------------------------------------------------------------
+
+
+def _tokens_below_seqs(config: CanonicalConfig, shape: ContainerShape, vllm: str) -> list[Problem]:
+    tokens, key = integer(config, *TOKEN_KEYS)
+    batch = shape.batch_size.value if shape.batch_size else None
+    if tokens is None or batch is None or tokens >= batch:
+        return []
+    checks = covered_checks(TOKENS_BELOW_SEQS, vllm)
+    if not checks:
+        return []
+    said = _cite(checks[0], {"max_num_batched_tokens": tokens, "max_num_seqs": batch})
+    source = shape.batch_size.source if shape.batch_size else ""
+    message = (
+        f"{key}={tokens} is below the {batch} sequences a step may hold (max_num_seqs: {source}): vLLM {vllm} "
+        f"stops the start-up with {said} — raise {key} to at least {batch}, or lower option.max_rolling_batch_size"
+    )
+    return [Problem(TOKENS_BELOW_SEQS, "error", message, key)]
+
+
+# --- the cache -----------------------------------------------------------------------------------------
+
+
+def _sliding_window(target: Target, vllm: str) -> int | None:
+    """The sliding window ModelConfig keeps (none where it turns an interleaved one off, 0.5-0.6)."""
+    from lmi_config.knowledge.attention_backends import attention_release
+
+    arch = target.arch
+    if arch is None or arch.sliding_window is None:
+        return None
+    facts = attention_release(vllm)
+    disabled = facts.sliding_window_disabled if facts is not None else None
+    if disabled and not disabled.get("only_with_backends") and arch.model_type in disabled["model_types"]:
+        return None
+    return arch.sliding_window
+
+
+def _prefix_caching(
+    config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str
+) -> list[Problem]:
+    from lmi_config.shape.attention_selection import engine_environment
+    from lmi_config.sizing.vllm_release import vllm_version
+
+    if not flag(config, "option.enable_prefix_caching") or flag(config, "option.disable_sliding_window"):
+        return []
+    checks = covered_checks(PREFIX_CACHING, vllm)
+    window = _sliding_window(target, vllm)
+    kv = (shape.engine.kv_cache_dtype or "auto").lower()
+    use_v1 = engine_environment(config).get("VLLM_USE_V1")
+    v1 = vllm_version(vllm).engine == "v1" if use_v1 is None else use_v1.strip() not in ("0", "false")
+    for check in checks:
+        text = " ".join(check.conditions)
+        if "sliding_window" in text and window is not None and not ("VLLM_USE_V1" in text and v1):
+            what = f"{target.model_id} has a sliding window of {window} (config.json sliding_window)"
+            fix = "option.enable_prefix_caching=false, or a vLLM release whose engine caches prefixes with it"
+            return [_prefix_problem(check, what, fix, vllm)]
+        if "cache_dtype" in text and kv == "fp8":
+            return [_prefix_problem(check, "option.kv_cache_dtype=fp8", "option.kv_cache_dtype=auto", vllm)]
+    return []
+
+
+def _prefix_problem(check: EngineCheck, what: str, fix: str, vllm: str) -> Problem:
+    message = (
+        f"option.enable_prefix_caching=true and {what}: vLLM {vllm} stops the start-up with {_cite(check, {})} — "
+        f"set {fix}"
+    )
+    return Problem(PREFIX_CACHING, "error", message, "option.enable_prefix_caching")
+
+
+def _kv_cache_dtype(config: CanonicalConfig, vllm: str) -> list[Problem]:
+    written = (config.get("option.kv_cache_dtype") or "").strip()
+    if not written or written == "auto":
+        return []
+    for check in covered_checks(KV_CACHE_DTYPE, vllm):
+        allowed = _literal_values(check.conditions)
+        if allowed and written not in allowed:
+            message = (
+                f"option.kv_cache_dtype={written}: vLLM {vllm} stops the start-up with "
+                f"{_cite(check, {'cache_dtype': written})} — use auto or one of {', '.join(allowed)}"
+            )
+            return [Problem(KV_CACHE_DTYPE, "error", message, "option.kv_cache_dtype")]
+    return []
+
+
+def _literal_values(conditions: tuple[str, ...]) -> tuple[str, ...]:
+    """The literal tuple a condition compares with (``not self.cache_dtype in ('fp8', 'fp8_e4m3')``)."""
+    for condition in conditions:
+        match = re.search(r" in (\([^()]*\)|\[[^\[\]]*\])$", condition)
+        if match:
+            try:
+                values = ast.literal_eval(match.group(1))
+            except (ValueError, SyntaxError):
+                continue
+            return tuple(str(value) for value in values)
+    return ()
+
+
+def _swap_space(config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str) -> list[Problem]:
+    text = (config.get("option.swap_space") or "").strip()
+    instance, tp = target.instance, shape.tensor_parallel or 1
+    try:
+        swap_gib = float(text) if text else None
+    except ValueError:
+        return []
+    if swap_gib is None or instance is None or not instance.host_memory_gib:
+        return []
+    for check in covered_checks(SWAP_SPACE, vllm):
+        share = re.search(r"> ([0-9.]+) \* total_cpu_memory", " ".join(check.conditions))
+        if share is None:
+            continue
+        used = swap_gib * tp
+        limit = float(share.group(1)) * instance.host_memory_gib
+        if used <= limit:
+            return []
+        message = (
+            f"option.swap_space={text} GiB per GPU x TP {tp} = {used:g} GiB of swap space, above "
+            f"{float(share.group(1)):.0%} of the {instance.host_memory_gib:g} GiB of host memory of a "
+            f"{instance.instance_type}: vLLM {vllm} stops the start-up with 'Too large swap space. ...' ({check.cited}) — "
+            f"set option.swap_space to at most {int(limit // tp)}"
+        )
+        return [Problem(SWAP_SPACE, "error", message, "option.swap_space")]
+    return []
+
+
+# --- experts -------------------------------------------------------------------------------------------
+
+
+def _experts(config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str) -> list[Problem]:
+    from lmi_config.knowledge.model_classes import model_classes
+
+    arch, tp = target.arch, shape.tensor_parallel
+    if arch is None:
+        return []
+    checks = covered_checks(EXPERTS, vllm)
+    expert_parallel = flag(config, "option.enable_expert_parallel")
+    if expert_parallel and not arch.num_experts:
+        check = next((c for c in checks if "expert parallelism is enabled" in c.message), None)
+        if check is not None:
+            message = (
+                f"option.enable_expert_parallel=true for {arch.model_id}, which has no experts: vLLM {vllm} stops "
+                f"the start-up with {_cite(check, {})} — remove option.enable_expert_parallel"
+            )
+            return [Problem(EXPERTS, "error", message, "option.enable_expert_parallel")]
+    classes = model_classes(vllm)
+    module = classes.module_path(arch.architectures) if classes is not None else None
+    if tp is None or not arch.num_experts or tp <= arch.num_experts or module is None or expert_parallel:
+        return []
+    check = next((c for c in checks if c.path == module and "tp_size >" in " ".join(c.conditions)), None)
+    if check is None:
+        return []
+    said = re.sub(r"\{[^{}]*experts[^{}]*\}", str(arch.num_experts), check.message_with({"tp_size": tp}))
+    message = (
+        f"TP {tp} is more than the {arch.num_experts} experts of {arch.model_id}: vLLM {vllm} stops building "
+        f"the model with '{said}' ({check.cited}) — use a TP degree of at most {arch.num_experts}"
+    )
+    return [Problem(EXPERTS, "error", message, TP_KEY)]
