@@ -79,6 +79,9 @@ def build_config(target: LintTarget) -> CanonicalConfig:
         if source.env is not None:
             for env_entry in source.env.entries:
                 mapping = classify_env(env_entry.name)
+                if mapping.kind == "process":  # VLLM_USE_V1, NEURON_*: the engine's processes inherit them
+                    config.process_environment[env_entry.name] = env_entry.value
+                    continue
                 if mapping.kind != "config" or mapping.key is None or mapping.role is None:
                     continue
                 if env_entry.value == "" and env_entry.name.startswith("OPTION_"):

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
 
-from lmi_config.api import lint_text
+from lmi_config.api import lint_paths, lint_text
+from lmi_config.lint import LintOptions
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -230,3 +232,15 @@ def test_the_reader_resolves_a_backends_head_sizes_and_refusals_from_its_code() 
     assert facts["selection"]["kind"] == "selector"
     assert facts["selection"]["v0"]["flash_min_capability"] == 80
     assert facts["selection"]["v0"]["falls_back_for"] == ["dtype"]
+
+
+def test_the_engine_variable_in_an_env_file_is_seen_as_the_worker_inherits_it(tmp_path: Path) -> None:
+    # the model's Environment (an env file) reaches the Python worker as option.env does: no false error
+    (tmp_path / "serving.properties").write_text(PHI2_FILE)
+    (tmp_path / "model.env").write_text("VLLM_USE_V1=0\n")
+    options = LintOptions(backend="vllm", lmi_version="0.33.0", instance="ml.g5.2xlarge", model=PHI2)
+    found = [finding for finding in lint_paths([str(tmp_path)], options).findings if finding.code == "LMI618"]
+    assert not found
+    (tmp_path / "model.env").write_text("VLLM_USE_V1=1\n")
+    found = [finding for finding in lint_paths([str(tmp_path)], options).findings if finding.code == "LMI618"]
+    assert len(found) == 1

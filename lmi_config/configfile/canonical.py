@@ -126,6 +126,9 @@ class CanonicalConfig:
 
     settings: dict[str, Setting] = field(default_factory=dict)
     candidates: dict[str, list[Setting]] = field(default_factory=dict)
+    # variables of the env files the container's processes inherit (VLLM_USE_V1, NEURON_CC_FLAGS):
+    # not options, but the engine reads them
+    process_environment: dict[str, str] = field(default_factory=dict)
 
     def offer(self, setting: Setting) -> None:
         """Add a value; it takes effect if its role outranks the current one."""

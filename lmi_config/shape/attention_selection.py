@@ -8,8 +8,8 @@
 - ``priority`` (0.11+): the first of an ordered list whose own validation accepts the model.
 
 Where the facts do not decide (an unread condition, a package the image may lack), every backend the
-release could pick stays possible; ``VLLM_ATTENTION_BACKEND`` and ``VLLM_USE_V1`` are read from
-``option.env``, the one place a configuration file gives the engine's environment.
+release could pick stays possible; ``VLLM_ATTENTION_BACKEND`` and ``VLLM_USE_V1`` are read from the
+env files (the container's environment, which the worker inherits) and ``option.env``.
 """
 
 from __future__ import annotations
@@ -57,8 +57,10 @@ class Selection(NamedTuple):
 
 
 def engine_environment(config: CanonicalConfig) -> dict[str, str]:
-    """``option.env``'s variables (``K1=V1,K2=V2``, split as djl-serving's PyModel splits them)."""
-    found: dict[str, str] = {}
+    """The engine's environment: the container's (the env files' process variables, which the Python
+    worker inherits), then ``option.env``'s variables (``K1=V1,K2=V2``, split as djl-serving's PyModel
+    splits them), which are set for the worker over them."""
+    found: dict[str, str] = dict(getattr(config, "process_environment", {}))
     for part in (config.get(ENV_KEY) or "").split(","):
         name, equals, value = part.partition("=")
         if equals and name.strip():
