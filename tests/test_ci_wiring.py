@@ -107,7 +107,9 @@ def test_gitlab_code_quality_report(tmp_path: Path) -> None:
     assert {issue["severity"] for issue in tp} == {"major"} and len(tp) == 2
 
 
-def test_broken_json_is_reported_when_it_says_it_is_an_environment_and_skipped_otherwise(tmp_path: Path) -> None:
+def test_broken_json_is_reported_when_it_says_it_is_an_environment_and_skipped_otherwise(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "tsconfig.json").write_text('{\n  // comments are not JSON\n  "compilerOptions": {}\n}\n')
     (tmp_path / "environment.json").write_text("[1, 2]\n")
     skipped = run_cli("lint", "--strict", "tsconfig.json", cwd=tmp_path)

@@ -9,6 +9,7 @@ is moto's. Each test checks the requests SageMaker received and what stays after
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -226,8 +227,9 @@ def test_on_neuron_a_component_is_given_devices_and_its_tensor_parallelism_count
 ) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "lmi_config", "deploy", str(NEURON_COMPONENTS), "--dry-run", "--format", "json",
-         "--region", REGION, "--endpoint-name", "llama-pair"],
+         "--region", REGION, "--endpoint-name", "llama-pair", "--secret-env", "HF_TOKEN"],
         capture_output=True, cwd=tmp_path, timeout=180,
+        env={**os.environ, "HF_TOKEN": "hf_" + "FakeTokenForTheTests0123456789ab"},  # a gated model needs one
     )  # fmt: skip
     assert completed.returncode == 0, completed.stderr.decode()
     plan = json.loads(completed.stdout)

@@ -286,8 +286,10 @@ def test_a_failed_endpoint_prints_the_reason_and_the_log_and_leaves_nothing(
         "broken-llama",
         "--s3-prefix",
         f"s3://{BUCKET}/lmi",
+        "--secret-env",
+        "HF_TOKEN",  # a gated model: deploy refuses it without a token for the container
     )
-    run = deploy(server, *arguments, tmp=tmp_path)
+    run = deploy(server, *arguments, tmp=tmp_path, extra_env={"HF_TOKEN": HF_TOKEN})
     assert run.returncode == 3, run.output
     assert FAILURE_REASON in run.stdout
     assert DEVICE_ERROR in run.stdout
@@ -306,7 +308,10 @@ def test_moto_still_rejects_inf2_without_the_patch_and_the_model_is_removed(
                 {"VariantName": "AllTraffic", "ModelName": "m", "InstanceType": "ml.inf2.24xlarge"}
             ],
         )
-    run = deploy(server, str(LLAMA_INF2), *COMMON, "--endpoint-name", "llama-unpatched", tmp=tmp_path)
+    run = deploy(
+        server, str(LLAMA_INF2), *COMMON, "--endpoint-name", "llama-unpatched", "--secret-env", "HF_TOKEN",
+        tmp=tmp_path, extra_env={"HF_TOKEN": HF_TOKEN},
+    )  # fmt: skip
     assert run.returncode == 3, run.output
     assert "deploy failed at sagemaker.create_endpoint_config" in run.stdout
     assert "failed to satisfy constraint" in run.stdout
