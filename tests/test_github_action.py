@@ -69,7 +69,9 @@ def test_a_clean_repository_passes_and_unusable_input_is_exit_2(tmp_path: Path) 
     assert missing.returncode == 2 and outputs == {"exit-code": "2"}
 
 
-BAD_TP = "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=3\n"
+BAD_TP = (
+    "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=3\n"
+)
 GOOD = "option.model_id=Qwen/Qwen2.5-1.5B-Instruct\noption.rolling_batch=vllm\n"
 PINNED = "--backend vllm --lmi-version 0.30.0"
 

@@ -150,7 +150,9 @@ class FamilyFit(Strict):
     sources: list[str]
     fitted_rows: list[str | None]
     not_fitted_rows: list[str | None]
-    errors: dict[Literal["fitted", "not_fitted"], dict[Literal["ttft", "tpot", "throughput"], MetricError | None]]
+    errors: dict[
+        Literal["fitted", "not_fitted"], dict[Literal["ttft", "tpot", "throughput"], MetricError | None]
+    ]
     cross_validation: CrossValidation
     residuals: list[Residual]
 
