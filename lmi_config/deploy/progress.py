@@ -123,16 +123,13 @@ def wait_until_component_deleted(
     clock: Callable[[], float] = time.monotonic,
 ) -> bool:
     """Whether the inference component is gone before the timeout (the endpoint can go only then)."""
-    started = clock()
-    while clock() - started < timeout_seconds:
-        try:
-            sagemaker.describe_inference_component(InferenceComponentName=name)
-        except aws_errors() as error:
-            if is_missing(error):
-                return True
-            raise
-        sleep(poll_seconds)
-    return False
+    return _until_missing(
+        lambda: sagemaker.describe_inference_component(InferenceComponentName=name),
+        timeout_seconds,
+        poll_seconds,
+        sleep,
+        clock,
+    )
 
 
 def wait_until_deleted(
@@ -145,10 +142,23 @@ def wait_until_deleted(
     clock: Callable[[], float] = time.monotonic,
 ) -> bool:
     """Whether the endpoint is gone before the timeout (its config can be deleted only then)."""
+    return _until_missing(
+        lambda: sagemaker.describe_endpoint(EndpointName=name), timeout_seconds, poll_seconds, sleep, clock
+    )
+
+
+def _until_missing(
+    describe: Callable[[], Any],
+    timeout_seconds: float,
+    poll_seconds: float,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+) -> bool:
+    """Whether ``describe`` reports the resource missing before the timeout (polled every ``poll_seconds``)."""
     started = clock()
     while clock() - started < timeout_seconds:
         try:
-            sagemaker.describe_endpoint(EndpointName=name)
+            describe()
         except aws_errors() as error:
             if is_missing(error):
                 return True
