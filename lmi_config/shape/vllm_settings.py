@@ -185,9 +185,10 @@ def _experts(config: CanonicalConfig, target: Target, shape: ContainerShape, vll
     arch, tp = target.arch, shape.tensor_parallel
     if arch is None:
         return []
-    checks = covered_checks(EXPERTS, vllm)
+    # the catalogue (megabytes) is read only once a cheap precondition holds: most lints need none
     expert_parallel = flag(config, "option.enable_expert_parallel")
     if expert_parallel and not arch.num_experts:
+        checks = covered_checks(EXPERTS, vllm)
         check = next((c for c in checks if "expert parallelism is enabled" in c.message), None)
         if check is not None:
             message = (
@@ -199,6 +200,7 @@ def _experts(config: CanonicalConfig, target: Target, shape: ContainerShape, vll
     module = classes.module_path(arch.architectures) if classes is not None else None
     if tp is None or not arch.num_experts or tp <= arch.num_experts or module is None or expert_parallel:
         return []
+    checks = covered_checks(EXPERTS, vllm)
     check = next((c for c in checks if c.path == module and "tp_size >" in " ".join(c.conditions)), None)
     if check is None:
         return []
