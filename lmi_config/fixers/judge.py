@@ -138,11 +138,6 @@ class _Judge:
             self._before = _verdict(self.relint({}))
         return self._before
 
-    def accepts(self, fix: Fix, severity: str) -> bool:
-        if fix.path not in self.texts or self.budget <= 0 or self.shows_secret(fix):
-            return False
-        return self._pass([(fix, severity)]) is True
-
     def can_judge(self, fix: Fix) -> bool:
         """Whether :meth:`after` can give a verdict: judged already, or a re-lint is left."""
         return (fix.path, fix.edits) in self._after or self.budget > 0
@@ -173,7 +168,7 @@ class _Judge:
 
     def accepts_together(self, fixes: list[tuple[int, Fix, str]]) -> tuple[list[tuple[int, Fix]], int]:
         """Judge fixes of disjoint lines with as few re-lints as it takes: all together first, then
-        halves of a group that fails, down to single fixes (each judged as :meth:`accepts` would).
+        halves of a group that fails, down to single fixes (each judged as one fix alone is).
         Returns the accepted ones and how many the budget left unjudged."""
         if not fixes:
             return [], 0
