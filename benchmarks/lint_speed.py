@@ -13,7 +13,8 @@ Prints, for one interpreter (``--python``, default: the one running this script)
 and a table against the budgets (one file <= 150 ms, 1,000 files <= 1.5 s).
 
 Only the standard library is used. Each timed run is preceded by one untimed run so that
-bytecode caches exist: "cold" here means a fresh process, not a fresh disk.
+bytecode caches and lmi-config's parsed-data cache (docs/lint.md#cache) exist: "cold" here means a
+fresh process, not a fresh disk.
 
     python benchmarks/lint_speed.py
     python benchmarks/lint_speed.py --python /tmp/venv/bin/python --runs 9

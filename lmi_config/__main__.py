@@ -1,5 +1,5 @@
 """``python -m lmi_config``."""
 
-from lmi_config.cli import main
+from lmi_config.launch import main
 
 main()

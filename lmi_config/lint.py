@@ -14,7 +14,6 @@ from lmi_config.configfile.canonical import CanonicalConfig, Origin, Setting, cl
 from lmi_config.configfile.loader import InputError, LintTarget, parse_source
 from lmi_config.configfile.text import collector_paused
 from lmi_config.context import Context, read_pragmas, resolve_context
-from lmi_config.fixers.judge import attach_fixes
 from lmi_config.knowledge import version_tuple
 from lmi_config.knowledge.environment import runtime_settings, tgi_translations
 from lmi_config.report.kept import Kept
@@ -409,6 +408,8 @@ def lint_targets(targets: list[LintTarget], options: LintOptions | None = None) 
         with collector_paused():  # findings hold no cycles; see collector_paused
             findings = lint_unit(unit, unit_options, result.hidden)
             if unit_options.judge_fixes and findings:
+                from lmi_config.fixers.judge import attach_fixes  # a file with findings only
+
                 judged = attach_fixes(unit, findings, _relinter(unit, unit_options))
                 findings = judged.findings
                 result.unjudged += judged.unjudged

@@ -87,6 +87,9 @@ class _GuardedGroup(click.Group):
             import importlib
 
             importlib.import_module(f"lmi_config.cli.{COMMAND_MODULES[cmd_name]}")  # registers it
+        from lmi_config import collector
+
+        collector.resume()  # the command's modules are in (lmi_config.launch paused collection)
         return self.commands.get(cmd_name)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:

@@ -13,8 +13,8 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lmi_config.configfile.envfile import EnvDocument, parse_env_json, parse_env_text
 from lmi_config.configfile.properties import (
     PropertiesDocument,
     decode_properties_bytes,
@@ -22,6 +22,9 @@ from lmi_config.configfile.properties import (
 )
 from lmi_config.errors import InputError as InputError
 from lmi_config.io import MAX_INPUT_BYTES, read_bounded, special_file_kind
+
+if TYPE_CHECKING:
+    from lmi_config.configfile.envfile import EnvDocument
 
 MAX_FILE_BYTES = MAX_INPUT_BYTES
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
@@ -103,6 +106,8 @@ def parse_source(path: str, raw: bytes, directory: Path | None, kind: str | None
     if kind == "properties":
         text = decode_properties_bytes(raw)
         return SourceFile(path, kind, text, raw, directory, properties=parse_properties(text))
+    from lmi_config.configfile.envfile import parse_env_json, parse_env_text  # not for properties
+
     text = raw.decode("utf-8", errors="replace")
     document = parse_env_json(text) if kind == "json" else parse_env_text(text)
     return SourceFile(path, kind, text, raw, directory, env=document)

@@ -6,8 +6,13 @@ Every data file is JSON (fast to load on the lint path) and every entry carries 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import marshal
+import os
 import re
+import sys
+import zlib
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -17,9 +22,82 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 @cache
 def load_data(name: str) -> Any:
-    """Parse ``lmi_config/data/<name>`` (cached)."""
-    with open(DATA_DIR / name, encoding="utf-8") as handle:
-        return json.load(handle)
+    """Parse ``lmi_config/data/<name>`` (cached in the process, and on disk as :mod:`marshal`).
+
+    JSON stays the one form the facts are kept and reviewed in. Parsing the catalogues a lint reads
+    (about 2 MB) is the largest single cost of a cold lint after imports, so the parsed value is
+    also kept in the user's cache, as Python keeps compiled modules beside their source: a marshal
+    load takes about half the time (``benchmarks/lint_speed.py``). The entry is keyed by the data
+    file's path, size and modification time and by the interpreter, so an edited, upgraded or
+    reinstalled file is parsed again; an unreadable or damaged entry is ignored.
+    """
+    path = DATA_DIR / name
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())
+        entry = _marshal_entry(path, stat)
+        if entry is not None:
+            value = _read_marshal(entry)
+            if value is not _MISSING:
+                return value
+        value = json.loads(handle.read())
+    if entry is not None:
+        _write_marshal(entry, value)
+    return value
+
+
+_MISSING = object()
+CACHE_VARIABLE = "LMI_CONFIG_CACHE_DIR"  # where parsed data is kept; "off" (or "") keeps none
+
+
+def _marshal_entry(path: Path, stat: os.stat_result) -> Path | None:
+    """The cache file for this exact data file under this interpreter (None: caching is off)."""
+    configured = os.environ.get(CACHE_VARIABLE)
+    if configured is not None and configured.strip().lower() in ("", "off", "0", "none"):
+        return None
+    if configured:
+        base = Path(configured)
+    else:
+        try:
+            base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lmi-config" / "data"
+        except (RuntimeError, KeyError):  # no home directory to keep a cache in
+            return None
+    place = zlib.crc32(os.fsencode(path))  # one installation's files, apart from another's
+    version = f"{stat.st_size}-{stat.st_mtime_ns}-{sys.implementation.cache_tag}-{marshal.version}"
+    return base / f"{path.stem}-{place:08x}.{version}.marshal"
+
+
+def _read_marshal(entry: Path) -> Any:
+    try:
+        with open(entry, "rb") as handle:
+            if hasattr(os, "getuid") and os.fstat(handle.fileno()).st_uid != os.getuid():  # this user's only
+                return _MISSING
+            return marshal.loads(handle.read())
+    except (OSError, ValueError, EOFError, TypeError):
+        return _MISSING
+
+
+def _write_marshal(entry: Path, value: Any) -> None:
+    """Keep ``value`` for the next process; any failure (read-only home, full disk) only means
+    the next process parses the JSON again. Written whole or not at all (rename into place)."""
+    import tempfile
+
+    try:
+        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-", suffix=".marshal")
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(marshal.dumps(value))
+            os.replace(temporary, entry)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        for stale in entry.parent.glob(f"{entry.name.split('.', 1)[0]}.*.marshal"):
+            if stale != entry:  # an earlier version of this file in this installation
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+    except (OSError, ValueError):
+        return
 
 
 @cache

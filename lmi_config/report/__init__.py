@@ -10,14 +10,15 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote_from_bytes
 
 from lmi_config import __version__
-from lmi_config.fixers.edits import Edit, Fix
-from lmi_config.report.rule_pages import page_url, rule_page
 from lmi_config.rules.base import Finding, Rule
 from lmi_config.secrets import redact
-from lmi_config.strict_json import dump_json
+
+if TYPE_CHECKING:  # a text report (the common case) needs none of the machine formats' modules
+    from lmi_config.fixers.edits import Edit, Fix
 
 MAX_TEXT_NOTES = 10
 MAX_FINDINGS_PER_RULE = 20  # per rule and file in text output; --max-findings changes it, 0 = all
@@ -168,6 +169,8 @@ def _collapsed(
 
 def format_json(findings: Sequence[Finding], summary: dict[str, object]) -> str:
     """One JSON document: ``{"findings": [...], "summary": {...}}``."""
+    from lmi_config.strict_json import dump_json
+
     shown = [{**finding.as_dict(), "message": redact(finding.message)} for finding in findings]
     notes = summary.get("notes")
     if isinstance(notes, list):
@@ -210,6 +213,9 @@ def sarif_artifact_location(path: str, base: Path) -> dict[str, str]:
 def format_sarif(findings: Sequence[Finding], rules: Sequence[Rule], base: Path | None = None) -> str:
     """SARIF 2.1.0 with one run, every rule described, one result per finding; every location is a
     URI relative to ``base`` (default: the current directory), given as ``%SRCROOT%``."""
+    from lmi_config.report.rule_pages import page_url, rule_page
+    from lmi_config.strict_json import dump_json
+
     base = base if base is not None else Path.cwd()
     rule_index = {item.code: position for position, item in enumerate(rules)}
     results = []
@@ -342,6 +348,8 @@ def format_gitlab(findings: Sequence[Finding], base: Path | None = None) -> str:
     told apart by their order.
     """
     import hashlib
+
+    from lmi_config.strict_json import dump_json
 
     root = (base or Path.cwd()).resolve()
     seen: Counter[str] = Counter()
