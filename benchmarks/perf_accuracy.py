@@ -14,7 +14,9 @@ is predicted by the fit on the other sources, which ``scripts/fit_perf.py`` stor
 ``--check`` recomputes; any other source by the stored fit. Each with its harness's terms where the
 fit knows its harness (other campaigns of the same tool), none otherwise. It is printed per engine
 family and metric (median and mean absolute percentage error, with the rows and sources each
-covers). The development fit's own error (every row predicted by the parameters fitted on it) follows,
+covers), then per source and per regime (requests in flight per copy: one, 2-8, 9-32, more; prompts up
+to 2,048 tokens or longer), where the misses are. The development fit's own error (every row predicted
+by the parameters fitted on it) follows,
 for Neuron and GPU, the rows fitted / not fitted and per source and model: secondary figures.
 The last line is one JSON object: rows, skipped, ttft_mape, tpot_mape, throughput_mape (mean
 absolute percentage error of the headline predictions, percent), pair_order_agreement (percent of
@@ -210,6 +212,33 @@ def _headline_lines(results: Sequence[Result]) -> list[str]:
     return lines
 
 
+def _load_regime(row: Mapping[str, Any]) -> str:
+    """The load a row measured, per copy (one request, a few, tens, more) and its prompt length."""
+    copies = row.get("dp_or_copies") or 1
+    load = (row.get("concurrency") or row.get("batch_size") or 1) / copies
+    users = "1 in flight" if load <= 1 else "2-8" if load <= 8 else "9-32" if load <= 32 else ">32"
+    prompt = "prompt <=2048" if (row.get("input_tokens") or 0) <= 2048 else "prompt >2048"
+    return f"{users}, {prompt}"
+
+
+def left_out_breakdown(results: Sequence[Result]) -> list[str]:
+    """The headline's MAPE per family, metric and source, then per family, metric and regime."""
+    lines = []
+    for label, key in (("source", lambda r: source_of(r.row)), ("regime", lambda r: _load_regime(r.row))):
+        lines.append(f"leave one source out, per {label}:")
+        groups: dict[tuple[str, str, str], list[float]] = {}
+        for result in results:
+            for metric in result.headline or []:
+                error = abs(metric.predicted - metric.measured) / metric.measured
+                groups.setdefault((result.family, metric.name, key(result)), []).append(error)
+        for (family, metric, name), errors in sorted(groups.items()):
+            lines.append(
+                f"  {_shown(family):<12} {metric:<11} {len(errors):>5} rows  MAPE {100 * sum(errors) / len(errors):6.1f} %  "
+                f"{_shown(name)}"
+            )
+    return lines
+
+
 def _order_key(result: Result, headline: bool) -> tuple[str, float, float] | None:
     """(what orders the pair, measured, predicted), larger is better: output tokens/s where measured,
     else TPOT (negated)."""
@@ -330,6 +359,7 @@ def report(rows: Sequence[Any]) -> list[str]:
         lines.extend(_row_line(result) for result in superseded)
         lines.append(_summary("  superseded rows (not scored)", superseded))
     lines.extend(_headline_lines(results))
+    lines.extend(left_out_breakdown(results))
     lines.append("the development fit (rows predicted by the parameters fitted on them; secondary):")
     splits = fit_splits()
     for group in GROUPS:

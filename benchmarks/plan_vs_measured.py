@@ -12,10 +12,15 @@ the measured TTFT and TPOT by Little's law (users x output tokens / (TTFT + (out
 aiconfigurator's rows give no throughput). Plan's view is the performance model's prediction for an
 endpoint (no harness terms), by a fit that never saw the row's source (``scripts/fit_perf.py``'s
 fold without it, as ``benchmarks/perf_accuracy.py``'s headline). Both sides rank as plan does within
-one instance type: throughput per instance, the rows within the default latency target (TTFT 2 s,
-TPOT 100 ms: measured figures for the measured best, predicted ones for plan's pick) before any
-other; ``--no-latency-target`` ranks by throughput alone (what is left to choose is then mostly the
-TP degree and copies). A group counts where at least two configurations differ in measured
+one instance type: throughput per instance, the rows within the default latency target before any
+other (``data/latency_targets.json``: MLPerf's server scenario, TTFT 2 s and TPOT 100 ms at the
+99th percentile of requests), judged by plan's own ``PlanWorkload.target_misses``. Both sides are
+judged at the statistic the source measures: at the 99th percentile where it states one (the Neuron
+pages' p99 columns: measured p99 against plan's predicted p99 TTFT, which is what plan ranks by),
+else at the figure it gives (aiconfigurator: one value per run, mean or median unstated) against
+plan's predicted mean -- a measured mean says nothing of the p99 it would be held to.
+``--no-latency-target`` ranks by throughput alone (what is left to choose is then mostly the TP
+degree and copies). A group counts where at least two configurations differ in measured
 throughput. A pick that breaks the target as measured where the best meets it is a miss, whatever
 its throughput.
 
@@ -47,13 +52,14 @@ from lmi_config.io import OutputError, write_output  # noqa: E402
 from lmi_config.perf import UnsupportedConfiguration, engine_family  # noqa: E402
 from lmi_config.perf.error import intervals  # noqa: E402
 from lmi_config.perf.measured import read_row, source_of, superseded_by_newer_software  # noqa: E402
-from lmi_config.plan.workload import DEFAULT_TARGET_TPOT_MS, DEFAULT_TARGET_TTFT_MS  # noqa: E402
+from lmi_config.plan.workload import PlanWorkload  # noqa: E402
 
 DEFAULTS = (
     ROOT.parent / "shared" / "reference" / "perf_measurements.json",
     ROOT / "benchmarks" / "optimum_neuron_perf.json",
 )
 KEEP = 0.9  # the share of the best's throughput that counts as "within 10 %"
+TARGET = PlanWorkload()  # plan's default workload judges a row against the default latency target
 
 
 class Member(NamedTuple):
@@ -73,10 +79,21 @@ class Member(NamedTuple):
         return f"{shorten(str(row.get('id')), 20)} (TP {row.get('tp')}, batch {row.get('batch_size')}, load {load})"
 
 
-def _within(ttft: Any, tpot: Any) -> bool:
-    return not (positive(ttft) and ttft > DEFAULT_TARGET_TTFT_MS) and not (
-        positive(tpot) and tpot > DEFAULT_TARGET_TPOT_MS
+def measured_within(row: Mapping[str, Any]) -> bool:
+    """The row's measured TTFT and TPOT within the default latency target, each at the target's
+    percentile (p99) where the source states it, else as the source states it."""
+    ttft = row.get("ttft_p99_ms") if positive(row.get("ttft_p99_ms")) else row.get("ttft_ms")
+    tpot = row.get("tpot_p99_ms") if positive(row.get("tpot_p99_ms")) else row.get("tpot_ms")
+    return not TARGET.target_misses(
+        float(ttft) if positive(ttft) else 0.0, float(tpot) if positive(tpot) else 0.0
     )
+
+
+def predicted_within(row: Mapping[str, Any], prediction: Any) -> bool:
+    """The prediction within the default latency target at the statistic the row measures: the
+    predicted p99 TTFT where the source states a p99 (what plan ranks by), else the predicted mean."""
+    ttft = prediction.ttft_p99_ms if positive(row.get("ttft_p99_ms")) else prediction.ttft_ms
+    return not TARGET.target_misses(ttft, prediction.tpot_ms)
 
 
 def member(row: Mapping[str, Any], rows: Sequence[Any]) -> Member | None:
@@ -119,9 +136,9 @@ def member(row: Mapping[str, Any], rows: Sequence[Any]) -> Member | None:
         row,
         per_copy * fill,
         derived,
-        _within(ttft, tpot),
+        measured_within(row),
         prediction.output_tokens_per_second,
-        _within(prediction.ttft_ms, prediction.tpot_ms),
+        predicted_within(row, prediction),
     )
 
 

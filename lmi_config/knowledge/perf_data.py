@@ -1,6 +1,7 @@
 """The performance model's data: device facts and the shapes engines compile
 (``data/perf_devices.json``), the fitted efficiency parameters of each engine family
-(``data/perf_fit.json``), and where measured runs were far from the figures (``data/perf_caveats.json``)."""
+(``data/perf_fit.json``), where measured runs were far from the figures (``data/perf_caveats.json``),
+and the latency targets plan ranks within (``data/latency_targets.json``)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,9 @@ def engine_buckets(engine: str) -> dict[str, Any] | None:
 def measured_caveats() -> list[dict[str, Any]]:
     """Where measured runs the model never saw were far from its figures (refused, or marked)."""
     return list(load_data("perf_caveats.json")["caveats"])
+
+
+def latency_targets() -> dict[str, Any]:
+    """The benchmark suite's latency targets (TTFT, TPOT, the percentile they hold at), and which is
+    plan's default (``scripts/gen_latency_targets.py``)."""
+    return dict(load_data("latency_targets.json"))

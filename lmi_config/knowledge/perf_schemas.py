@@ -1,6 +1,7 @@
 """Schemas of the performance model's data files: device facts (``perf_devices.json``), the
-fitted efficiency parameters with their inputs and residuals (``perf_fit.json``), and where measured
-runs were far from the figures (``perf_caveats.json``)."""
+fitted efficiency parameters with their inputs and residuals (``perf_fit.json``), where measured
+runs were far from the figures (``perf_caveats.json``), and the latency targets plan ranks within
+(``latency_targets.json``)."""
 
 from __future__ import annotations
 
@@ -204,3 +205,28 @@ class PerfCaveat(Sourced):
 
 class PerfCaveatsFile(Sourced):
     caveats: list[PerfCaveat]
+
+
+class LatencyTarget(Sourced):
+    """A latency target a benchmark suite holds a model to (``scripts/gen_latency_targets.py``):
+    TTFT and TPOT in ms, each at the ``percentile`` of the requests."""
+
+    benchmark: str = Field(min_length=1)
+    scenario: Literal["Server"]
+    ttft_ms: float = Field(gt=0)
+    tpot_ms: float = Field(gt=0)
+    percentile: float = Field(gt=0, lt=100)
+
+
+class LatencyTargetsFile(Sourced):
+    default: str  # the benchmark whose target plan ranks within unless the user gives a limit
+    targets: list[LatencyTarget] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _default_is_listed(self) -> LatencyTargetsFile:
+        names = [target.benchmark for target in self.targets]
+        if len(set(names)) != len(names):
+            raise ValueError("a benchmark is listed twice")
+        if self.default not in names:
+            raise ValueError(f"default {self.default!r} is not among the targets")
+        return self

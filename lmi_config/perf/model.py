@@ -20,6 +20,13 @@ continuous batching a request waits for the decode step in progress and for the 
 it, a single server's queue (M/D/1) at the utilisation its arrivals give: in an open loop the rate,
 in a closed loop the throughput the users' own requests make (at most the others in flight).
 
+The 99th percentile of TTFT over requests (what latency targets such as MLPerf's hold) adds the
+tails of those waits: a whole decode step in progress rather than half of one, and the M/D/1 wait's
+99th percentile from its exponential tail (Cramer-Lundberg: the decay rate and constant of M/D/1
+at the same utilisation), bounded in a closed loop by the others' prefills as the mean is. A static
+batch waits for nothing random: its p99 is its mean. TPOT is a mean over a request's own steps, so
+its spread over requests is small and it is not widened.
+
 What a benchmark's harness adds (users started in waves, a warm-up counted in TTFT) is a
 :class:`Harness`, fitted per source by ``scripts/fit_perf.py`` and never folded into an engine's
 constants; a prediction for an endpoint has none.
@@ -59,6 +66,7 @@ from lmi_config.perf.types import (
 
 RATE_BISECTIONS = 40  # halvings of [0, slots]: the load under a request rate to ~1e-12 of the slots
 NO_HARNESS = Harness()
+PERCENTILE = 0.99  # the share of requests the p99 TTFT covers
 
 
 class _Copy(NamedTuple):
@@ -82,6 +90,7 @@ class _Service(NamedTuple):
     ttft: Phase
     tpot: Phase
     milliseconds: float  # TTFT + (output - 1) x TPOT
+    tail_ms: float = 0.0  # what the 99th percentile of TTFT adds to its mean (the waits' tails)
 
 
 def predict(
@@ -156,10 +165,12 @@ def _serve(copy: _Copy, running: float, users: float, arrivals: float | None) ->
     tpot = decode_step(copy.costs, copy.params, running, copy.context, workload, copy.static, copy.slots)
     terms = first_token(copy.costs, copy.params, running if copy.static else 1, copy.prompt)
     rest_ms = max(workload.output_tokens - 1, 0) * tpot.milliseconds
+    tail_ms = 0.0
     if not copy.static:
-        terms += _waits(copy, running, users, arrivals, decoding_ms(tpot), rest_ms, terms)
+        waits, tail_ms = _waits(copy, running, users, arrivals, decoding_ms(tpot), rest_ms, terms)
+        terms += waits
     ttft = phase("TTFT", terms)
-    return _Service(ttft, tpot, ttft.milliseconds + rest_ms)
+    return _Service(ttft, tpot, ttft.milliseconds + rest_ms, tail_ms)
 
 
 def _waits(
@@ -170,13 +181,14 @@ def _waits(
     step_ms: float,
     rest_ms: float,
     own: list[Term],
-) -> list[Term]:
-    """What a request waits for before its prefill under continuous batching: the decode step in
+) -> tuple[list[Term], float]:
+    """What a request waits for before its prefill under continuous batching -- the decode step in
     progress (half of one, as often as others are decoding), the prefills ahead of it, and what the
-    harness adds."""
+    harness adds -- and what the 99th percentile of those waits adds to their mean."""
     prefill_ms = copy.prefill_ms
     harness = copy.harness
     terms = []
+    tail_ms = 0.0
     if arrivals is not None:
         busy = min(users, 1.0)  # an arrival sees the mean in flight (PASTA)
         terms.append(
@@ -186,6 +198,7 @@ def _waits(
         wait_ms = rho * prefill_ms / (2 * (1 - rho)) if rho < 1 else math.inf
         note = f"queue of prefills at utilisation {rho:.2f} (M/D/1, requests arriving at random)"
         terms.append(Term("waiting for other prefills", wait_ms, note))
+        tail_ms = _step_tail(busy, step_ms) + _queue_tail(wait_ms, rho, prefill_ms)
     else:
         busy = min(running - 1, 1.0)
         if busy > 0:
@@ -193,21 +206,56 @@ def _waits(
                 Term("step in progress", busy * step_ms / 2, "half a decode step of the running sequences")
             )
         if running > 1:
-            terms.append(
-                _closed_queue(running, prefill_ms, sum(t.milliseconds for t in own + terms) + rest_ms)
+            queue, rho = _closed_queue(
+                running, prefill_ms, sum(t.milliseconds for t in own + terms) + rest_ms
             )
+            terms.append(queue)
+            # the tail of a closed loop's queue is bounded by the others, as its mean is
+            tail = _queue_tail(queue.milliseconds, rho, prefill_ms)
+            tail_ms = _step_tail(busy, step_ms) + min(tail, (running - 1) * prefill_ms - queue.milliseconds)
     if harness.burst_wait_fraction and users > 1 and arrivals is None:
         wait_ms = harness.burst_wait_fraction * (users - 1) * prefill_ms
         note = f"{harness.burst_wait_fraction:.2f} of the {count_text(users - 1)} other users' prefills (fitted per source)"
         terms.append(Term("harness: users started in waves", wait_ms, note))
-    return terms
+    return terms, max(tail_ms, 0.0)
 
 
-def _closed_queue(running: float, prefill_ms: float, service_ms: float) -> Term:
-    """The prefill queue of a closed loop: the ``running`` requests' own arrivals, at the throughput
-    they make (running / end-to-end, Little's law), queue at a single server as M/D/1 -- mean wait
-    rho p / (2 (1 - rho)) at rho = running x p / end-to-end -- but never for more than the others.
-    With E = ``service_ms`` + wait that is a quadratic in E; its larger root is the one with rho < 1."""
+def _step_tail(busy: float, step_ms: float) -> float:
+    """What the 99th percentile of the wait for the step in progress adds to its mean: the residual
+    of a step is uniform over it, found busy ``busy`` of the time."""
+    if busy <= 1 - PERCENTILE:
+        return 0.0
+    return step_ms * (1 - (1 - PERCENTILE) / busy) - busy * step_ms / 2
+
+
+def _queue_tail(mean_ms: float, rho: float, service_ms: float) -> float:
+    """What the 99th percentile of an M/D/1 wait adds to its mean ``mean_ms``, at utilisation ``rho``
+    and service time ``service_ms``: the wait's tail is P(W > t) = C exp(-theta t), theta D = x the
+    positive root of rho (e^x - 1) = x and C = (1 - rho) / (rho e^x - 1) (Cramer-Lundberg for M/G/1,
+    exact in the limit); none when fewer than 1 % of requests wait that long."""
+    if rho >= 1 or not math.isfinite(mean_ms):
+        return math.inf
+    if rho <= 1 - PERCENTILE or service_ms <= 0:
+        return 0.0
+    low, high = 0.0, 1.0
+    while rho * math.expm1(high) <= high:  # the root lies above x = 0, where both sides meet
+        high *= 2
+    for _ in range(RATE_BISECTIONS):
+        middle = (low + high) / 2
+        low, high = (middle, high) if rho * math.expm1(middle) < middle else (low, middle)
+    x = high
+    scale = (1 - rho) / (rho * math.exp(x) - 1)
+    if scale <= 1 - PERCENTILE:
+        return 0.0
+    return max(math.log(scale / (1 - PERCENTILE)) * service_ms / x - mean_ms, 0.0)
+
+
+def _closed_queue(running: float, prefill_ms: float, service_ms: float) -> tuple[Term, float]:
+    """The prefill queue of a closed loop and its utilisation: the ``running`` requests' own
+    arrivals, at the throughput they make (running / end-to-end, Little's law), queue at a single
+    server as M/D/1 -- mean wait rho p / (2 (1 - rho)) at rho = running x p / end-to-end -- but never
+    for more than the others. With E = ``service_ms`` + wait that is a quadratic in E; its larger root
+    is the one with rho < 1."""
     total = running * prefill_ms
     end_to_end = (
         (service_ms + total) + math.sqrt((service_ms - total) ** 2 + 2 * running * prefill_ms**2)
@@ -215,7 +263,7 @@ def _closed_queue(running: float, prefill_ms: float, service_ms: float) -> Term:
     wait_ms = min(max(end_to_end - service_ms, 0.0), (running - 1) * prefill_ms)
     rho = total / (service_ms + wait_ms) if service_ms + wait_ms > 0 else 0.0
     note = f"queue of the {count_text(running - 1)} others' prefills at utilisation {rho:.2f} (M/D/1, closed loop)"
-    return Term("waiting for other prefills", wait_ms, note)
+    return Term("waiting for other prefills", wait_ms, note), rho
 
 
 def _closed_loop(copy: _Copy, in_flight: float) -> Prediction:
@@ -312,6 +360,7 @@ def _prediction(
 ) -> Prediction:
     output = copy.workload.output_tokens
     return Prediction(
+        ttft_p99_ms=ttft.milliseconds + service.tail_ms,
         engine_family=copy.costs.family,
         batching="static" if copy.static else "continuous",
         running_sequences=math.ceil(running),

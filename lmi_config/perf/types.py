@@ -114,6 +114,9 @@ class Prediction(NamedTuple):
     caveat: str | None = None  # where measured runs of this kind were far from the figures, how far
     # requests in flight at the instance, waiting or served: requests/s x end-to-end (Little's law)
     requests_in_flight: float = 0.0
+    # the 99th percentile of TTFT over requests: the mean with the tails of its waits (a static batch:
+    # the mean; see lmi_config.perf.model); 0.0 where a caller built a Prediction without one
+    ttft_p99_ms: float = 0.0
 
     @property
     def ttft_ms(self) -> float:

@@ -110,6 +110,12 @@ def plan_model(request: PlanRequest) -> PlanResult:
             "no configuration meets the latency target: the rows rank by the objective regardless "
             f"({'; '.join(ranked[0].target_misses)} for the first)"
         )
+    elif ranked and ranked[0].target_edges:
+        notes.append(
+            "the first row meets the latency target by less than the model's error "
+            f"({'; '.join(ranked[0].target_edges)}): a load test at this workload (on Neuron, after "
+            "`lmi-config search`) decides whether it holds"
+        )
     notes.extend(price_notes(request.price_kind, ranked + infeasible))
     planned_instances = len({group.instance.instance_type for group in groups})
     rest = "" if exhaustive else "; the others cannot rank higher"

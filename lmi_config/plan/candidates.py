@@ -114,6 +114,9 @@ class PlannedCandidate:
     batch_reason: str = ""  # how the batch was chosen from the workload (vLLM, TensorRT-LLM)
     # what of the default latency target the figures break: such a row ranks after every row within it
     target_misses: tuple[str, ...] = ()
+    # what of the default latency target the figures meet by less than the model's error (ranked as
+    # within; a measurement decides)
+    target_edges: tuple[str, ...] = ()
     price_stand_in: bool = False  # priced from another list than the one asked for (or not at all)
     tie_with: int | None = None  # the rank it cannot be told apart from within the model's error
     reason: str = ""
@@ -299,7 +302,14 @@ def planned(
         row.blocked_by = ("workload-limits",)
         row.problems = broken
     else:
-        row.target_misses = workload.target_misses(figures.ttft_ms, figures.tpot_ms)
+        row.target_misses = workload.target_misses(figures.ttft_p99_ms, figures.tpot_ms)
+        ttft, tpot = figures.interval("ttft"), figures.interval("tpot")
+        row.target_edges = workload.target_edges(
+            figures.ttft_p99_ms,
+            figures.tpot_ms,
+            ttft.high if ttft is not None else None,
+            tpot.high if tpot is not None else None,
+        )
     return row
 
 

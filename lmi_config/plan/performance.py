@@ -43,6 +43,9 @@ class Figures(NamedTuple):
     caveat: str | None = None  # how far measured runs of this kind were from the figures
     engine_family: str = ""  # whose cross-validated error the figures carry
     kv_sequences: int | None = None  # requests a paged KV cache holds at once, where fewer than the batch
+    # the 99th percentile of TTFT over requests (the mean with its waits' tails): what the default
+    # latency target is held at; 0.0 where built without one
+    ttft_p99_ms: float = 0.0
 
     def interval(self, metric: str) -> Interval | None:
         """The error of one metric (ttft | tpot | throughput): measured / predicted, left out by source."""
@@ -73,6 +76,7 @@ class Figures(NamedTuple):
         cost = self.usd_per_million_tokens
         return {
             "ttft_ms": round(self.ttft_ms, 1),
+            "ttft_p99_ms": round(self.ttft_p99_ms, 1),
             "tpot_ms": round(self.tpot_ms, 2),
             "end_to_end_ms": round(self.end_to_end_ms, 1),
             "output_tokens_per_second": round(self.output_tokens_per_second, 1),
@@ -172,7 +176,7 @@ def predicted(
         prediction.requests_per_second,
         prediction.capacity_requests_per_second or 0.0,
     )
-    if not all(math.isfinite(figure) for figure in figures):
+    if not all(math.isfinite(figure) for figure in (*figures, prediction.ttft_p99_ms)):
         # no figure rather than Infinity or NaN, which JSON cannot carry and no table can rank
         return "the performance model gives no finite figure for this workload"
     return Figures(
@@ -192,6 +196,7 @@ def predicted(
         caveat=prediction.caveat,
         engine_family=prediction.engine_family,
         kv_sequences=held if held is not None and held < shape.batch_size else None,
+        ttft_p99_ms=prediction.ttft_p99_ms,
     )
 
 

@@ -26,6 +26,8 @@ def describe(candidate: PlannedCandidate) -> str:
         served = f"{describe_figures(candidate.figures)}; {served}"
     if candidate.target_misses:
         served = f"over the latency target ({'; '.join(candidate.target_misses)}); {served}"
+    elif candidate.target_edges:
+        served = f"within the latency target by less than the model's error ({'; '.join(candidate.target_edges)}); {served}"
     if candidate.warnings:
         return f"at the edge of the estimate ({', '.join(candidate.warnings)}); {served}"
     return served

@@ -4,9 +4,12 @@ user puts on latency and on the longest request. Its defaults are printed with e
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cache
+from typing import NamedTuple
 
 from lmi_config.arguments import count, optional_count, optional_positive_number, positive_number
 from lmi_config.errors import InputError, InvalidArgument
+from lmi_config.knowledge.perf_data import latency_targets
 from lmi_config.perf import Workload
 
 DEFAULT_INPUT_TOKENS = 1024
@@ -15,13 +18,37 @@ SECONDS_PER_YEAR = 365 * 86_400
 # below one request a year no prediction means anything (and 1e-320 requests/s made the cost per
 # token overflow to infinity): such a rate is refused, not predicted
 MIN_REQUEST_RATE = 1 / SECONDS_PER_YEAR
-# the latency target a plan ranks within unless the user gives a limit or removes it: MLPerf
-# Inference's server scenario for Llama-3.1-8B (``llama3_1-8b.Server.ttft_latency = 2000``,
-# ``tpot_latency = 100`` in https://github.com/mlcommons/inference/blob/001712e9daf80386e0dda43f97b8f36981d792c4/loadgen/mlperf.conf;
-# MLPerf holds them at the 99th percentile, plan compares its median predictions with them)
-DEFAULT_TARGET_TTFT_MS = 2000.0
-DEFAULT_TARGET_TPOT_MS = 100.0
-TARGET_SOURCE = "MLPerf Inference's server scenario"
+
+
+class LatencyTarget(NamedTuple):
+    """The latency target a plan ranks within unless the user gives a limit or removes it
+    (``data/latency_targets.json``, generated from MLPerf Inference LoadGen's ``mlperf.conf``)."""
+
+    ttft_ms: float
+    tpot_ms: float
+    percentile: float  # of the requests: TTFT is compared at it (TPOT is a mean over a request's steps)
+    benchmark: str
+    source: str
+
+    def describe(self) -> str:
+        """Where the target comes from, as printed with a plan."""
+        return (
+            f"p{self.percentile:g} of requests, as MLPerf Inference's server scenario holds {self.benchmark}"
+        )
+
+
+@cache
+def default_latency_target() -> LatencyTarget:
+    """The default latency target: the data file's ``default`` benchmark."""
+    document = latency_targets()
+    entry = next(target for target in document["targets"] if target["benchmark"] == document["default"])
+    return LatencyTarget(
+        float(entry["ttft_ms"]),
+        float(entry["tpot_ms"]),
+        float(entry["percentile"]),
+        str(entry["benchmark"]),
+        str(entry["source"]),
+    )
 
 
 @dataclass(frozen=True)
@@ -32,9 +59,10 @@ class PlanWorkload:
     every sequence slot of every copy is busy (the throughput a saturated endpoint reaches) unless
     ``request_rate`` (requests/s arriving at the instance, shared by its copies) says how loaded it
     is instead; ``max_model_len`` is the longest request the configuration must serve, by default
-    input + output tokens. ``max_ttft_ms`` / ``max_tpot_ms`` leave out the rows that break them;
-    where one is not given, the default latency target (``latency_target``) ranks the rows that
-    break it after every row within it.
+    input + output tokens. ``max_ttft_ms`` / ``max_tpot_ms`` leave out the rows whose predicted
+    (median) TTFT / TPOT break them; where one is not given, the default latency target
+    (``latency_target``, held at its percentile of the requests: :func:`default_latency_target`)
+    ranks the rows that break it after every row within it.
     """
 
     input_tokens: int = DEFAULT_INPUT_TOKENS
@@ -128,21 +156,42 @@ class PlanWorkload:
         was given, which leaves out what breaks it, or the target was removed)."""
         if not self.latency_target:
             return None, None
+        target = default_latency_target()
         return (
-            DEFAULT_TARGET_TTFT_MS if self.max_ttft_ms is None else None,
-            DEFAULT_TARGET_TPOT_MS if self.max_tpot_ms is None else None,
+            target.ttft_ms if self.max_ttft_ms is None else None,
+            target.tpot_ms if self.max_tpot_ms is None else None,
         )
 
-    def target_misses(self, ttft_ms: float, tpot_ms: float) -> tuple[str, ...]:
-        """What of the default latency target a predicted TTFT and TPOT break (such a row still ranks,
-        after every row within the target)."""
+    def target_misses(self, ttft_at_percentile_ms: float, tpot_ms: float) -> tuple[str, ...]:
+        """What of the default latency target a predicted TTFT at the target's percentile (p99: the
+        mean with its waits' tails) and TPOT break (such a row still ranks, after every row within)."""
         ttft, tpot = self.target()
+        percentile = default_latency_target().percentile
         missed = []
-        if ttft is not None and ttft_ms > ttft:
-            missed.append(f"TTFT {ttft_ms:,.0f} ms over the target {ttft:g}")
+        if ttft is not None and ttft_at_percentile_ms > ttft:
+            missed.append(f"TTFT p{percentile:g} {ttft_at_percentile_ms:,.0f} ms over the target {ttft:g}")
         if tpot is not None and tpot_ms > tpot:
             missed.append(f"TPOT {tpot_ms:,.1f} ms over the target {tpot:g}")
         return tuple(missed)
+
+    def target_edges(
+        self, ttft_at_percentile_ms: float, tpot_ms: float, ttft_high: float | None, tpot_high: float | None
+    ) -> tuple[str, ...]:
+        """What of the default latency target a prediction meets by less than the model's error: the
+        figure is within it, the high end of its interval (``*_high``: measured / predicted, 9 of 10
+        sources left out) is not. Such a row ranks as within; plan says that a measurement decides."""
+        ttft, tpot = self.target()
+        edges = []
+        for name, value, high, limit, digits in (
+            (f"TTFT p{default_latency_target().percentile:g}", ttft_at_percentile_ms, ttft_high, ttft, 0),
+            ("TPOT", tpot_ms, tpot_high, tpot, 1),
+        ):
+            if limit is not None and high is not None and value <= limit < value * high:
+                edges.append(
+                    f"{name} {value:,.{digits}f} ms, up to {value * high:,.{digits}f} within the model's error, "
+                    f"against the target {limit:g}"
+                )
+        return tuple(edges)
 
     def describe_target(self) -> str:
         """The latency a plan ranks within, as printed with it."""
@@ -157,8 +206,9 @@ class PlanWorkload:
         ]
         if default:
             limits.append(
-                f"default target {' and '.join(default)} ({TARGET_SOURCE}; rows over it rank after the rest; "
-                "--max-ttft-ms / --max-tpot-ms set a limit, --no-latency-target removes it)"
+                f"default target {' and '.join(default)} ({default_latency_target().describe()}; rows over it "
+                "rank after the rest; --max-ttft-ms / --max-tpot-ms set a limit on the median, "
+                "--no-latency-target removes it)"
             )
         return ", ".join(limits) if limits else "no latency target (--no-latency-target)"
 
