@@ -132,12 +132,34 @@ def auto_dtype(sources: dict[str, str], version: str) -> dict:
             continue
         for number, line in enumerate(sources[path].splitlines(), start=1):
             if "def _resolve_auto_dtype" in line:
-                return {"value": "supported-by-gpu", "source": _cite(version, path, number)}
+                return {
+                    "value": "supported-by-gpu",
+                    "source": _cite(version, path, number),
+                    "fallback_warning": _fallback_warning(sources[path], version, path),
+                }
     return {
         "value": "checkpoint",
         "source": "no _resolve_auto_dtype in vllm/config*: dtype=auto keeps the checkpoint's dtype (float32 -> float16) "
         f"— {_tree(version, 'vllm')}",
     }
+
+
+def _fallback_warning(text: str, version: str, path: str) -> dict | None:
+    """The warning ``_resolve_auto_dtype`` logs when it falls back from a checkpoint dtype the device does
+    not support ("Your device %s doesn't support %s. Falling back to %s for compatibility."), and its line."""
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.FunctionDef) and node.name == "_resolve_auto_dtype"):
+            continue
+        for call in ast.walk(node):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "warning"
+                and any("Falling back" in piece for piece in _strings(call))
+            ):
+                message = "".join(_strings(call.args[0]))
+                return {"message": " ".join(message.split()), "source": _cite(version, path, call.lineno)}
+    return None
 
 
 def float16_unsupported(sources: dict[str, str], version: str) -> dict:
@@ -417,6 +439,114 @@ def modelopt_quant_algos(sources: dict[str, str], version: str) -> dict | None:
     return None
 
 
+def _function(sources: dict[str, str], name: str) -> tuple[str, ast.FunctionDef] | None:
+    """The first function (or method) called ``name`` in the release's sources, and its file."""
+    for path in sorted(sources):
+        if f"def {name}" not in sources[path]:
+            continue
+        for node in ast.walk(ast.parse(sources[path])):
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                return path, node
+    return None
+
+
+def max_model_len(sources: dict[str, str], version: str) -> dict | None:
+    """How ``_get_and_verify_max_len`` derives the longest sequence from config.json: the keys whose smallest
+    value it takes (``possible_keys``, in ``derive_max_model_len_and_key`` from 0.23), whether a
+    ``model_max_length`` then replaces that value, and how rope_scaling stretches it — the types it does not
+    multiply by the factor (``rope_type not in ("su", "longrope", "llama3")``), the types whose length is
+    ``original_max_position_embeddings`` times the factor (``yarn``) and the model types it leaves alone
+    (``"gemma3" not in hf_config.model_type``)."""
+    found = _function(sources, "_get_and_verify_max_len")
+    if found is None:
+        return None
+    path, function = found
+    keys_at: tuple[str, ast.AST] | None = None
+    for candidate in (
+        function,
+        *[item for name in ("derive_max_model_len_and_key",) if (item := _function(sources, name))],
+    ):
+        where, node = (path, candidate) if isinstance(candidate, ast.FunctionDef) else candidate
+        for assign in ast.walk(node):
+            if (
+                isinstance(assign, ast.Assign)
+                and any(
+                    isinstance(target, ast.Name) and target.id == "possible_keys" for target in assign.targets
+                )
+                and isinstance(assign.value, ast.List)
+            ):
+                keys_at = (where, assign)
+                break
+        if keys_at is not None:
+            break
+    if keys_at is None:
+        return None
+    keys_path, keys_node = keys_at
+    keys_owner = function if keys_path == path else _function(sources, "derive_max_model_len_and_key")[1]  # type: ignore[index]
+    overrides = any(
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.NamedExpr)
+        and "model_max_length" in _strings(node.test)
+        for node in ast.walk(keys_owner)
+    )
+    not_scaled: list[str] = []
+    original: list[str] = []
+    left_alone: list[str] = []
+    scaling = None
+    for node in ast.walk(function):
+        if not (
+            isinstance(node, ast.If)
+            and "rope_" in ast.unparse(node.test)
+            and "is not None" in ast.unparse(node.test)
+        ):
+            continue
+        scaling = node
+        for compare in ast.walk(node.test):
+            if (
+                isinstance(compare, ast.Compare)
+                and any(isinstance(op, ast.NotIn) for op in compare.ops)
+                and isinstance(compare.left, ast.Constant)  # "gemma3" not in hf_config.model_type
+            ):
+                left_alone.append(str(compare.left.value))
+            if isinstance(compare, ast.Compare) and any(isinstance(op, ast.NotEq) for op in compare.ops):
+                not_scaled += _strings(compare.comparators[0])  # rope_scaling["type"] != "su" (0.4)
+        for branch in ast.walk(node):
+            if not isinstance(branch, ast.If) or branch is node:
+                continue
+            test = branch.test
+            if isinstance(test, ast.Compare) and any(isinstance(op, ast.NotIn) for op in test.ops):
+                not_scaled += _strings(test.comparators[0])
+            if (
+                isinstance(test, ast.Compare)
+                and any(isinstance(op, ast.Eq) for op in test.ops)
+                and "original_max_position_embeddings"
+                in _strings(ast.Module(body=branch.body, type_ignores=[]))
+            ):
+                original += _strings(test.comparators[0])
+        break
+    if scaling is None:
+        return None
+    # the key the type is read from (a config without it stops there: 0.4's rope_scaling["type"] on a
+    # Llama 3.1 config); where only rope_type is read, the config reader copied a legacy type into it first
+    type_keys = list(dict.fromkeys(key for key in _strings(scaling) if key in ("type", "rope_type")))
+    patched = any(
+        _function(sources, name)
+        for name in ("patch_rope_scaling_dict", "patch_rope_parameters_dict", "patch_legacy_rope_type")
+    )
+    if type_keys == ["rope_type"] and patched:
+        type_keys.append("type")
+    return {
+        "possible_keys": [str(item.value) for item in keys_node.value.elts if isinstance(item, ast.Constant)],
+        "possible_keys_source": _cite(version, keys_path, keys_node.lineno),
+        "model_max_length_replaces": overrides,
+        "not_scaled_types": sorted(set(not_scaled)),
+        "original_positions_types": sorted(set(original)),
+        "not_scaled_model_types": sorted(set(left_alone)),
+        "type_keys": type_keys,
+        "source": _cite(version, path, scaling.lineno),
+    }
+
+
 def facts_of(version: str, read_from: str, sources: dict[str, str]) -> dict:
     return {
         "read_from": read_from,
@@ -428,6 +558,7 @@ def facts_of(version: str, read_from: str, sources: dict[str, str]) -> dict:
         "modelopt_checkpoint_detected": modelopt_detection(sources, read_from),
         "modelopt_quant_algos": modelopt_quant_algos(sources, read_from),
         "architectures": architectures(sources, read_from),
+        "max_model_len": max_model_len(sources, read_from),
     }
 
 

@@ -354,6 +354,14 @@ def _backends(sources: dict[str, str], release: str, checks: list[Check]) -> dic
                     (owner_path, f"{owner.name}.build") for owner_path, owner in resolver.lineage(*builder)
                 ]
             entry["refuses"] = _refusals(checks, where)
+            sink = _sink_rule(resolver, path, node) or _impl_sink_rule(checks, impl)
+            if sink is not None:
+                entry["sink_rule"] = sink[0]
+                if len(sink) > 2:
+                    entry["refuses"]["sinks"] = [sink[2]]  # type: ignore[misc]
+            constructor = _method(impl[1], "__init__")
+            if constructor is not None and "get_flash_attn_version(" in ast.unparse(constructor):
+                entry["flash_attn"] = True  # runs the FlashAttention version get_flash_attn_version picks
             backends[key] = entry
     return backends
 
@@ -500,6 +508,30 @@ def _v1_platform(function: ast.FunctionDef) -> dict[str, Any]:
     )
     facts["blackwell_first"] = "FLASHINFER" if re.search(r"is_device_capability\(100\)", text) else None
     facts["sinks_backend"] = "TRITON_ATTN" if "has_sink" in text else None
+    # 0.10: 'if has_sink and not cls.is_device_capability(90)': Triton, but FlashAttention 3 on Hopper
+    kept = re.search(r"has_sink and \(?not cls\.is_device_capability\((\d+)\)", text)
+    facts["sinks_kept_on_capability"] = int(kept.group(1)) if kept else None
+    # a backend the user names: 'if selected_backend == _Backend.FLASHINFER: return FLASHINFER_V1' (0.10)
+    paths = {
+        ast.unparse(target): statement.value.value
+        for statement in ast.walk(block)
+        if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+        for target in statement.targets
+    }  # fmt: skip
+    named: dict[str, str] = {}
+    for statement in ast.walk(block):
+        if not isinstance(statement, ast.If):
+            continue
+        chosen = re.fullmatch(r"selected_backend == _Backend\.(\w+)", ast.unparse(statement.test))
+        returned = next(
+            (s for s in statement.body if isinstance(s, ast.Return) and s.value is not None), None
+        )
+        if chosen and returned is not None:
+            target = paths.get(ast.unparse(returned.value), "")  # type: ignore[arg-type]
+            if target.startswith("vllm.v1.attention.backends."):
+                named[chosen.group(1)] = target.rsplit(".", 2)[-2]
+    facts["named_backends"] = dict(sorted(named.items()))
     return facts
 
 
@@ -529,6 +561,18 @@ def _v1_oracle(sources: dict[str, str], release: str) -> dict[str, Any]:
                 facts["engine_source"] = url(release, path, statement.lineno)
     text = ast.unparse(oracle)
     facts["engine_falls_back_for"] = [tag for tag, pattern in _ORACLE_TAGS if pattern.search(text)]
+    # the names VLLM_ATTENTION_BACKEND may take and stay on V1 (another one runs V0)
+    for statement in ast.walk(oracle):
+        if (
+            isinstance(statement, ast.Assign)
+            and [ast.unparse(t) for t in statement.targets] == ["V1_BACKENDS"]
+            and isinstance(statement.value, ast.List)
+        ):
+            facts["v1_backend_names"] = sorted(
+                e.value
+                for e in statement.value.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            )
     return facts
 
 
@@ -651,4 +695,427 @@ def read_attention(sources: dict[str, str], release: str, checks: list[Check]) -
         "backends": _backends(sources, release, checks),
         "backend_names": _backend_names(sources),
         "sliding_window_disabled": _sliding_window_disabled(sources, release),
+        "flash_attn_version": _flash_attn_version(sources, release),
+        "attention_kwargs": _attention_kwargs(sources),
+        "backend_setting": _backend_setting(sources),
+        "validation_reasons": _validation_reasons(sources),
     }
+
+
+# --------------------------------------------------------------------------------------------
+# expressions of the GPU: what a backend's supports_sink and get_flash_attn_version decide on
+# --------------------------------------------------------------------------------------------
+
+# the names an expression of the judge may read (knowledge/attention_backends.py evaluates them):
+# capability (86 = 8.6) and major, the model's head_size, has_sinks and requires_alibi, the FlashAttention
+# version the release runs (fa_version) and whether one is built for the GPU (fa2_supported …), and the
+# engine's environment (env_VLLM_FLASH_ATTN_VERSION …); anything else is ``unknown``
+EXPRESSION_NAMES = re.compile(
+    r"^(capability|major|head_size|has_sinks|requires_alibi|fa_version|fa\d_supported|env_\w+|unknown)$"
+)
+_OTHER_PLATFORM_CALL = re.compile(r"^is_(xpu|rocm|cpu|tpu|hpu|neuron|out_of_tree|sleep_mode_available)$")
+_CAPABILITY_CALLS = {"is_device_capability": "==", "has_device_capability": ">="}
+
+
+def _constant(value: object) -> ast.expr:
+    return ast.Constant(value=value)
+
+
+def _unknown() -> ast.expr:
+    return ast.Name(id="unknown", ctx=ast.Load())
+
+
+def _name(node: ast.expr) -> str:
+    return ast.unparse(node.func).split(".")[-1] if isinstance(node, ast.Call) else ""
+
+
+def _capability_number(node: ast.expr) -> int | None:
+    """``DeviceCapability(8, 0)`` -> 80, ``(8, 6)`` -> 86, ``100`` -> 100."""
+    if isinstance(node, ast.Call) and _name(node) == "DeviceCapability" and len(node.args) == 2:
+        parts = node.args
+    elif isinstance(node, ast.Tuple) and len(node.elts) == 2:
+        parts = node.elts
+    elif isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    else:
+        return None
+    if all(isinstance(part, ast.Constant) and isinstance(part.value, int) for part in parts):
+        major, minor = (part.value for part in parts)  # type: ignore[attr-defined]
+        return int(major) * 10 + int(minor)
+    return None
+
+
+_CAPABILITY_TEXT = re.compile(r"(get_device_capability\(\w*\)|device_capability|capability)$")
+_MAJOR_TEXT = re.compile(r"(get_device_capability\(\w*\)\[0\]|(device_)?capability\.major)$")
+
+
+class _Normalize(ast.NodeTransformer):
+    """A condition or value of vLLM's code in the names of :data:`EXPRESSION_NAMES`: platform calls
+    become comparisons of the GPU's capability, other platforms False, calls the resolver can inline
+    their returned expression, and whatever else is read at run time ``unknown``."""
+
+    def __init__(self, inline: Any = None, renames: dict[str, str] | None = None) -> None:
+        self.inline = inline
+        self.renames = renames or {}
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:  # noqa: N802  (ast's spelling)
+        text = ast.unparse(node)
+        if text in (
+            "vllm_config is not None",
+            "current_capability is not None",
+            "device_capability is not None",
+        ):
+            return _constant(True)
+        if len(node.ops) == 1 and _CAPABILITY_TEXT.search(ast.unparse(node.left)):
+            number = _capability_number(node.comparators[0])
+            if number is not None:
+                left = ast.Name(id="capability", ctx=ast.Load())
+                return ast.copy_location(
+                    ast.Compare(left=left, ops=node.ops, comparators=[_constant(number)]), node
+                )
+        return self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:  # noqa: N802
+        if _MAJOR_TEXT.search(ast.unparse(node)):
+            return ast.Name(id="major", ctx=ast.Load())
+        return _unknown()
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # noqa: N802
+        text = ast.unparse(node)
+        if _MAJOR_TEXT.search(text):
+            return ast.Name(id="major", ctx=ast.Load())
+        if text.startswith("envs.") and text.count(".") == 1:
+            return ast.Name(id=f"env_{node.attr}", ctx=ast.Load())
+        if text.endswith("attention_config.flash_attn_version"):
+            return ast.Name(id="env_VLLM_FLASH_ATTN_VERSION", ctx=ast.Load())  # the config the variable sets
+        return _unknown()
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802
+        name = self.renames.get(node.id, node.id)
+        return ast.Name(id=name, ctx=ast.Load()) if EXPRESSION_NAMES.match(name) else _unknown()
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802
+        name = _name(node)
+        if _OTHER_PLATFORM_CALL.match(name):
+            return _constant(False)
+        if name in ("is_cuda", "is_cuda_alike"):
+            return _constant(True)
+        argument = node.args[0] if len(node.args) == 1 else None
+        number = _capability_number(argument) if argument is not None else None
+        if name in _CAPABILITY_CALLS and number is not None:
+            return ast.Compare(
+                left=ast.Name(id="capability", ctx=ast.Load()),
+                ops=[ast.Eq() if _CAPABILITY_CALLS[name] == "==" else ast.GtE()],
+                comparators=[_constant(number)],
+            )
+        if name == "is_device_capability_family" and number is not None:
+            major = ast.BinOp(
+                left=ast.Name(id="capability", ctx=ast.Load()), op=ast.FloorDiv(), right=_constant(10)
+            )
+            return ast.Compare(left=major, ops=[ast.Eq()], comparators=[_constant(number // 10)])
+        if name == "is_fa_version_supported" and isinstance(argument, ast.Constant):
+            return ast.Name(id=f"fa{argument.value}_supported", ctx=ast.Load())
+        if name == "get_flash_attn_version":
+            return ast.Name(id="fa_version", ctx=ast.Load())
+        inlined = self.inline(node) if self.inline is not None else None
+        return inlined if inlined is not None else _unknown()
+
+
+def _returns_chain(body: list[ast.stmt]) -> ast.expr | None:
+    """A body of ``if c: return v`` steps (``else`` branches too) ending in a ``return`` as one
+    conditional expression; None for any other shape (assignments, loops, ``try``)."""
+    steps = [
+        s for s in body
+        if not isinstance(s, ast.Import | ast.ImportFrom | ast.Pass)
+        and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant | ast.Call))
+    ]  # fmt: skip
+    if not steps:
+        return None
+    first, rest = steps[0], steps[1:]
+    if isinstance(first, ast.Return):
+        return first.value if first.value is not None else None
+    if isinstance(first, ast.If):
+        then = _returns_chain(first.body)
+        if then is None or not isinstance(first.body[-1], ast.Return):
+            return None
+        otherwise = _returns_chain(first.orelse + rest) if first.orelse else _returns_chain(rest)
+        return None if otherwise is None else ast.IfExp(test=first.test, body=then, orelse=otherwise)
+    return None
+
+
+class _Inliner:
+    """Inlines the calls a backend's class method makes (``cls.f()``, a module function, one the
+    function imports itself) up to a depth; what it cannot read is ``unknown``."""
+
+    def __init__(self, resolver: _Resolver, depth: int = 4) -> None:
+        self.resolver = resolver
+        self.depth = depth
+
+    def _module_function(self, path: str, name: str) -> tuple[str, ast.FunctionDef] | None:
+        if path not in self.resolver.sources:
+            return None
+        for statement in ast.parse(self.resolver.sources[path]).body:
+            if isinstance(statement, ast.FunctionDef) and statement.name == name:
+                return path, statement
+        return None
+
+    def function(
+        self, call: ast.Call, path: str, owner: ast.ClassDef | None, local: dict[str, str]
+    ) -> tuple[str, ast.FunctionDef] | None:
+        name = _name(call)
+        receiver = ast.unparse(call.func.value) if isinstance(call.func, ast.Attribute) else ""
+        if receiver in ("cls", "self"):
+            return self.resolver.method(path, owner, name) if owner is not None else None
+        if receiver:
+            return None
+        for candidate in (local.get(name), self.resolver.imports(path).get(name), path):
+            found = self._module_function(candidate, name) if candidate else None
+            if found is not None:
+                return found
+        return None
+
+    def expression(
+        self, function: tuple[str, ast.FunctionDef], owner: ast.ClassDef | None, depth: int = 0
+    ) -> str:
+        """The function's returned expression, normalized (``unknown`` where it cannot be read)."""
+        path, node = function
+        chain = _returns_chain(node.body)
+        if chain is None or depth >= self.depth:
+            return "unknown"
+        local = {
+            alias.asname or alias.name: statement.module.replace(".", "/") + ".py"
+            for statement in ast.walk(node)
+            if isinstance(statement, ast.ImportFrom) and statement.module and statement.level == 0
+            for alias in statement.names
+        }
+
+        def inline(call: ast.Call) -> ast.expr | None:
+            found = self.function(call, path, owner, local)
+            if found is None:
+                return None
+            return ast.parse(self.expression(found, owner, depth + 1), mode="eval").body
+
+        normalized = _Normalize(inline).visit(ast.parse(ast.unparse(chain), mode="eval").body)
+        return ast.unparse(normalized)
+
+
+def _impl_sink_rule(checks: list[Check], impl: tuple[str, ast.ClassDef]) -> tuple[str, int, str] | None:
+    """What the implementation's constructor requires of attention sinks (0.10: 'Sinks are only
+    supported in FlashAttention 3'): the negated failing condition of its check, normalized."""
+    for check in checks:
+        if check.path != impl[0] or check.function != f"{impl[1].name}.__init__":
+            continue
+        guards = [c for c in check.conditions if re.fullmatch(r"(self\.)?sinks is not None", c)]
+        if guards and check.structural and check.structural[-1].startswith("not "):
+            required = check.structural[-1][4:].replace("self.vllm_flash_attn_version", "fa_version")
+            normalized = ast.unparse(_Normalize().visit(ast.parse(required, mode="eval").body))
+            names = {n.id for n in ast.walk(ast.parse(normalized, mode="eval")) if isinstance(n, ast.Name)}
+            if names - {"unknown"}:  # a requirement of the GPU or kernel, not a shape check of the tensor
+                return normalized, check.line, check.identity
+    return None
+
+
+def _validation_reasons(sources: dict[str, str]) -> dict[str, str]:
+    """What ``validate_configuration`` (0.11+) says of each test it makes: ``supports_sink`` ->
+    'sink setting not supported' (the reasons the start-up's message lists)."""
+    for path in ("vllm/v1/attention/backend.py", "vllm/attention/backends/abstract.py"):
+        if path not in sources:
+            continue
+        function = _function(ast.parse(sources[path]), "AttentionBackend.validate_configuration")
+        if function is None:
+            continue
+        reasons: dict[str, str] = {}
+        for statement in ast.walk(function):
+            if not isinstance(statement, ast.If):
+                continue
+            tested = [_name(call) for call in ast.walk(statement.test) if isinstance(call, ast.Call)]
+            appended = [
+                node.args[0].value
+                for inner in statement.body
+                for node in ast.walk(inner)
+                if isinstance(node, ast.Call) and _name(node) == "append" and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ]  # fmt: skip
+            if tested and appended and tested[0].startswith("supports_"):
+                reasons.setdefault(tested[0], appended[0])
+        return dict(sorted(reasons.items()))
+    return {}
+
+
+def _sink_rule(resolver: _Resolver, path: str, node: ast.ClassDef) -> tuple[str, int] | None:
+    """The expression of the backend's ``supports_sink`` (0.11+), with its line."""
+    found = resolver.method(path, node, "supports_sink")
+    if found is None:
+        return None
+    return _Inliner(resolver).expression(found, node), found[1].lineno
+
+
+def _flash_attn_version(sources: dict[str, str], release: str) -> dict[str, Any] | None:
+    """The steps of ``get_flash_attn_version``: each assignment (or return) of the version with the
+    conditions on its way, in the code's order, normalized; the judge runs them for the GPU."""
+    for path in sorted(p for p in sources if p.endswith(("fa_utils.py", "attention/backends/utils.py"))):
+        tree = ast.parse(sources[path])
+        function = next(
+            (n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_flash_attn_version"),
+            None,
+        )
+        if function is None:
+            continue
+        body = function.body
+        tried = next((s for s in body if isinstance(s, ast.Try)), None)
+        statements = [s for s in body if not isinstance(s, ast.Try)] + (tried.body if tried else [])
+        renames = {"head_size_v": "head_size"}
+        steps = []
+        for statement, conditions in _paths(statements, []):
+            assigned = isinstance(statement, ast.Assign) and [ast.unparse(t) for t in statement.targets] == [
+                "fa_version"
+            ]
+            returned = isinstance(statement, ast.Return) and isinstance(statement.value, ast.Constant)
+            if not (assigned or returned):
+                continue
+            value = statement.value
+            assert value is not None
+            when = " and ".join(f"({c})" for c in conditions) or "True"
+            normalize = _Normalize(renames=renames)
+            steps.append({
+                "when": ast.unparse(normalize.visit(ast.parse(when, mode="eval").body)),
+                "value": ast.unparse(_Normalize(renames=renames).visit(ast.parse(ast.unparse(value), mode="eval").body)),
+                "returns": returned,
+                "line": statement.lineno,
+            })  # fmt: skip
+        return {"steps": steps, "source": url(release, path, function.lineno)}
+    return None
+
+
+def _assigned_always(body: list[ast.stmt], target: str) -> bool:
+    """Whether ``target`` (``x`` or ``self.x``) is assigned a value other than None by a statement at the
+    top of ``body`` (not under an ``if``), and nowhere in it None."""
+    top = [
+        statement for statement in body
+        if isinstance(statement, ast.Assign) and target in [ast.unparse(t) for t in statement.targets]
+    ]  # fmt: skip
+    anywhere = [
+        node for node in ast.walk(ast.Module(body=body, type_ignores=[]))
+        if isinstance(node, ast.Assign) and target in [ast.unparse(t) for t in node.targets]
+    ]  # fmt: skip
+    none = any(_may_be_none(node.value) for node in anywhere)
+    return bool(top) and not none and len(anywhere) == len(top)
+
+
+def _may_be_none(value: ast.expr) -> bool:
+    """``None``, or a conditional expression one of whose branches may be None."""
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    if isinstance(value, ast.IfExp):
+        return _may_be_none(value.body) or _may_be_none(value.orelse)
+    return False
+
+
+def _attention_kwargs(sources: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    """Per keyword of the attention layer that changes which backend can run it (``sinks``,
+    ``alibi_slopes``), the model modules whose classes pass it: ``always`` where the value is set
+    unconditionally (gpt-oss's ``self.sinks = torch.nn.Parameter(...)``), ``conditional`` where it may be
+    None (Falcon's ALiBi only with ``alibi: true``), which the judge leaves undecided."""
+    found: dict[str, dict[str, set[str]]] = {
+        name: {"always": set(), "conditional": set()} for name in ("sinks", "alibi_slopes")
+    }
+    for path, text in sources.items():
+        if not path.startswith("vllm/model_executor/models/") or not ("sinks" in text or "alibi" in text):
+            continue
+        module = PurePosixPath(path).stem
+        for owner in ast.walk(ast.parse(text)):
+            if not isinstance(owner, ast.ClassDef):
+                continue
+            constructor = _method(owner, "__init__")
+            for function in (s for s in owner.body if isinstance(s, ast.FunctionDef)):
+                for node in ast.walk(function):
+                    if not (isinstance(node, ast.Call) and _name(node) in ("Attention", "PagedAttention")):
+                        continue
+                    for keyword in node.keywords:
+                        value = keyword.value
+                        if keyword.arg not in found or (
+                            isinstance(value, ast.Constant) and value.value is None
+                        ):
+                            continue
+                        target = ast.unparse(value)
+                        always = (
+                            _assigned_always(constructor.body, target)
+                            if target.startswith("self.") and constructor is not None
+                            else _assigned_always(function.body, target)
+                        )
+                        found[keyword.arg]["always" if always else "conditional"].add(module)
+    return {
+        name: {
+            kind: sorted(modules - (groups["always"] if kind == "conditional" else set()))
+            for kind, modules in groups.items()
+        }
+        for name, groups in found.items()
+    }
+
+
+def _backend_setting(sources: dict[str, str]) -> dict[str, bool]:
+    """How a backend is named: the engine argument ``attention_backend`` (0.14+), the variable
+    ``VLLM_ATTENTION_BACKEND`` (read until 0.14)."""
+    arguments = sources.get("vllm/engine/arg_utils.py", "")
+    reads_variable = any(
+        "VLLM_ATTENTION_BACKEND" in text
+        for path, text in sources.items()
+        if path in ("vllm/envs.py", "vllm/attention/selector.py", "vllm/config/attention.py")
+    )
+    return {
+        "argument": bool(re.search(r"^\s+attention_backend:", arguments, re.MULTILINE)),
+        "variable": reads_variable,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# regenerating vllm_attention.json alone
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite lmi_config/data/vllm_attention.json only, for the versions the catalogue lists (each with
+    the release read for it), from the same archives and readers ``gen_vllm_checks.py`` uses; the
+    catalogue itself is left as it is."""
+    import argparse
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import gen_vllm_checks as checks_generator
+    import gen_vllm_engine_args as engine_args
+    from vllm_check_reader import read_checks
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0] if main.__doc__ else None)
+    parser.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "lmi-config" / "vllm"))
+    parser.add_argument("--index-url", default=engine_args.DEFAULT_INDEX)
+    arguments = parser.parse_args(argv)
+    cache = Path(arguments.cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    document = json.loads(checks_generator.OUTPUT.read_text(encoding="utf-8"))
+    # the catalogue's file lists its versions by name; the facts file, as gen_vllm_checks.py writes it, by version
+    versions = sorted(document["versions"].items(), key=lambda item: engine_args.version_key(item[0]))
+    document["versions"] = dict(versions)
+    facts: dict[str, dict[str, Any]] = {}
+    for release in sorted(
+        {row["read_from"] for row in document["versions"].values()}, key=engine_args.version_key
+    ):
+        archive = engine_args.obtain(release, cache, arguments.index_url, False, "x86_64")
+        if archive is None:
+            engine_args.log(f"vllm {release}: no archive")
+            return 1
+        sources = engine_args.read_python_sources(archive)
+        found, _ = read_checks(sources)
+        facts[release] = read_attention(sources, release, found)
+        engine_args.log(f"vllm {release}: attention facts read")
+    checks_generator.ATTENTION.write_text(
+        checks_generator.per_version_text(checks_generator.ATTENTION_SOURCE, facts, document),
+        encoding="utf-8",
+    )
+    print(f"wrote {checks_generator.ATTENTION.relative_to(checks_generator.REPO_ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

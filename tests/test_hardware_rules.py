@@ -64,8 +64,10 @@ def test_bfloat16_checkpoint_on_a_t4_fails_with_dtype_auto_before_vllm_0_10() ->
     assert (
         codes(LLAMA_ON_FOUR_T4S, lmi_version="0.30.0", instance="ml.g4dn.12xlarge").get("LMI601") == "error"
     )
-    # vLLM 0.10.2 resolves auto to a dtype the GPU supports (float16): no error
-    assert "LMI601" not in codes(LLAMA_ON_FOUR_T4S, lmi_version="0.34.0", instance="ml.g4dn.12xlarge")
+    # vLLM 0.10.2 resolves auto to a dtype the GPU supports (float16) and only logs the fallback: a warning
+    assert (
+        codes(LLAMA_ON_FOUR_T4S, lmi_version="0.34.0", instance="ml.g4dn.12xlarge").get("LMI601") == "warning"
+    )
     # an explicit bf16 fails with every release; an A10G (8.6) runs it
     explicit = LLAMA_ON_FOUR_T4S + "option.dtype=bf16\n"
     assert codes(explicit, lmi_version="0.34.0", instance="ml.g4dn.12xlarge").get("LMI601") == "error"
@@ -377,3 +379,20 @@ def test_the_checkpoint_method_is_read_as_the_release_reads_it(
     arch = from_catalog("meta-llama/Llama-3.1-8B-Instruct")
     assert arch is not None
     assert checkpoint_method(arch._replace(loading=loading), vllm) == expected
+
+
+def test_the_fallback_of_dtype_auto_is_a_warning_quoting_vllms_log_line() -> None:
+    # _resolve_auto_dtype (vllm/config/__init__.py of 0.10.2) logs "Falling back to torch.float16" and runs
+    t4 = LintOptions(backend="vllm", lmi_version="0.34.0", instance="ml.g4dn.12xlarge")
+    found = lint_text(LLAMA_ON_FOUR_T4S, options=t4)
+    [finding] = [item for item in found.findings if item.code == "LMI601"]
+    assert finding.severity == "warning"
+    assert (
+        "doesn't support torch.bfloat16. Falling back to torch.float16 for compatibility." in finding.message
+    )
+    assert (
+        "https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/config/__init__.py#L2716" in finding.message
+    )
+    # written out, the dtype is the file's own choice: nothing to say
+    written = lint_text(LLAMA_ON_FOUR_T4S + "option.dtype=fp16\n", options=t4)
+    assert not [item for item in written.findings if item.code == "LMI601"]

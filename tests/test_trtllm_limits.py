@@ -108,3 +108,76 @@ def test_a_file_that_names_no_release_gets_no_replaced_setting_warning(tmp_path:
     result = run_cli("lint", str(path), "--format", "json", *ON_G5)
     assert result.returncode == 0 and "Traceback" not in result.stderr
     assert "LMI609" not in {finding["code"] for finding in json.loads(result.stdout)["findings"]}
+
+
+# --- the attention kernels' head sizes (data/trtllm_attention.json) ------------------------------------
+
+OCTOML = "https://github.com/octoml/TensorRT-LLM-release/blob/"
+# openlm-research/open_llama_3b's config.json: hidden 3200 over 32 heads, a head size of 100
+OPEN_LLAMA_3B = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 3200, "intermediate_size": 8640,
+    "num_attention_heads": 32, "num_hidden_layers": 26, "max_position_embeddings": 2048, "vocab_size": 32000,
+    "torch_dtype": "float16",
+}  # fmt: skip
+
+
+def lint_model(tmp_path: Path, text: str, version: str, config: dict) -> dict[str, list[dict]]:
+    model = tmp_path / "model"
+    model.mkdir(exist_ok=True)
+    (model / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    path = tmp_path / "serving.properties"
+    path.write_text(text, encoding="utf-8")
+    result = run_cli(
+        "lint", str(path), "--format", "json", "--lmi-version", version, "--model", str(model), *ON_G5
+    )
+    assert "Traceback" not in result.stderr, result.stderr
+    found: dict[str, list[dict]] = {}
+    for finding in json.loads(result.stdout)["findings"]:
+        found.setdefault(finding["code"], []).append(finding)
+    return found
+
+
+def test_a_head_size_the_attention_kernels_cannot_vectorise_is_refused(tmp_path: Path) -> None:
+    """TensorRT-LLM 0.7.1 unfusedAttentionKernels_2.cu: constexpr int x = (sizeof(T) == 4) ? 4 : 8;
+    TLLM_CHECK_WITH_INFO(size_per_head % x == 0, "Size per head is not a multiple of X") (NVIDIA/TensorRT-LLM#855)."""
+    text = "engine=MPI\noption.model_id=openlm-research/open_llama_3b\noption.rolling_batch=trtllm\n"
+    [refused] = lint_model(tmp_path, text, "0.26.0", OPEN_LLAMA_3B)["LMI618"]
+    assert refused["severity"] == "error" and "not a multiple of 8" in refused["message"]
+    assert "'Size per head is not a multiple of X'" in refused["message"]
+    commit = "80bc07510ac4ddf13c0d76ad295cdb2b75614618"
+    assert (
+        OCTOML + f"{commit}/cpp/tensorrt_llm/kernels/unfusedAttentionKernels_2.cu#L355" in refused["message"]
+    )
+    # float32 vectorises over 4 elements, which 100 is a multiple of
+    assert "LMI618" not in lint_model(tmp_path, text + "option.dtype=fp32\n", "0.26.0", OPEN_LLAMA_3B)
+    # a head size of 128, and a release whose sources were not read (TensorRT-LLM 0.9.0): nothing
+    llama = {**OPEN_LLAMA_3B, "hidden_size": 4096}
+    assert "LMI618" not in lint_model(tmp_path, text, "0.26.0", llama)
+    assert "LMI618" not in lint_model(tmp_path, text, "0.28.0", OPEN_LLAMA_3B)
+
+
+def test_the_generator_reads_the_vector_width_and_the_check_from_a_release_branch(tmp_path: Path) -> None:
+    import subprocess
+
+    import gen_trtllm_attention as trtllm_generator
+
+    kernels = tmp_path / "cpp" / "tensorrt_llm" / "kernels"
+    kernels.mkdir(parents=True)
+    (kernels / "unfusedAttentionKernels_2.cu").write_text(
+        "void f() {\n    constexpr int x = (sizeof(T) == 4) ? 4 : 8;\n"
+        '    TLLM_CHECK_WITH_INFO(size_per_head % x == 0, "Size per head is not a multiple of X");\n}\n'
+    )
+    (tmp_path / "tensorrt_llm").mkdir()
+    (tmp_path / "tensorrt_llm" / "version.py").write_text('__version__ = "9.9.9"\n')
+    run = {"cwd": tmp_path, "check": True, "capture_output": True}
+    subprocess.run(["git", "init", "-q", "-b", "release/9.9.9"], **run)  # type: ignore[call-overload]
+    subprocess.run(["git", "add", "."], **run)  # type: ignore[call-overload]
+    subprocess.run(  # type: ignore[call-overload]
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"], **run
+    )
+    assert trtllm_generator.branch_version(tmp_path, "release/9.9.9") == "9.9.9"
+    [check] = trtllm_generator.head_size_checks(tmp_path, "release/9.9.9")
+    assert check["multiple"] == {"4": 4, "2": 8} and check["source"].endswith(
+        "unfusedAttentionKernels_2.cu#L3"
+    )
+    assert trtllm_generator.fused_attention(tmp_path, "release/9.9.9") is None

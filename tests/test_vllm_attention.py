@@ -244,3 +244,191 @@ def test_the_engine_variable_in_an_env_file_is_seen_as_the_worker_inherits_it(tm
     (tmp_path / "model.env").write_text("VLLM_USE_V1=1\n")
     found = [finding for finding in lint_paths([str(tmp_path)], options).findings if finding.code == "LMI618"]
     assert len(found) == 1
+
+
+# --- a file that names no instance: what every GPU refuses -------------------------------------------
+
+
+def test_a_file_without_an_instance_gets_what_every_gpu_refuses() -> None:
+    # vLLM 0.5.3 refuses soft-capping in FlashAttention (8.0+) and in xFormers (older GPUs) alike
+    result = lint_text(GEMMA2 + "option.dtype=fp16\n", backend="vllm", lmi_version="0.29.0")
+    [finding] = [f for f in result.findings if f.code == "LMI619"]
+    assert finding.severity == "error" and finding.message.startswith(
+        "on every GPU of the SageMaker instances ("
+    )
+    assert VLLM + "v0.5.3.post1/vllm/attention/backends/flash_attn.py#L286" in finding.message
+    # 0.10.2 refuses it on a T4 (FlexAttention) but runs it on an A10G (FlashAttention 2): no error
+    result = lint_text(GEMMA2 + "option.dtype=fp16\n", backend="vllm", lmi_version="0.34.0")
+    assert not [f for f in result.findings if f.code == "LMI619"]
+
+
+# --- the FlashAttention build the release compiles -----------------------------------------------------
+
+FLASH_ATTENTION = "https://github.com/vllm-project/flash-attention/blob/"
+
+
+def test_a_flash_attention_build_without_soft_capping_refuses_gemma2_on_hopper() -> None:
+    # vLLM 0.10.2 runs FA3 on Hopper (fa_utils.py#L36) and pins a flash-attention commit whose FA3 build sets
+    # FLASHATTENTION_DISABLE_SOFTCAP: Gemma-2 stops in the profile run (vllm-project/vllm#25502)
+    [finding] = findings(GEMMA2, "0.34.0", "ml.p5.4xlarge", "LMI619")
+    assert "'This flash attention build does not support tanh softcapping.'" in finding.message
+    commit = "ee4d25bd84e0cbc7e0b9b9685085fd5db2dcb62a"
+    assert FLASH_ATTENTION + f"{commit}/hopper/flash_api.cpp#L1155" in finding.message
+    assert FLASH_ATTENTION + f"{commit}/CMakeLists.txt#L264" in finding.message
+    assert VLLM + "v0.10.2/cmake/external_projects/vllm_flash_attn.cmake#L41" in finding.message
+    # the fix names the FA2 build, whose definitions keep soft-capping; the judge accepts it
+    assert finding.fix is not None and finding.fix.changes[0].value == "VLLM_FLASH_ATTN_VERSION=2"
+    assert not findings(
+        GEMMA2 + "option.env=VLLM_FLASH_ATTN_VERSION=2\n", "0.34.0", "ml.p5.4xlarge", "LMI619"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lmi", "instance"),
+    [
+        ("0.33.0", "ml.p5.4xlarge"),  # 0.8.4's FA3 build (dc9d410b) keeps soft-capping
+        ("0.34.0", "ml.g5.2xlarge"),  # 0.10.2 runs FA2 on an A10G
+    ],
+)
+def test_soft_capping_is_not_refused_where_the_flash_attention_build_keeps_it(
+    lmi: str, instance: str
+) -> None:
+    assert not findings(GEMMA2, lmi, instance, "LMI619")
+
+
+def test_the_flash_attention_builds_are_read_from_the_pinned_commit() -> None:
+    data = ROOT / "lmi_config" / "data" / "vllm_flash_attn.json"
+    versions = json.loads(data.read_text(encoding="utf-8"))["versions"]
+    assert versions["0.10.2"]["commit"] == "ee4d25bd84e0cbc7e0b9b9685085fd5db2dcb62a"
+    assert "FLASHATTENTION_DISABLE_SOFTCAP" in versions["0.10.2"]["builds"]["3"]["disabled"]
+    assert "FLASHATTENTION_DISABLE_SOFTCAP" not in versions["0.10.2"]["builds"]["2"]["disabled"]
+    assert "logits_soft_cap" not in versions["0.8.4"]["builds"]["3"]["refuses"]
+    # FA3 runs on Hopper only (flash_attn_interface.py _is_fa3_supported); a wheel-only release is unread
+    assert versions["0.12.0"]["builds"]["3"]["supported"] == "not (major < 9 or major >= 10)"
+    assert versions["0.15.1"]["commit"] is None and "wheels only" in versions["0.15.1"]["unread"]
+
+
+# --- attention sinks (gpt-oss) ---------------------------------------------------------------------------
+
+GPT_OSS = "option.model_id=openai/gpt-oss-20b\noption.max_model_len=8192\n"
+
+
+def test_a_named_backend_that_refuses_attention_sinks_is_refused() -> None:
+    # vLLM 0.23 validates the backend named: FlashInfer supports sinks only through TRT-LLM attention on
+    # SM100 (flashinfer.py#L413), so on an RTX PRO 6000 (12.0) it stops (vllm-project/vllm#40153)
+    text = GPT_OSS + "option.attention_backend=FLASHINFER\n"
+    [finding] = findings(text, "0.36.0-lmi27.0.0-cu130", "ml.g7e.2xlarge", "LMI619")
+    assert finding.severity == "error" and finding.key == "option.attention_backend"
+    assert "Reason: ['attention sinks not supported']" in finding.message
+    assert VLLM + "v0.23.0/vllm/platforms/cuda.py#L313" in finding.message
+    assert finding.fix is not None and finding.fix.changes[0].action == "remove"
+    # the default selection takes Triton attention, which runs sinks; naming it is no error either
+    assert not findings(GPT_OSS, "0.36.0-lmi27.0.0-cu130", "ml.g7e.2xlarge", "LMI619")
+    named = GPT_OSS + "option.attention_backend=TRITON_ATTN\n"
+    assert not findings(named, "0.36.0-lmi27.0.0-cu130", "ml.g7e.2xlarge", "LMI619")
+
+
+def test_attention_sinks_on_vllm_0_10_flash_attention_need_hopper() -> None:
+    # 0.10.2 asserts FlashAttention 3 for sinks (v1 flash_attn.py#L416) and runs FA3 on Hopper only;
+    # its default selection takes Triton for sinks below Hopper (cuda.py 'has_sink and not ...(90)')
+    text = GPT_OSS + "option.env=VLLM_ATTENTION_BACKEND=FLASH_ATTN\n"
+    [finding] = findings(text, "0.34.0", "ml.g5.2xlarge", "LMI619")
+    assert "'Sinks are only supported in FlashAttention 3'" in finding.message
+    assert VLLM + "v0.10.2/vllm/v1/attention/backends/flash_attn.py#L416" in finding.message
+    assert not findings(text, "0.34.0", "ml.p5.4xlarge", "LMI619")
+    assert not findings(GPT_OSS, "0.34.0", "ml.g5.2xlarge", "LMI619")
+
+
+SINK_BACKEND = """
+from vllm.attention.utils.fa_utils import flash_attn_supports_sinks
+
+class FlashInferBackend(AttentionBackend):
+    @staticmethod
+    def get_name() -> str:
+        return "FLASHINFER"
+
+    @staticmethod
+    def get_impl_cls():
+        return FlashInferImpl
+
+    @classmethod
+    def supports_sink(cls) -> bool:
+        from vllm.utils.flashinfer import supports_trtllm_attention
+        if force_use_trtllm_attention() is False:
+            return False
+        return supports_trtllm_attention()
+
+
+class FlashInferImpl(AttentionImpl):
+    def __init__(self, num_heads, head_size):
+        pass
+"""
+FLASHINFER_UTILS = """
+def supports_trtllm_attention() -> bool:
+    if envs.VLLM_BATCH_INVARIANT:
+        return False
+    return current_platform.is_device_capability_family(100) and has_nvidia_artifactory()
+"""
+FA_UTILS = """
+def get_flash_attn_version(requires_alibi: bool = False):
+    if current_platform.is_xpu():
+        return 2
+    try:
+        device_capability = current_platform.get_device_capability()
+        fa_version = 3 if (device_capability.major == 9 and is_fa_version_supported(3)) else 2
+        if envs.VLLM_FLASH_ATTN_VERSION is not None:
+            fa_version = envs.VLLM_FLASH_ATTN_VERSION
+        if requires_alibi and fa_version == 3:
+            fa_version = 2
+        return fa_version
+    except (ImportError, AssertionError):
+        return None
+"""
+
+
+def test_the_reader_turns_supports_sink_and_the_flash_attention_version_into_expressions() -> None:
+    from lmi_config.knowledge.attention_backends import UNKNOWN, AttentionRelease, evaluate_rule
+
+    sources = {
+        "vllm/v1/attention/backends/flashinfer.py": SINK_BACKEND,
+        "vllm/utils/flashinfer.py": FLASHINFER_UTILS,
+        "vllm/attention/utils/fa_utils.py": FA_UTILS,
+        "vllm/attention/selector.py": SELECTOR,
+    }
+    checks, _ = read_checks(sources)
+    facts = read_attention(sources, "9.9.9", checks)
+    rule = facts["backends"]["v1/flashinfer"]["sink_rule"]
+    # the calls inlined to the GPU's capability; the network look-up and the config read stay unknown
+    assert evaluate_rule(rule, {"capability": 120}) is False
+    assert evaluate_rule(rule, {"capability": 100}) is UNKNOWN
+    release = AttentionRelease("9.9.9", "9.9.9", "selector", {"source": "x"}, {}, frozenset(), None,
+                               flash_attn_version=facts["flash_attn_version"])  # fmt: skip
+    hopper = {"major": 9, "capability": 90, "requires_alibi": False, "fa3_supported": "major == 9"}
+    assert release.fa_version(hopper) == 3
+    assert release.fa_version({**hopper, "env_VLLM_FLASH_ATTN_VERSION": 2}) == 2
+    assert release.fa_version({**hopper, "requires_alibi": True}) == 2
+    assert release.fa_version({**hopper, "major": 8, "capability": 86}) == 2
+
+
+BLOOM = "option.model_id=bigscience/bloom-560m\noption.rolling_batch=vllm\noption.dtype=fp16\noption.max_model_len=2048\n"
+FALCON = str(ROOT / "tests" / "fixtures" / "models" / "falcon-7b")
+
+
+def test_alibi_on_flex_attention_is_refused() -> None:
+    # BLOOM's attention layers always pass ALiBi slopes (bloom.py); 0.10.2 takes FlexAttention on a T4,
+    # which refuses them (flex_attention.py#L640); an A10G gets FlashAttention, which takes them
+    [finding] = findings(BLOOM, "0.34.0", "ml.g4dn.xlarge", "LMI619")
+    assert "'FlexAttention does not support alibi slopes yet.'" in finding.message
+    assert VLLM + "v0.10.2/vllm/v1/attention/backends/flex_attention.py#L640" in finding.message
+    assert not findings(BLOOM, "0.34.0", "ml.g5.2xlarge", "LMI619")
+    # Falcon passes them only with config.json alibi: true (falcon.py), which the facts do not read: no error
+    falcon = "option.model_id=tiiuae/falcon-7b\noption.rolling_batch=vllm\noption.dtype=fp16\noption.max_model_len=2048\n"
+    assert not findings(falcon, "0.34.0", "ml.g4dn.xlarge", "LMI619", FALCON)
+
+
+def test_the_backend_variable_counts_only_where_the_release_reads_it() -> None:
+    # VLLM_ATTENTION_BACKEND is read until 0.14 (0.12: attention/selector.py); 0.15.1's envs.py no longer
+    # has it and only option.attention_backend names a backend, so a name in the variable stops nothing there
+    text = LLAMA + "option.env=VLLM_ATTENTION_BACKEND=FLASH_ATTENTION\n"
+    assert findings(text, "0.36.0-lmi18.0.0-cu128", "ml.g5.2xlarge", "LMI621")
+    assert not findings(text, "0.36.0-lmi20.0.0-cu128", "ml.g5.2xlarge", "LMI621")

@@ -204,3 +204,69 @@ def test_a_gptq_tensor_parallel_degree_that_keeps_whole_groups_loads(tmp_path: P
         GPTQ,
     )
     assert not of(findings, "LMI617")
+
+
+# --- FP8 weight blocks (weight_block_size) that a tensor-parallel slice cuts ------------------------
+
+QWEN3_MOE_FP8 = (
+    "option.model_id=Qwen/Qwen3-30B-A3B-FP8\noption.rolling_batch=vllm\noption.tensor_parallel_degree={tp}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("lmi", "line"),
+    [
+        (
+            "0.33.0",
+            "v0.8.4/vllm/model_executor/layers/quantization/fp8.py#L472",
+        ),  # Fp8MoEMethod.create_weights
+        ("0.35.0", "v0.11.1/vllm/model_executor/layers/quantization/fp8.py#L694"),
+    ],
+)
+def test_fp8_blocks_cut_by_tensor_parallelism_are_refused(tmp_path: Path, lmi: str, line: str) -> None:
+    # Qwen3-30B-A3B-FP8: experts of 768 in 128 x 128 blocks; TP 4 leaves 192 per rank
+    code, findings = lint(
+        tmp_path, QWEN3_MOE_FP8.format(tp=4), "--lmi-version", lmi, "--instance", "ml.g6e.12xlarge"
+    )
+    [finding] = of(findings, "LMI617")
+    assert code == 1 and finding["line"] == 3
+    assert (
+        "'The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.'"
+        in finding["message"]
+    )
+    assert VLLM + line in finding["message"]
+    assert finding["fix"]["changes"][0]["value"] == "2"  # 384 per rank: three whole blocks
+
+
+def test_fp8_experts_kept_whole_or_sliced_into_whole_blocks_load(tmp_path: Path) -> None:
+    _, findings = lint(tmp_path, QWEN3_MOE_FP8.format(tp=2), "--lmi-version", "0.33.0")
+    assert not of(findings, "LMI617")
+    expert_parallel = QWEN3_MOE_FP8.format(tp=4) + "option.enable_expert_parallel=true\n"
+    _, findings = lint(tmp_path, expert_parallel, "--lmi-version", "0.34.0")
+    assert not of(findings, "LMI617")
+
+
+def test_a_dense_fp8_mlp_cut_by_tensor_parallelism_is_refused(tmp_path: Path) -> None:
+    # a block-quantized dense checkpoint: gate_up_proj's 11008 / TP 4 = 2752 outputs per rank, 21.5 blocks
+    model = tmp_path / "model"
+    model.mkdir()
+    config = json.loads((ROOT / "tests" / "fixtures" / "models" / "llama-3.1-8b" / "config.json").read_text())
+    config |= {
+        "intermediate_size": 11008,
+        "quantization_config": {
+            "quant_method": "fp8",
+            "activation_scheme": "dynamic",
+            "weight_block_size": [128, 128],
+        },
+    }
+    (model / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    text = "option.model_id=fp8-dense\noption.rolling_batch=vllm\noption.tensor_parallel_degree={tp}\n"
+    for lmi, said, line in (
+        ("0.33.0", "Weight output_partition_size = 2752 is not divisible", "v0.8.4/vllm/model_executor/layers/quantization/fp8.py#L221"),
+        ("0.35.0", "Weight output_partition_size = 2752 is not divisible", "v0.11.1/vllm/model_executor/layers/quantization/utils/fp8_utils.py#L1030"),
+    ):  # fmt: skip
+        _, findings = lint(tmp_path, text.format(tp=4), "--lmi-version", lmi, "--model", str(model))
+        [finding] = of(findings, "LMI617")
+        assert said in finding["message"] and VLLM + line in finding["message"]
+    _, findings = lint(tmp_path, text.format(tp=2), "--lmi-version", "0.35.0", "--model", str(model))
+    assert not of(findings, "LMI617")  # 5504 = 43 blocks

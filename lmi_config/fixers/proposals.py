@@ -201,6 +201,16 @@ def _engine_environment(unit: LintUnit, finding: Finding) -> Proposals | None:
     return Proposals(((Change("set", ENV_KEY, value),),), supersedes=match.group(0))
 
 
+def _attention_feature(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Remove a named attention backend its own validation refuses (so that vLLM picks one that takes
+    the model), else the engine variable vLLM's message names."""
+    if finding.key == "option.attention_backend" and unit.assessment is not None:
+        return Proposals(
+            ((Change("remove", finding.key),),), supersedes="leave option.attention_backend unset"
+        )
+    return _engine_environment(unit, finding)
+
+
 def _block_size(unit: LintUnit, finding: Finding) -> Proposals | None:
     """Set option.block_size to vLLM's default of 16, a multiple every backend takes."""
     if unit.assessment is None or finding.key != "option.block_size":
@@ -218,6 +228,27 @@ def _lora_rank(unit: LintUnit, finding: Finding) -> Proposals | None:
     if match is None or unit.assessment is None:
         return None
     return Proposals(((Change("set", "option.max_lora_rank", match.group(1)),),), supersedes=match.group(0))
+
+
+def _nxd_setting(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """An NxD Inference refusal: the TP degrees the judge lets run, or option.override_neuron_config with
+    the edit the finding's advice names (a key removed, a key set)."""
+    if finding.key == TP_KEY:
+        return _tensor_parallel(unit, finding)
+    if (
+        unit.assessment is None
+        or finding.key != "option.override_neuron_config"
+        or " — " not in finding.message
+    ):
+        return None
+    from lmi_config.shape.nxd_config import OVERRIDE_KEY, override_candidates
+
+    advice = finding.message.rsplit(" — ", 1)[1]
+    candidates = tuple(
+        (Change("set", OVERRIDE_KEY, value) if value is not None else Change("remove", OVERRIDE_KEY),)
+        for value in override_candidates(unit.config, advice)
+    )
+    return Proposals(candidates) if candidates else None
 
 
 PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
@@ -238,7 +269,8 @@ PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI617": _tensor_parallel,  # AWQ / GPTQ groups: the judge keeps the degrees whose slices hold whole groups
     "LMI105": _deprecated,
     "LMI618": _engine_environment,  # the V0 engine, where vLLM's message says so
-    "LMI619": _engine_environment,  # FlashInfer, where vLLM's message says so
+    "LMI619": _attention_feature,  # FlashInfer, where vLLM's message says so; a refused named backend removed
     "LMI620": _block_size,
     "LMI622": _lora_rank,
+    **dict.fromkeys(("LMI645", "LMI646", "LMI647", "LMI648", "LMI649", "LMI650", "LMI651"), _nxd_setting),
 }

@@ -33,6 +33,9 @@ class AttentionBackend(NamedTuple):
     dtypes: tuple[str, ...] | None
     refuses: Mapping[str, tuple[str, ...]]  # feature -> check identities of data/vllm_checks.json
     source: str
+    # what it requires to run attention sinks (its supports_sink, or its implementation's check)
+    sink_rule: str | None = None
+    flash_attn: bool = False  # runs the FlashAttention build get_flash_attn_version picks
 
     @property
     def stem(self) -> str:
@@ -55,6 +58,13 @@ class AttentionBackend(NamedTuple):
             return None
         return dtype in self.dtypes
 
+    def accepts_sink(self, values: Mapping[str, object]) -> bool | None:
+        """Whether it runs attention sinks on this GPU (None: unknown; True where it says nothing)."""
+        if self.sink_rule is None:
+            return True
+        value = evaluate_rule(self.sink_rule, values)
+        return None if value is UNKNOWN else bool(value)
+
     def block_size_multiple(self) -> tuple[int, tuple[str, ...]] | None:
         """(multiple, identities) of the block size its KV-cache shape requires, if it requires one."""
         for feature, identities in self.refuses.items():
@@ -73,6 +83,13 @@ class AttentionRelease(NamedTuple):
     backends: Mapping[str, AttentionBackend]
     backend_names: frozenset[str]  # what VLLM_ATTENTION_BACKEND may name
     sliding_window_disabled: Mapping[str, Any] | None
+    flash_attn_version: Mapping[str, Any] | None = None  # the steps of get_flash_attn_version, and its source
+    # sinks -> always / conditional -> the model modules whose attention layers pass them
+    attention_kwargs: Mapping[str, Mapping[str, frozenset[str]]] = MappingProxyType({})
+    # argument: the release has option.attention_backend; variable: it reads VLLM_ATTENTION_BACKEND
+    backend_setting: Mapping[str, bool] = MappingProxyType({})
+    # supports_sink -> 'sink setting not supported': what validate_configuration says of each test
+    validation_reasons: Mapping[str, str] = MappingProxyType({})
 
     @property
     def source(self) -> str:
@@ -91,6 +108,36 @@ class AttentionRelease(NamedTuple):
         stem = wanted.removesuffix("_VLLM_V1").lower()
         return self.backend(engine, stem)
 
+    def passes(self, keyword: str, module: str | None) -> bool | None:
+        """Whether the model module's attention layers pass ``keyword`` (``sinks``, ``alibi_slopes``);
+        None where they pass it only under a condition of the config (Falcon's ``alibi``)."""
+        groups = self.attention_kwargs.get(keyword, {})
+        if module is not None and module in groups.get("always", frozenset()):
+            return True
+        if module is not None and module in groups.get("conditional", frozenset()):
+            return None
+        return False
+
+    def fa_version(self, values: Mapping[str, object]) -> object:
+        """The FlashAttention version get_flash_attn_version returns for these values: its steps run in
+        the code's order; UNKNOWN where a step the values cannot decide would change it."""
+        if self.flash_attn_version is None:
+            return UNKNOWN
+        version: object = None
+        for step in self.flash_attn_version["steps"]:
+            scope = {**values, "fa_version": version}
+            when = evaluate_rule(step["when"], scope)
+            if when is not UNKNOWN and not when:
+                continue
+            value = evaluate_rule(step["value"], scope)
+            if when is UNKNOWN:
+                version = version if value == version else UNKNOWN
+            else:
+                version = value
+            if step["returns"] and when is not UNKNOWN:
+                break
+        return version
+
 
 def _backend(key: str, row: dict[str, Any]) -> AttentionBackend:
     sizes = row.get("head_sizes")
@@ -106,6 +153,8 @@ def _backend(key: str, row: dict[str, Any]) -> AttentionBackend:
         dtypes=tuple(row["dtypes"]) if "dtypes" in row else None,
         refuses=MappingProxyType({feature: tuple(ids) for feature, ids in row["refuses"].items()}),
         source=row["source"],
+        sink_rule=row.get("sink_rule"),
+        flash_attn=bool(row.get("flash_attn")),
     )
 
 
@@ -126,7 +175,173 @@ def attention_release(vllm_version: str | None) -> AttentionRelease | None:
         backends=MappingProxyType({key: _backend(key, entry) for key, entry in row["backends"].items()}),
         backend_names=frozenset(row["backend_names"]),
         sliding_window_disabled=row.get("sliding_window_disabled"),
+        flash_attn_version=row.get("flash_attn_version"),
+        attention_kwargs=MappingProxyType(
+            {
+                name: MappingProxyType({kind: frozenset(modules) for kind, modules in groups.items()})
+                for name, groups in (row.get("attention_kwargs") or {}).items()
+            }
+        ),
+        backend_setting=MappingProxyType(row.get("backend_setting") or {}),
+        validation_reasons=MappingProxyType(row.get("validation_reasons") or {}),
     )
+
+
+# --------------------------------------------------------------------------------------------
+# FlashAttention builds (data/vllm_flash_attn.json, scripts/gen_vllm_flash_attn.py)
+# --------------------------------------------------------------------------------------------
+
+
+class FlashAttentionRefusal(NamedTuple):
+    """A feature a FlashAttention build is compiled without, and the check that refuses it."""
+
+    message: str
+    source: str
+
+
+class FlashAttentionBuild(NamedTuple):
+    """One FlashAttention build (FA2, FA3) of a release's vllm_flash_attn."""
+
+    version: int
+    supported: str  # the GPUs it runs on, an expression of capability / major
+    supported_source: str
+    disabled: tuple[str, ...]
+    refuses: Mapping[str, FlashAttentionRefusal]  # logits_soft_cap -> the check
+    source: str
+
+
+class FlashAttentionBuilds(NamedTuple):
+    """The vllm-project/flash-attention commit a vLLM release compiles, and its builds."""
+
+    commit: str
+    commit_source: str
+    builds: Mapping[int, FlashAttentionBuild]
+
+    def supported(self) -> dict[str, object]:
+        """``fa2_supported`` … as the judge's values: an expression each, UNKNOWN for a build not read."""
+        return {f"fa{number}_supported": build.supported for number, build in self.builds.items()}
+
+
+@cache
+def flash_attention_builds(vllm_version: str | None) -> FlashAttentionBuilds | None:
+    """The FlashAttention builds of an image's vLLM version; None where they are not read."""
+    row = load_data("vllm_flash_attn.json")["versions"].get(vllm_version or "")
+    if row is None or not row.get("commit") or not row.get("builds"):
+        return None
+    builds = {
+        int(number): FlashAttentionBuild(
+            version=int(number),
+            supported=build["supported"],
+            supported_source=build["supported_source"],
+            disabled=tuple(build["disabled"]),
+            refuses=MappingProxyType(
+                {
+                    feature: FlashAttentionRefusal(refusal["message"], refusal["source"])
+                    for feature, refusal in build["refuses"].items()
+                }
+            ),
+            source=build["source"],
+        )
+        for number, build in row["builds"].items()
+    }
+    return FlashAttentionBuilds(row["commit"], row["commit_source"], MappingProxyType(builds))
+
+
+# --------------------------------------------------------------------------------------------
+# three-valued evaluation of the expressions the readers write
+# --------------------------------------------------------------------------------------------
+
+
+class _Unknown:
+    """What only the running image knows (a kernel's version, a package): neither true nor false."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+
+
+def evaluate_rule(rule: str, values: Mapping[str, object]) -> object:
+    """An expression of a release's code (``fa_version in (3, 4)``, ``capability // 10 == 10 and
+    unknown``) for these values: its value, or UNKNOWN where it depends on what the values leave open.
+    A value that is itself an expression (``fa3_supported``) is evaluated in the same values."""
+    return _Evaluator(values).value(ast.parse(rule, mode="eval").body)
+
+
+class _Evaluator:
+    def __init__(self, values: Mapping[str, object]) -> None:
+        self.values = values
+        self.depth = 0
+
+    def value(self, node: ast.AST) -> object:  # noqa: PLR0911, PLR0912  (one case per node kind)
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.Tuple | ast.List):
+            items = [self.value(element) for element in node.elts]
+            return UNKNOWN if any(item is UNKNOWN for item in items) else tuple(items)
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+            left, right = self.value(node.left), self.value(node.right)
+            if left is UNKNOWN or right is UNKNOWN or left is None or right is None:
+                return UNKNOWN
+            return _ARITHMETIC[type(node.op)](left, right)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            return self._compare(node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            operand = self.value(node.operand)
+            return UNKNOWN if operand is UNKNOWN else not operand
+        if isinstance(node, ast.BoolOp):
+            return self._boolean(node)
+        if isinstance(node, ast.IfExp):
+            test = self.value(node.test)
+            if test is UNKNOWN:
+                body, orelse = self.value(node.body), self.value(node.orelse)
+                return body if body == orelse and body is not UNKNOWN else UNKNOWN
+            return self.value(node.body if test else node.orelse)
+        raise ValueError(f"{ast.unparse(node)!r} is not part of an expression the readers write")
+
+    def _name(self, name: str) -> object:
+        if name == "unknown":
+            return UNKNOWN
+        if name not in self.values:
+            if name.startswith("env_"):
+                return None  # a variable the environment does not set: vLLM's default, None
+            if name.startswith("fa"):
+                return UNKNOWN  # a FlashAttention version or build the facts do not describe
+            raise ValueError(f"unknown name {name!r} in an expression")
+        found = self.values[name]
+        if isinstance(found, str) and name.endswith("_supported"):
+            self.depth += 1
+            return UNKNOWN if self.depth > 4 else self.value(ast.parse(found, mode="eval").body)
+        return found
+
+    def _compare(self, node: ast.Compare) -> object:
+        left, right = self.value(node.left), self.value(node.comparators[0])
+        operation = node.ops[0]
+        if isinstance(operation, ast.Is | ast.IsNot):
+            if left is UNKNOWN or right is UNKNOWN:
+                return UNKNOWN
+            same = left is right or left == right
+            return same if isinstance(operation, ast.Is) else not same
+        if left is UNKNOWN or right is UNKNOWN:
+            return UNKNOWN
+        if isinstance(operation, ast.In | ast.NotIn):
+            inside = isinstance(right, tuple) and left in right
+            return inside if isinstance(operation, ast.In) else not inside
+        if type(operation) not in _COMPARE:
+            raise ValueError(f"{ast.unparse(node)!r}: an unsupported comparison")
+        if (left is None or right is None) and not isinstance(operation, ast.Eq | ast.NotEq):
+            return False
+        return _COMPARE[type(operation)](left, right)
+
+    def _boolean(self, node: ast.BoolOp) -> object:
+        values = [self.value(value) for value in node.values]
+        known = [bool(value) for value in values if value is not UNKNOWN]
+        if isinstance(node.op, ast.And):
+            return False if False in known else (UNKNOWN if len(known) < len(values) else True)
+        return True if True in known else (UNKNOWN if len(known) < len(values) else False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -180,3 +395,41 @@ def _evaluate(node: ast.AST, head_size: int) -> Any:  # noqa: PLR0911  (one case
             return body if body == orelse and body is not None else None
         return _evaluate(node.body if test else node.orelse, head_size)
     raise ValueError(f"{ast.unparse(node)!r} is not part of a head-size rule")
+
+
+# --------------------------------------------------------------------------------------------
+# TensorRT-LLM's attention kernels (data/trtllm_attention.json, scripts/gen_trtllm_attention.py)
+# --------------------------------------------------------------------------------------------
+
+
+class TrtllmHeadSizeCheck(NamedTuple):
+    """A head-size check of TensorRT-LLM's attention kernels: the multiple per byte size of the type."""
+
+    multiple: Mapping[int, int]  # 2 (float16 / bfloat16) -> 8, 4 (float32) -> 4
+    message: str
+    source: str
+
+
+class TrtllmAttention(NamedTuple):
+    """What one TensorRT-LLM release's attention kernels require of a model, read from its branch."""
+
+    version: str
+    head_size: tuple[TrtllmHeadSizeCheck, ...]
+    commit: str
+
+
+@cache
+def trtllm_attention(trtllm_version: str | None) -> TrtllmAttention | None:
+    """The attention facts of a TensorRT-LLM release; None for one the data does not read."""
+    row = load_data("trtllm_attention.json")["versions"].get(trtllm_version or "")
+    if row is None or not row.get("head_size"):
+        return None
+    checks = tuple(
+        TrtllmHeadSizeCheck(
+            MappingProxyType({int(size): int(multiple) for size, multiple in check["multiple"].items()}),
+            check["message"],
+            check["source"],
+        )
+        for check in row["head_size"]
+    )
+    return TrtllmAttention(str(trtllm_version), checks, row["commit"])

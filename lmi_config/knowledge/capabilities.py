@@ -36,6 +36,18 @@ class QuantizationMethod(NamedTuple):
     source: str
 
 
+class MaxLenRules(NamedTuple):
+    """How one vLLM release derives the longest sequence from config.json (``_get_and_verify_max_len``)."""
+
+    possible_keys: tuple[str, ...]
+    model_max_length_replaces: bool
+    not_scaled_types: frozenset[str]
+    original_positions_types: frozenset[str]
+    not_scaled_model_types: tuple[str, ...]  # matched as substrings of the model type, as vLLM does
+    type_keys: tuple[str, ...]  # the keys the rope type is read from
+    source: str
+
+
 class VllmCapabilities(NamedTuple):
     """One vLLM release's facts (``version`` as the image pins it, ``read_from`` the release read)."""
 
@@ -45,6 +57,8 @@ class VllmCapabilities(NamedTuple):
     bfloat16_source: str | None
     auto_dtype_supported_by_gpu: bool
     auto_dtype_source: str
+    # the warning vLLM logs when dtype auto falls back from a checkpoint dtype the GPU lacks (message, line)
+    auto_dtype_fallback: tuple[str, str] | None
     float16_unsupported: dict[str, str]
     float16_source: str
     quantization: dict[str, QuantizationMethod]
@@ -61,9 +75,15 @@ class VllmCapabilities(NamedTuple):
     modelopt_algos_case_insensitive: bool
     fallback_source: str
     registry_source: str
+    max_len: MaxLenRules | None = None
 
 
 @cache
+def gpu_device_names() -> list[str]:
+    """Every GPU ``gpu_devices.json`` names (the accelerator names of the instance catalogue), sorted."""
+    return sorted(load_data("gpu_devices.json")["devices"])
+
+
 def gpu_device(accelerator_name: str | None) -> GpuDevice | None:
     """The GPU an instance type carries (its ``accelerator_name``), or None for an unknown one."""
     row = load_data("gpu_devices.json")["devices"].get(accelerator_name or "")
@@ -83,6 +103,11 @@ def _release(version: str, row: dict[str, Any]) -> VllmCapabilities:
         bfloat16_source=bf16.get("source"),
         auto_dtype_supported_by_gpu=row["auto_dtype_resolution"]["value"] == "supported-by-gpu",
         auto_dtype_source=row["auto_dtype_resolution"]["source"],
+        auto_dtype_fallback=(
+            (fallback["message"], fallback["source"])
+            if (fallback := row["auto_dtype_resolution"].get("fallback_warning"))
+            else None
+        ),
         float16_unsupported=dict(row["float16_unsupported_model_types"]["value"]),
         float16_source=row["float16_unsupported_model_types"]["source"],
         quantization={
@@ -107,7 +132,33 @@ def _release(version: str, row: dict[str, Any]) -> VllmCapabilities:
         modelopt_algos_case_insensitive=bool((row.get("modelopt_quant_algos") or {}).get("case_insensitive")),
         fallback_source=registry["transformers_fallback"]["source"],
         registry_source=registry["source"],
+        max_len=_max_len(row.get("max_model_len")),
     )
+
+
+def _max_len(row: dict[str, Any] | None) -> MaxLenRules | None:
+    if not row:
+        return None
+    return MaxLenRules(
+        possible_keys=tuple(row["possible_keys"]),
+        model_max_length_replaces=bool(row["model_max_length_replaces"]),
+        not_scaled_types=frozenset(row["not_scaled_types"]),
+        original_positions_types=frozenset(row["original_positions_types"]),
+        not_scaled_model_types=tuple(row["not_scaled_model_types"]),
+        type_keys=tuple(row["type_keys"]),
+        source=row["source"],
+    )
+
+
+def max_len_rules() -> tuple[MaxLenRules, ...]:
+    """Every release's rules of the data, oldest first (the most permissive of them judges a target
+    whose vLLM version is unknown)."""
+    found = []
+    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+        capabilities = vllm_capabilities(version)
+        if capabilities is not None and capabilities.max_len is not None:
+            found.append(capabilities.max_len)
+    return tuple(found)
 
 
 @cache

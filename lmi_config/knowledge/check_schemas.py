@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from lmi_config.knowledge.attention_schemas import FlashAttnVersionSteps
 from lmi_config.knowledge.schema_base import Sourced, Strict
 
 _LINE = r"^https://github\.com/vllm-project/vllm/blob/v[\w.]+/\S+#L\d+$"
@@ -128,6 +129,8 @@ class AttentionBackendFacts(Strict):
     capability: dict[str, int] | None = None
     dtypes: list[str] | None = None
     refuses: dict[str, list[str]]
+    sink_rule: str | None = None  # what it requires of attention sinks, an expression of the GPU
+    flash_attn: bool | None = None  # runs the FlashAttention build get_flash_attn_version picks
 
     @model_validator(mode="after")
     def _refusals_are_check_identities(self) -> AttentionBackendFacts:
@@ -166,6 +169,12 @@ class AttentionVersion(Strict):
     backends: dict[str, AttentionBackendFacts]
     backend_names: list[str]
     sliding_window_disabled: SlidingWindowDisabled | None
+    # scripts/vllm_attention_reader.py: get_flash_attn_version's steps, the attention layer's keywords per
+    # model module, how a backend is named, validate_configuration's reasons (lmi_config/knowledge/attention_schemas.py)
+    flash_attn_version: FlashAttnVersionSteps | None = None
+    attention_kwargs: dict[str, dict[str, list[str]]] | None = None  # sinks -> always -> modules
+    backend_setting: dict[str, bool] | None = None
+    validation_reasons: dict[str, str] | None = None
 
 
 class VllmAttentionFile(Sourced):
@@ -187,11 +196,49 @@ class ExtraVocabSizes(Sourced):
     values: list[int]
 
 
+class LoraModulesGroup(Strict):
+    embedding: list[Literal["embed_tokens", "lm_head"]]
+    source: str = Field(pattern=_LINE)
+    architectures: list[str]
+
+
+class LoraModules(Strict):
+    how: Literal["declared", "linear-layers"]
+    source: str = Field(pattern=_LINE)
+    groups: list[LoraModulesGroup]
+
+
+class ConfigRegistry(Strict):
+    model_types: list[str]
+    source: str = Field(pattern=_LINE)
+
+
 class ModelClassesVersion(Strict):
     read_from: str
     architectures: RegistryArchitectures | None
+    lora_modules: LoraModules | None = None
+    config_registry: ConfigRegistry | None = None
     extra_vocab_sizes: ExtraVocabSizes | None
 
 
 class VllmModelClassesFile(Sourced):
     versions: dict[str, ModelClassesVersion]
+
+
+# --- vllm_runner_refusals.json: option combinations the model runner refuses while it serves ---------------
+
+
+class RunnerRefusal(Sourced):
+    function: str
+    condition: str
+    message: str
+    source: str = Field(pattern=_LINE)
+
+
+class RunnerRefusalsVersion(Strict):
+    read_from: str
+    refusals: dict[Literal["chunked-prefill-with-prefix-caching"], RunnerRefusal]
+
+
+class VllmRunnerRefusalsFile(Sourced):
+    versions: dict[str, RunnerRefusalsVersion]

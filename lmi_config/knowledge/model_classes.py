@@ -1,5 +1,5 @@
 """Each pinned vLLM release's model registry: the module of each architecture's class and which classes
-serve LoRA adapters; the LoRA option values its ``LoRAConfig`` accepts (``data/vllm_model_classes.json``,
+serve LoRA adapters and which embedding layers each takes a LoRA on; the LoRA option values its ``LoRAConfig`` accepts (``data/vllm_model_classes.json``,
 generated from the releases' code by ``scripts/gen_vllm_checks.py`` with ``scripts/vllm_model_reader.py``);
 and LMI's LoRA defaults (``data/options.json``)."""
 
@@ -22,6 +22,13 @@ class ModelClasses(NamedTuple):
     registry_source: str
     extra_vocab_sizes: tuple[int, ...] | None  # None: the release checks none
     extra_vocab_source: str | None
+    # architecture -> the embedding layers (embed_tokens, lm_head) its class takes a LoRA on, and the URL
+    # of the line that decides it; an architecture not listed is not judged
+    lora_embedding_layers: dict[str, tuple[frozenset[str], str]] = {}
+    lora_modules_how: str | None = None  # "declared" (0.4-0.7) or "linear-layers" (0.8+)
+    lora_modules_source: str | None = None
+    # model types vLLM reads config.json of with its own configuration classes (_CONFIG_REGISTRY)
+    config_model_types: frozenset[str] = frozenset()
 
     def module_path(self, architectures: tuple[str, ...]) -> str | None:
         """``vllm/model_executor/models/<module>.py`` of the first architecture the registry knows."""
@@ -37,6 +44,12 @@ def model_classes(vllm_version: str | None) -> ModelClasses | None:
         return None
     architectures = row["architectures"] or {"modules": {}, "lora": [], "no_lora": [], "source": ""}
     sizes = row.get("extra_vocab_sizes")
+    lora_modules = row.get("lora_modules") or {"groups": []}
+    layers = {
+        name: (frozenset(group["embedding"]), group["source"])
+        for group in lora_modules["groups"]
+        for name in group["architectures"]
+    }
     return ModelClasses(
         version=str(vllm_version),
         read_from=row["read_from"],
@@ -46,6 +59,10 @@ def model_classes(vllm_version: str | None) -> ModelClasses | None:
         registry_source=architectures["source"],
         extra_vocab_sizes=tuple(sizes["values"]) if sizes else None,
         extra_vocab_source=sizes["source"] if sizes else None,
+        lora_embedding_layers=layers,
+        lora_modules_how=lora_modules.get("how"),
+        lora_modules_source=lora_modules.get("source"),
+        config_model_types=frozenset((row.get("config_registry") or {}).get("model_types", ())),
     )
 
 

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from lmi_config.knowledge.capability_schemas import GpuDevicesFile, VllmCapabilitiesFile
+from lmi_config.knowledge.attention_schemas import TrtllmAttentionFile, VllmFlashAttnFile
+from lmi_config.knowledge.capability_schemas import GpuDevicesFile, RopeScalingFile, VllmCapabilitiesFile
 from lmi_config.knowledge.catalog_schemas import GeneratedModelsFile, ModelIdentitiesFile
 from lmi_config.knowledge.check_schemas import (
     VllmAttentionFile,
@@ -20,10 +21,17 @@ from lmi_config.knowledge.check_schemas import (
     VllmCheckReviewFile,
     VllmChecksFile,
     VllmModelClassesFile,
+    VllmRunnerRefusalsFile,
 )
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
 from lmi_config.knowledge.engine_schemas import EngineRegistriesFile, NeuronRopeFile
-from lmi_config.knowledge.perf_schemas import PerfCaveatsFile, PerfDevicesFile, PerfFitFile
+from lmi_config.knowledge.nxd_loader_schemas import NxdLoaderFile
+from lmi_config.knowledge.perf_schemas import (
+    LatencyTargetsFile,
+    PerfCaveatsFile,
+    PerfDevicesFile,
+    PerfFitFile,
+)
 from lmi_config.knowledge.price_schemas import OnDemandPrices
 from lmi_config.knowledge.runtime_schemas import (
     HubTokenVariablesFile,
@@ -846,6 +854,16 @@ class VersionSpan(Strict):
     last: str
 
 
+class TransformersRangeTop(Sourced):
+    newest: str
+    bounded: bool
+    model_types: list[str] | None
+
+
+class TransformersRangeTopsFile(Sourced):
+    ranges: dict[str, TransformersRangeTop]
+
+
 class TransformersModelTypesFile(Sourced):
     versions: dict[str, str]  # version -> the file that lists its model types
     model_types: dict[str, VersionSpan]
@@ -886,8 +904,10 @@ SCHEMAS: dict[str, Any] = {
     "models_generated.json": GeneratedModelsFile,
     "model_identities.json": ModelIdentitiesFile,
     "neuron_rope_scaling.json": NeuronRopeFile,
+    "rope_scaling.json": RopeScalingFile,
     "options.json": OptionsFile,
     "perf_caveats.json": PerfCaveatsFile,
+    "latency_targets.json": LatencyTargetsFile,
     "perf_devices.json": PerfDevicesFile,
     "perf_fit.json": PerfFitFile,
     "releases.json": ReleasesFile,
@@ -895,6 +915,7 @@ SCHEMAS: dict[str, Any] = {
     "search.json": SearchFile,
     "tp_rules.json": TpRulesFile,
     "transformers_model_types.json": TransformersModelTypesFile,
+    "transformers_range_tops.json": TransformersRangeTopsFile,
     "vllm_engine_args.json": EngineArgsFile,
     "vllm_limits.json": VllmLimitsFile,
     "vllm_cuda_graphs.json": VllmCudaGraphsFile,
@@ -908,8 +929,12 @@ SCHEMAS: dict[str, Any] = {
     "vllm_check_review.json": VllmCheckReviewFile,
     "vllm_check_coverage.json": VllmCheckCoverageFile,
     "vllm_attention.json": VllmAttentionFile,
+    "vllm_flash_attn.json": VllmFlashAttnFile,
+    "trtllm_attention.json": TrtllmAttentionFile,
     "vllm_model_classes.json": VllmModelClassesFile,
+    "vllm_runner_refusals.json": VllmRunnerRefusalsFile,
     "hub_token_variables.json": HubTokenVariablesFile,
+    "nxd_loader.json": NxdLoaderFile,
 }
 
 

@@ -8,7 +8,8 @@ from lmi_config.rules.base import REGISTRY, Rule, iter_rules
 
 RULE_MODULES = (
     "fileformat", "options", "container", "consistency", "images", "artifacts", "parallelism", "memory", "sequence", "security",
-    "hardware", "effects", "device_memory", "engines", "startup", "attention", "lora", "vllm_settings",
+    "hardware", "effects", "device_memory", "engines", "startup", "attention", "lora", "vllm_settings", "hub_token",
+    "nxd",
 )  # fmt: skip
 
 

@@ -30,7 +30,7 @@ def _report(unit: LintUnit, code: str, check: str) -> Iterator[Finding]:
     code="LMI618",
     slug="attention-head-size-unsupported",
     severity="error",
-    summary="The attention backend vLLM picks on this GPU does not take the model's head size (or no backend does).",
+    summary="The attention backend vLLM picks on this GPU does not take the model's head size (or no backend does); TensorRT-LLM's kernels need a multiple of 8.",
     why=(
         "Each attention backend runs a fixed set of head sizes (head_dim, else hidden_size / num_attention_heads), "
         "listed in the release's code: vLLM 0.8's V1 engine takes FlashAttention on an Ampere or newer GPU whatever "
@@ -39,7 +39,11 @@ def _report(unit: LintUnit, code: str, check: str) -> Iterator[Finding]:
         "backends check PagedAttention's list; from 0.11 the first backend of a priority list that takes the head "
         "size is chosen, and none taking it is 'No valid attention backend found'. Which backend a release picks "
         "depends on the GPU's compute capability, the dtype and the head size, so the same model can start on one "
-        "instance or image and not another."
+        "instance or image and not another; a file that names no instance is judged on every GPU of the SageMaker "
+        "instances, and reported only where all of them refuse it. TensorRT-LLM's attention kernels update the KV "
+        "cache in vectors of 8 elements (4 in float32) and stop with 'Size per head is not a multiple of X' "
+        "(unfusedAttentionKernels_2.cu, read from the release branches that can be read: 0.5.0 and 0.7.1, "
+        "lmi_config/data/trtllm_attention.json), so OpenLLaMA-3B (3200 / 32 = 100) does not build."
     ),
     bad=Example(
         _PHI2_FILE,
@@ -53,7 +57,10 @@ def _report(unit: LintUnit, code: str, check: str) -> Iterator[Finding]:
     + " — https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/v1/attention/backends/flash_attn.py#L397"
     + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/platforms/cuda.py#L215"
     + " https://github.com/vllm-project/vllm/blob/v0.4.2/vllm/attention/backends/xformers.py#L162"
-    + " https://github.com/vllm-project/vllm/blob/v0.23.0/vllm/platforms/cuda.py#L79",
+    + " https://github.com/vllm-project/vllm/blob/v0.23.0/vllm/platforms/cuda.py#L79"
+    + " lmi_config/data/trtllm_attention.json (scripts/gen_trtllm_attention.py) — https://github.com/octoml/"
+    "TensorRT-LLM-release/blob/80bc07510ac4ddf13c0d76ad295cdb2b75614618/cpp/tensorrt_llm/kernels/"
+    "unfusedAttentionKernels_2.cu#L355",
 )
 def attention_head_size_unsupported(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI618", "attention-head-size-unsupported")
@@ -63,14 +70,21 @@ def attention_head_size_unsupported(unit: LintUnit) -> Iterator[Finding]:
     code="LMI619",
     slug="attention-feature-unsupported",
     severity="error",
-    summary="The attention backend vLLM picks on this GPU refuses a feature of the model: logits soft-capping (Gemma-2), a sliding window, a quantized KV cache.",
+    summary="The attention backend vLLM picks (or the one named) refuses a feature of the model on this GPU: logits soft-capping (Gemma-2), attention sinks (gpt-oss), a sliding window, a quantized KV cache.",
     why=(
         "Gemma-2 caps its attention logits (config.json attn_logit_softcapping), and not every backend can: vLLM "
         "0.5.3 refuses it in FlashAttention and xFormers ('Please use Flashinfer backend for models with "
         "logits_soft_cap (i.e., Gemma-2) ... export VLLM_ATTENTION_BACKEND=FLASHINFER'); 0.6 runs FlashAttention "
         "from compute capability 8.0 but xFormers on a T4 or V100, which refuses it; 0.10 runs FlexAttention "
         "below 8.0, which refuses soft-capping, a sliding window (Mistral-7B-v0.1, Gemma-3) and an FP8 KV cache. "
-        "The backend follows from the GPU, the release and the model, all known before deployment."
+        "The FlashAttention vLLM compiles is a build of a pinned vllm-project/flash-attention commit: from vLLM "
+        "0.10 to 0.16 its FA3 build, which Hopper runs, sets FLASHATTENTION_DISABLE_SOFTCAP, so Gemma-2 on an H100 "
+        "stops with 'This flash attention build does not support tanh softcapping.' (VLLM_FLASH_ATTN_VERSION=2 "
+        "runs the FA2 build, which keeps it; lmi_config/data/vllm_flash_attn.json). Attention sinks (gpt-oss) run "
+        "only on backends whose supports_sink holds on the GPU: a backend named with option.attention_backend or "
+        "VLLM_ATTENTION_BACKEND that refuses them stops the start-up ('Selected backend ... is not valid for this "
+        "configuration. Reason: [...]'; vLLM 0.10's FlashAttention: 'Sinks are only supported in FlashAttention "
+        "3'). The backend follows from the GPU, the release and the model, all known before deployment."
     ),
     bad=Example(
         _GEMMA2 + "option.dtype=fp32\n",
@@ -84,7 +98,11 @@ def attention_head_size_unsupported(unit: LintUnit) -> Iterator[Finding]:
     + " — https://github.com/vllm-project/vllm/blob/v0.5.3.post1/vllm/attention/backends/flash_attn.py#L286"
     + " https://github.com/vllm-project/vllm/blob/v0.6.3.post1/vllm/attention/backends/xformers.py#L423"
     + " https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/v1/attention/backends/flex_attention.py#L652"
-    + " https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/platforms/cuda.py#L300",
+    + " https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/platforms/cuda.py#L300"
+    + " https://github.com/vllm-project/vllm/blob/v0.23.0/vllm/platforms/cuda.py#L313"
+    + " https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/v1/attention/backends/flash_attn.py#L416"
+    + " lmi_config/data/vllm_flash_attn.json (scripts/gen_vllm_flash_attn.py) — https://github.com/vllm-project/"
+    "flash-attention/blob/ee4d25bd84e0cbc7e0b9b9685085fd5db2dcb62a/hopper/flash_api.cpp#L1155",
 )
 def attention_feature_unsupported(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI619", "attention-feature-unsupported")

@@ -30,8 +30,9 @@ def _report(unit: LintUnit, code: str, check: str) -> Iterator[Finding]:
         "vLLM refuses bfloat16 below compute capability 8.0 at start-up ('Bfloat16 is only supported on GPUs with "
         "compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5'). With dtype auto, "
         "vLLM before 0.10 keeps the checkpoint's dtype, so a bfloat16 model (Llama 3, Qwen 2.5, Mistral) fails "
-        "on a T4 with no dtype in the file at all; later releases choose float16 themselves. For a model not known "
-        "here (not in the catalog, no --model), dtype auto on such a GPU is a warning: the file should say fp16."
+        "on a T4 with no dtype in the file at all; later releases choose float16 themselves and log the fallback "
+        "('Your device ... doesn't support torch.bfloat16. Falling back to torch.float16'), a warning here. For a "
+        "model not known here (not in the catalog, no --model), dtype auto on such a GPU is a warning: the file should say fp16."
     ),
     bad=Example(
         "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.tensor_parallel_degree=4\n"

@@ -54,16 +54,23 @@ def lora_rank_above_max(unit: LintUnit) -> Iterator[Finding]:
     code="LMI623",
     slug="lora-adapter-unsupported",
     severity="error",
-    summary="An adapter under adapters/ that vLLM refuses: DoRA, modules_to_save, a bias, or required fields missing.",
+    summary="An adapter under adapters/ that vLLM refuses: DoRA, modules_to_save, a bias, required fields missing, or a LoRA on embeddings the model class does not serve.",
     why=(
         "vLLM serves plain LoRA adapters: its PEFTHelper refuses an adapter_config.json with use_dora ('vLLM does "
         "not yet support DoRA.'), modules_to_save, a bias other than none (0.7-0.11 without "
-        "option.enable_lora_bias; always from 0.12), or without r, lora_alpha and target_modules. LMI loads every "
-        "adapter of adapters/ at start-up, so one such adapter stops the endpoint."
+        "option.enable_lora_bias; always from 0.12), or without r, lora_alpha and target_modules. Before 0.7 the "
+        "whole modules_to_save weights PEFT saves (base_model.model.lm_head.weight) stop the weight parser "
+        "('… is unsupported LoRA weight'). The loader takes LoRA weights only for the model class's LoRA "
+        "modules: a LoRA on embed_tokens or lm_head (target_modules) loads only where the class names them "
+        "(Llama does; Qwen2 and Qwen3 did not before vLLM 0.23: 'expected target modules in … but received "
+        "[...]'). LMI loads every adapter of adapters/ at start-up, so one such adapter stops the endpoint."
     ),
     bad=Example(_LORA, args={**_G5, "model": _DORA}),
     good=Example(_LORA, args={**_G5, "model": "tests/fixtures/models/llama-3.1-8b"}),
-    source=LORA_SOURCE + " https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/lora/peft_helper.py#L80",
+    source=LORA_SOURCE
+    + " https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/lora/peft_helper.py#L80"
+    + " https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/lora/utils.py#L113"
+    + " https://github.com/vllm-project/vllm/blob/v0.15.1/vllm/lora/lora_model.py#L167",
 )
 def lora_adapter_unsupported(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI623", "lora-adapter-unsupported")

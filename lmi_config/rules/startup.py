@@ -97,14 +97,22 @@ _GPTQ = "tests/fixtures/models/qwen2.5-14b-instruct-gptq-int4"
     code="LMI617",
     slug="quantization-group-misaligned",
     severity="error",
-    summary="An AWQ / GPTQ checkpoint whose quantization groups a tensor-parallel slice cuts (intermediate_size / TP not a multiple of group_size).",
+    summary=(
+        "An AWQ / GPTQ checkpoint whose quantization groups, or a block-FP8 checkpoint whose weight blocks, a "
+        "tensor-parallel slice cuts (intermediate_size / TP not a multiple of group_size or of the 128-wide block)."
+    ),
     why=(
         "AWQ and GPTQ store one scale per group of group_size input features. A row-parallel layer (the MLP's down "
         "projection, attention's output) gives each rank a 1/TP slice of its inputs, which must hold whole groups: "
         "otherwise vLLM stops while it builds the model ('The input size is not aligned with the quantized weight "
         "shape. This can be caused by too large tensor parallel size.', or with the Marlin kernels 'Weight "
         "input_size_per_partition = 1728 is not divisible by group_size = 128'). Qwen2.5-14B's intermediate_size "
-        "13824 is 108 groups of 128: TP 2 and 4 divide them, TP 8 does not, although it divides the heads."
+        "13824 is 108 groups of 128: TP 2 and 4 divide them, TP 8 does not, although it divides the heads. A "
+        "block-quantized FP8 checkpoint (quantization_config weight_block_size, DeepSeek-V3 and the Qwen3 -FP8 "
+        "uploads) stores one scale per 128 x 128 block, so each rank's slice of the MLP and of every expert must "
+        "hold whole blocks: Qwen3-30B-A3B-FP8's experts of 768 give 192 per rank at TP 4 ('The output_size of "
+        "gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.'), DeepSeek-V3's of "
+        "2048 give 64 at TP 32; expert parallelism keeps each expert whole."
     ),
     bad=Example(
         "option.model_id=Qwen/Qwen2.5-14B-Instruct-GPTQ\noption.rolling_batch=vllm\noption.tensor_parallel_degree=8\n"
@@ -119,7 +127,9 @@ _GPTQ = "tests/fixtures/models/qwen2.5-14b-instruct-gptq-int4"
     source=CHECKS_SOURCE
     + " — https://github.com/vllm-project/vllm/blob/v0.6.3.post1/vllm/model_executor/layers/quantization/gptq.py#L99"
     + " https://github.com/vllm-project/vllm/blob/v0.6.3.post1/vllm/model_executor/layers/quantization/utils/marlin_utils.py#L116"
-    + " https://github.com/vllm-project/vllm/issues/5675",
+    + " https://github.com/vllm-project/vllm/issues/5675"
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/model_executor/layers/quantization/fp8.py#L472"
+    + " https://github.com/vllm-project/vllm/blob/v0.11.1/vllm/model_executor/layers/quantization/utils/fp8_utils.py#L1030",
 )
 def quantization_group_misaligned(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI617", "quantization-group-misaligned")

@@ -55,11 +55,15 @@ def batched_tokens_below_max_seqs(unit: LintUnit) -> Iterator[Finding]:
     code="LMI627",
     slug="prefix-caching-unsupported",
     severity="error",
-    summary="option.enable_prefix_caching=true with a model's sliding window (vLLM 0.5-0.7, V0 of 0.8-0.10) or an FP8 KV cache (0.5).",
+    summary="option.enable_prefix_caching=true with a model's sliding window (vLLM 0.5-0.7, V0 of 0.8-0.10), an FP8 KV cache (0.5) or chunked prefill (0.4-0.5).",
     why=(
         "vLLM's CacheConfig refuses prefix caching for a model with a sliding window (Mistral-7B-v0.1, Phi-3 "
         "and others: 'Prefix caching is not supported with sliding window. Run with --disable-sliding-window to "
-        "use prefix caching.') in 0.5-0.7 and in the V0 engine of 0.8-0.10, and with an FP8 KV cache in 0.5."
+        "use prefix caching.') in 0.5-0.7 and in the V0 engine of 0.8-0.10, and with an FP8 KV cache in 0.5. "
+        "vLLM 0.4-0.5 (LMI 0.28-0.29) start with prefix caching and chunked prefill both on, but their model "
+        "runner raises 'chunked prefill cannot be used with prefix caching now.' on the first prompt whose "
+        "prefix is already cached — two requests sharing a system prompt — and the engine stops "
+        "(data/vllm_runner_refusals.json, read from each release's vllm/worker/model_runner.py)."
     ),
     bad=Example(
         "option.model_id=mistralai/Mistral-7B-v0.1\noption.rolling_batch=vllm\noption.max_model_len=4096\n"
@@ -71,7 +75,9 @@ def batched_tokens_below_max_seqs(unit: LintUnit) -> Iterator[Finding]:
         "option.enable_prefix_caching=false\n",
         args={**_G5, "lmi_version": "0.31.0", "model": _MISTRAL},
     ),
-    source=SETTINGS_SOURCE + " — https://github.com/vllm-project/vllm/blob/v0.7.3/vllm/config.py#L1147",
+    source=SETTINGS_SOURCE
+    + " — https://github.com/vllm-project/vllm/blob/v0.7.3/vllm/config.py#L1147"
+    + " https://github.com/vllm-project/vllm/blob/v0.5.3.post1/vllm/worker/model_runner.py#L334",
 )
 def prefix_caching_unsupported(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI627", "prefix-caching-unsupported")

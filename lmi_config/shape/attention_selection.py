@@ -14,12 +14,20 @@ env files (the container's environment, which the worker inherits) and ``option.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
-from lmi_config.knowledge.attention_backends import AttentionBackend, AttentionRelease
+from lmi_config.knowledge.attention_backends import (
+    UNKNOWN,
+    AttentionBackend,
+    AttentionRelease,
+    flash_attention_builds,
+)
 
 if TYPE_CHECKING:
     from lmi_config.configfile.canonical import CanonicalConfig
+    from lmi_config.knowledge.capabilities import GpuDevice
     from lmi_config.shape.dimensions import Target
     from lmi_config.shape.types import ContainerShape
 
@@ -40,20 +48,27 @@ class AttentionInputs(NamedTuple):
     soft_cap: float | None
     model_type: str
     architectures: tuple[str, ...]
-    forced: str | None  # VLLM_ATTENTION_BACKEND in option.env
+    forced: str | None  # the backend the user names (option.attention_backend, VLLM_ATTENTION_BACKEND)
     use_v1: bool | None  # VLLM_USE_V1 in option.env
     # settings the V1 oracle may fall back to V0 for, where the facts cannot tell whether it does
     open_engine_settings: frozenset[str] = frozenset()
+    forced_by: str | None = None  # option.attention_backend | VLLM_ATTENTION_BACKEND
+    has_sinks: bool = False  # the model class's attention layers pass sinks (gpt-oss)
+    requires_alibi: bool | None = False  # … ALiBi slopes (BLOOM, MPT); None: under a condition (Falcon)
+    environment: Mapping[str, str] = MappingProxyType({})  # the engine's variables
 
 
 class Selection(NamedTuple):
     """The backends the release may pick (more than one where the facts leave it open; none: no
-    backend accepts the model), which engine, in words why, and the code that decides."""
+    backend accepts the model), which engine, in words why, and the code that decides. A backend the
+    user named that its validation refuses is ``forced`` with the reasons it gives (``refused``)."""
 
     engine: str
     possible: tuple[AttentionBackend, ...]
     why: str
     source: str
+    forced: str | None = None
+    refused: tuple[str, ...] = ()
 
 
 def engine_environment(config: CanonicalConfig) -> dict[str, str]:
@@ -69,24 +84,36 @@ def engine_environment(config: CanonicalConfig) -> dict[str, str]:
 
 
 def attention_inputs(
-    config: CanonicalConfig, target: Target, shape: ContainerShape
+    config: CanonicalConfig,
+    target: Target,
+    shape: ContainerShape,
+    device: GpuDevice | None = None,
+    facts: AttentionRelease | None = None,
 ) -> AttentionInputs | None:
-    """The inputs, or None where one the selection needs is unknown (no GPU, no model, latent attention,
-    a layout the facts do not describe)."""
+    """The inputs on the instance's GPU (or ``device``, for a file that names no instance), or None
+    where one the selection needs is unknown (no GPU, no model, latent attention)."""
     from lmi_config.knowledge.capabilities import gpu_device
+    from lmi_config.knowledge.model_classes import model_classes
     from lmi_config.shape.capability import effective_dtype, engine_of
     from lmi_config.sizing.vllm_release import vllm_version
 
     arch, instance = target.arch, target.instance
-    if arch is None or instance is None or arch.kv_lora_rank or arch.memory_not_estimated:
+    if arch is None or arch.kv_lora_rank or not arch.head_dim:
         return None
-    device = gpu_device(instance.accelerator_name)
+    device = device or (gpu_device(instance.accelerator_name) if instance is not None else None)
     engine = engine_of(target)
     if device is None or engine is None:
         return None
-    dtype = effective_dtype(config, target, engine)
+    dtype = effective_dtype(config, target, engine._replace(gpu=device))
     environment = engine_environment(config)
     use_v1 = environment.get("VLLM_USE_V1")
+    forced, forced_by = _named_backend(config, environment, facts)
+    registry = model_classes(target.release.vllm)
+    module_path = registry.module_path(tuple(arch.architectures)) if registry is not None else None
+    module = module_path.rsplit("/", 1)[-1].removesuffix(".py") if module_path else None
+    has_sinks = facts.passes("sinks", module) if facts is not None else False
+    if has_sinks is None:
+        return None  # sinks only under a condition of config.json the facts do not read: not decided here
     return AttentionInputs(
         gpu=device.name,
         capability=device.compute_capability,
@@ -98,7 +125,7 @@ def attention_inputs(
         soft_cap=arch.attn_logit_softcapping,
         model_type=arch.model_type,
         architectures=tuple(arch.architectures),
-        forced=environment.get("VLLM_ATTENTION_BACKEND") or None,
+        forced=forced,
         use_v1=None if use_v1 is None else use_v1.strip() not in ("0", "false", "False"),
         open_engine_settings=frozenset(
             name
@@ -108,7 +135,51 @@ def attention_inputs(
             )
             if present
         ),
+        forced_by=forced_by,
+        has_sinks=has_sinks,
+        requires_alibi=facts.passes("alibi_slopes", module) if facts is not None else False,
+        environment=MappingProxyType(environment),
     )
+
+
+BACKEND_KEY = "option.attention_backend"
+
+
+def _named_backend(
+    config: CanonicalConfig, environment: Mapping[str, str], facts: AttentionRelease | None
+) -> tuple[str | None, str | None]:
+    """The backend the user names and where: the engine argument where the release has it (0.14+),
+    else VLLM_ATTENTION_BACKEND where the release reads it (until 0.14; before the facts say, always)."""
+    setting = facts.backend_setting if facts is not None else {}
+    argument = (config.get(BACKEND_KEY) or "").strip()
+    if argument and setting.get("argument"):
+        return argument.upper(), BACKEND_KEY
+    variable = environment.get("VLLM_ATTENTION_BACKEND") or None
+    if variable and setting.get("variable", True):
+        return variable, "VLLM_ATTENTION_BACKEND"
+    return None, None
+
+
+def expression_values(
+    facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None
+) -> dict[str, object]:
+    """What the readers' expressions read, for these inputs: the GPU, the model, the engine's
+    variables, the FlashAttention builds the release compiles and the version it runs."""
+    values: dict[str, object] = {
+        "capability": inputs.capability,
+        "major": inputs.capability // 10,
+        "head_size": inputs.head_size,
+        "has_sinks": inputs.has_sinks,
+        "requires_alibi": UNKNOWN if inputs.requires_alibi is None else inputs.requires_alibi,
+    }
+    for name, value in inputs.environment.items():
+        text = value.strip()
+        values[f"env_{name}"] = int(text) if text.isdigit() else text
+    builds = flash_attention_builds(vllm)
+    if builds is not None:
+        values.update(builds.supported())
+    values["fa_version"] = facts.fa_version(values)
+    return values
 
 
 def capability_text(value: int) -> str:
@@ -154,8 +225,11 @@ def _engine(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) 
     falls_back = set(v1.get("engine_falls_back_for", ()))
     if "dtype" in falls_back and inputs.dtype not in _HALF:
         return "v0" if inputs.dtype is not None else None
-    if inputs.forced or inputs.open_engine_settings & falls_back:
-        return None  # a backend named, FP8 KV cache, PP without Ray, speculative decoding: not decided here
+    if inputs.forced and inputs.forced not in v1.get("v1_backend_names", ()):
+        # a backend the oracle does not list for V1 (or a release that lists none): not decided here
+        return None
+    if inputs.open_engine_settings & falls_back:
+        return None  # FP8 KV cache, PP without Ray, speculative decoding: not decided here
     if "kv_cache_dtype" in falls_back and inputs.kv_cache_dtype != "auto":
         return None
     return "v1"
@@ -216,12 +290,31 @@ def _v1_platform(facts: AttentionRelease, inputs: AttentionInputs) -> Selection 
     FlexAttention; FlexAttention too on older GPUs; FlashInfer first on Blackwell)."""
     v1 = facts.selection["v1"]
     flash = facts.backend("v1", "flash_attn")
-    if flash is None or inputs.forced:
+    if flash is None:
         return None
     source = str(v1["source"])
+    if inputs.forced:
+        # 0.10: the backend named is returned as it is, unvalidated ('if selected_backend == _Backend.FLASHINFER')
+        stem = (v1.get("named_backends") or {}).get(inputs.forced)
+        named = facts.backend("v1", stem) if stem else None
+        if named is None:
+            return None
+        words = f"takes {backend_words(named)} as {inputs.forced_by} names"
+        return Selection("v1", (named,), words, source, forced=inputs.forced)
     if v1.get("blackwell_first") and inputs.capability // 10 == 10:
         return None  # FlashInfer if it imports and takes the head size: not decided here
     minimum = v1.get("flash_min_capability")
+    sinks = facts.named("v1", v1["sinks_backend"]) if v1.get("sinks_backend") else None
+    if (
+        inputs.has_sinks
+        and sinks is not None
+        and (minimum is None or inputs.capability >= minimum)
+        and inputs.capability != v1.get("sinks_kept_on_capability")
+    ):
+        why = (
+            f"takes {backend_words(sinks)}: the model's attention sinks run on FlashAttention only on Hopper"
+        )
+        return Selection("v1", (sinks,), why, source)
     if minimum is None or inputs.capability >= minimum:
         if v1.get("flash_checks_head_size") and v1.get("fallback"):
             fallback = facts.named("v1", v1["fallback"])
@@ -247,35 +340,70 @@ def _v1_platform(facts: AttentionRelease, inputs: AttentionInputs) -> Selection 
     )
 
 
-def _priority(facts: AttentionRelease, inputs: AttentionInputs) -> Selection | None:
+_REASONS = {
+    "supports_head_size": "head_size not supported", "supports_dtype": "dtype not supported",
+    "supports_compute_capability": "compute capability not supported", "supports_sink": "sink setting not supported",
+}  # fmt: skip
+
+
+def _validation(
+    facts: AttentionRelease, backend: AttentionBackend, inputs: AttentionInputs, values: Mapping[str, object]
+) -> tuple[list[str], bool]:
+    """The reasons the backend's validate_configuration gives for the model on the GPU (in the
+    release's words), and whether every test it makes is decided by the facts."""
+    tests = {
+        "supports_head_size": backend.accepts_head_size(inputs.head_size),
+        "supports_dtype": backend.accepts_dtype(inputs.dtype),
+        "supports_sink": backend.accepts_sink(values) if inputs.has_sinks else True,
+        "supports_compute_capability": backend.accepts_capability(inputs.capability),
+        # per-backend KV-cache dtypes are not read
+        "supports_kv_cache_dtype": None if inputs.kv_cache_dtype != "auto" else True,
+    }
+    reasons = [
+        facts.validation_reasons.get(test, _REASONS.get(test, test))
+        for test, passed in tests.items()
+        if passed is False
+    ]
+    return reasons, all(passed is True for passed in tests.values())
+
+
+def _priority(
+    facts: AttentionRelease, inputs: AttentionInputs, values: Mapping[str, object]
+) -> Selection | None:
     """The first backend of the list for the GPU's capability major that validates the model; every
-    one whose validation the facts leave open stays possible until a certain one."""
+    one whose validation the facts leave open stays possible until a certain one. A backend the user
+    names is validated alone: refused, the start-up stops ('Selected backend ... is not valid')."""
     lists = facts.selection["priorities"]
     order = lists.get(str(inputs.capability // 10), lists["default"])
     if inputs.forced:
-        return None
+        named = facts.named("v1", inputs.forced)
+        if named is None:
+            return None
+        reasons, decided = _validation(facts, named, inputs, values)
+        if reasons:
+            why = f"refuses {inputs.forced} ({inputs.forced_by}) on the {inputs.gpu}: {', '.join(reasons)}"
+            return Selection("v1", (), why, facts.source, forced=inputs.forced, refused=tuple(reasons))
+        if not decided:
+            return None
+        words = f"takes {backend_words(named)} as {inputs.forced_by} names"
+        return Selection("v1", (named,), words, facts.source, forced=inputs.forced)
     possible: list[AttentionBackend] = []
     refused: list[str] = []
     for name in order:
         backend = facts.named("v1", name)
         if backend is None:
             return None  # a backend the facts do not describe (TURBOQUANT is asked for by name only)
-        checks = (
-            backend.accepts_head_size(inputs.head_size),
-            backend.accepts_dtype(inputs.dtype),
-            backend.accepts_capability(inputs.capability),
-            None if inputs.kv_cache_dtype != "auto" else True,  # per-backend KV-cache dtypes are not read
-        )
-        if False in checks:
-            refused.append(name)
+        reasons, decided = _validation(facts, backend, inputs, values)
+        if reasons:
+            refused.append(f"{name}: [{', '.join(reasons)}]")
             continue
         possible.append(backend)
-        if all(check is True for check in checks) and backend.stem != "flashinfer":
+        if decided and backend.stem != "flashinfer":
             break  # certain; FlashInfer is possible only: the image may not import it
     else:
         if not possible:
-            why = f"none of {', '.join(order)} takes head size {inputs.head_size} / {inputs.dtype} on the {inputs.gpu}"
-            return Selection("v1", (), why, facts.source)
+            why = f"none of {', '.join(order)} takes the model on the {inputs.gpu} ({'; '.join(refused)})"
+            return Selection("v1", (), why, facts.source, refused=tuple(refused))
     if len(possible) == 1:
         return Selection("v1", tuple(possible), f"takes {backend_words(possible[0])}, the first of {', '.join(order)} "
                          f"that takes the model on the {inputs.gpu}", facts.source)  # fmt: skip
@@ -292,5 +420,5 @@ def select_backend(facts: AttentionRelease, inputs: AttentionInputs, vllm: str |
     if engine == "v0":
         return _v0(facts, inputs)
     if facts.kind == "priority":
-        return _priority(facts, inputs)
+        return _priority(facts, inputs, expression_values(facts, inputs, vllm))
     return _v1_platform(facts, inputs)

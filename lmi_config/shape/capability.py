@@ -165,6 +165,7 @@ def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]
     found = quantization(config, target, engine)
     problems = [
         *_dtype_problems(target, engine, dtype),
+        *_auto_dtype_fallback(config, target, engine, dtype),
         *_unknown_checkpoint_dtype(config, target, engine),
         *_quantization_problems(target, engine, dtype, found),
         *_unknown_checkpoint_method(config, target, engine),
@@ -212,6 +213,42 @@ def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list
         )
         return [Problem("dtype-refused-for-model", "error", message, key)]
     return []
+
+
+def _auto_dtype_fallback(
+    config: CanonicalConfig, target: Target, engine: Engine, dtype: Dtype | None
+) -> list[Problem]:
+    """dtype auto with a checkpoint dtype the GPU lacks, in a vLLM that picks another (``_resolve_auto_dtype``,
+    0.10+): no refusal — vLLM logs a warning and runs the dtype it falls back to, so a warning here too."""
+    capabilities, gpu, arch = engine.capabilities, engine.gpu, target.arch
+    fallback = capabilities.auto_dtype_fallback
+    if (
+        dtype is None
+        or gpu is None
+        or arch is None
+        or fallback is None
+        or not capabilities.auto_dtype_supported_by_gpu
+        or (config.get("option.dtype") or "auto").strip().lower() != "auto"
+    ):
+        return []
+    checkpoint = canonical_dtype(arch.torch_dtype)
+    if checkpoint is None or checkpoint == dtype.name or checkpoint == "float32":
+        return []  # float32 checkpoints run float16 on every GPU: that is no fallback
+    message, source = fallback
+    device = f"'{gpu.name}' (with compute capability {_capability_text(gpu.compute_capability)})"
+    said = (
+        message.replace("%s", device, 1)
+        .replace("%s", f"torch.{checkpoint}", 1)
+        .replace("%s", f"torch.{dtype.name}", 1)
+    )
+    minimum = _capability_text(capabilities.bfloat16_min_capability or 80)
+    text = (
+        f"dtype auto: {arch.model_id} is stored in {checkpoint}, which the {gpu.name} (compute capability "
+        f"{_capability_text(gpu.compute_capability)}) does not run; vLLM {capabilities.version} does not stop but logs "
+        f"'{said}' ({source}) and serves {dtype.name}, whose range differs from what the model was trained in — write "
+        f"option.dtype to make the choice explicit, or use a GPU of compute capability {minimum} or more"
+    )
+    return [Problem("dtype-unsupported-by-gpu", "warning", text, MODEL_KEY)]
 
 
 def _unknown_checkpoint_dtype(config: CanonicalConfig, target: Target, engine: Engine) -> list[Problem]:

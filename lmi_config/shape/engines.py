@@ -42,6 +42,7 @@ from lmi_config.knowledge.image_support import (
     pins_at,
     releases_knowing,
 )
+from lmi_config.knowledge.transformers_ranges import known_in_range
 from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
@@ -151,18 +152,80 @@ def transformers_problems(config: CanonicalConfig, target: Target) -> list[Probl
     version = pins.pinned("transformers", target.backend) if pins else None
     if target.arch is not None and "auto_map" in target.arch.loading:
         return remote_code_problems(config, target, model_type, version)
-    if pins is None or version is None or known_to_transformers(model_type, version) is not False:
+    if pins is None:
         return []
-    newer = releases_knowing(model_type, pins.image, target.backend)
+    if version is not None:
+        if known_to_transformers(model_type, version) is not False:
+            return []
+        installed = f"transformers {version}"
+    else:
+        specifier = _range_of(pins.venvs.get(target.backend), pins.ranges)
+        knowledge = known_in_range(model_type, specifier) if specifier else None
+        if knowledge is None or knowledge.known is not False:
+            return []
+        installed = (
+            f"transformers '{specifier}' (a range, no pin: neither {knowledge.lowest} nor the newest release it "
+            f"admits, {knowledge.newest}, knows it — {knowledge.source})"
+        )
+    if _read_by_vllm(target, model_type):
+        return []
+    newer = releases_knowing(model_type, pins.image, target.backend) or _releases_reading(target, model_type)
     advice = (
         f"LMI {newer[0]} or later" if newer else "a newer image (no LMI image of this family pins one yet)"
     )
     message = (
-        f"{target.model_id} is a {model_type} model: transformers {version} in the {pins.image} image of "
+        f"{target.model_id} is a {model_type} model: {installed} in the {pins.image} image of "
         f"LMI {target.release.label()} does not know that model type (first among the images' "
-        f"transformers: {first_knowing(model_type) or 'none'}), so AutoConfig fails — use {advice}"
+        f"transformers: {first_knowing(model_type) or 'none'}), so AutoConfig fails{_vllm_reraise(target)} "
+        f"— use {advice}"
     )
     return [refusal(target, HANDLER_CHECK, message, "option.model_id")]
+
+
+def _vllm_reraise(target: Target) -> str:
+    """Where the image's vLLM passes AutoConfig's refusal on (its config reader), for a vLLM backend."""
+    from lmi_config.knowledge.engine_checks import covered_checks
+
+    if target.backend not in ("vllm", "lmi-dist") or not target.release.vllm:
+        return ""
+    checks = covered_checks(HANDLER_CHECK, target.release.vllm)
+    return f" (vLLM's config reader raises it on: {checks[0].cited})" if checks else ""
+
+
+def _range_of(venv: dict | None, ranges: dict[str, str]) -> str | None:
+    """The transformers range the backend's environment installs from (its virtual environment's, where
+    the image gives it one), where it pins none."""
+    if venv is not None:
+        return venv["ranges"].get("transformers") if "transformers" not in venv["pins"] else None
+    return ranges.get("transformers")
+
+
+def _releases_reading(target: Target, model_type: str) -> list[str]:
+    """Labels of the later releases whose vLLM reads the model type's config.json itself."""
+    from lmi_config.knowledge import releases
+    from lmi_config.knowledge.model_classes import model_classes
+
+    if target.backend not in ("vllm", "lmi-dist"):
+        return []
+    found = []
+    for release in releases():
+        facts = model_classes(release.vllm) if release.vllm else None
+        if (
+            facts is not None
+            and model_type in facts.config_model_types
+            and release.djl_tuple >= target.release.djl_tuple
+        ):
+            found.append(release.label())
+    return found
+
+
+def _read_by_vllm(target: Target, model_type: str) -> bool:
+    """Whether the image's vLLM reads this model type's config.json with its own configuration class
+    (``_CONFIG_REGISTRY``, data/vllm_model_classes.json): its transformers need not know the type."""
+    from lmi_config.knowledge.model_classes import model_classes
+
+    facts = model_classes(target.release.vllm) if target.backend in ("vllm", "lmi-dist") else None
+    return facts is not None and model_type in facts.config_model_types
 
 
 def remote_code_problems(

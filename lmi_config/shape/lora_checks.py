@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
 from lmi_config.shape.frontend import flag, integer
+from lmi_config.shape.lora_modules import judge_adapter_modules
 from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
@@ -48,10 +49,12 @@ def judge_lora(config: CanonicalConfig, target: Target, shape: ContainerShape) -
         return []
     vllm = target.release.vllm
     adapters = configured_adapters(config, target)
+    features = _adapter_features(config, adapters, vllm)
     return [
         *_model_support(target, vllm),
         *_ranks(config, adapters, vllm),
-        *_adapter_features(config, adapters, vllm),
+        *features,
+        *([] if features else judge_adapter_modules(target, adapters, vllm)),
         *_settings(config, target, shape, vllm),
     ]
 
@@ -117,6 +120,9 @@ def _model_support(target: Target, vllm: str) -> list[Problem]:
         f"'{check.message_with({'model_class.__name__': refused[0]})}' ({check.cited}) — serve it without "
         "LoRA (merge the adapter into the weights), or a model whose class supports LoRA"
     )
+    if target.inferred_from:  # the architecture of another size of the family: not this checkpoint's fact
+        inferred = f" (architecture inferred from {target.inferred_from}: check with --model or --hub)"
+        return [Problem(MODEL, "warning", message + inferred, ENABLE_KEY)]
     return [Problem(MODEL, "error", message, ENABLE_KEY)]
 
 
@@ -183,6 +189,9 @@ def _adapter_features(config: CanonicalConfig, adapters: tuple[LoraAdapter, ...]
             )
             continue
         if joined is None:
+            saved = _saved_weight(fields, checks)
+            if saved is not None:
+                problems.append((adapter, *saved))
             continue
         parts = [
             EngineCheck.fill(part["message"], {})
@@ -200,11 +209,30 @@ def _adapter_features(config: CanonicalConfig, adapters: tuple[LoraAdapter, ...]
         else ""
     )
     message = (
-        f"adapter {adapter.name} ({adapter.config_path}){others}: vLLM {vllm} refuses its adapter_config.json with "
+        f"adapter {adapter.name} ({adapter.config_path}){others}: vLLM {vllm} refuses {_refused_part(check)} with "
         f"'{said}' ({check.cited}) — retrain or convert the adapter (plain LoRA: no DoRA, no modules_to_save, "
         "bias none), or remove it from adapters/"
     )
     return [Problem(ADAPTER, "error", message, ENABLE_KEY)]
+
+
+def _refused_part(check: EngineCheck) -> str:
+    if check.function == "parse_fine_tuned_lora_name":
+        return "the whole modules_to_save weights PEFT saves with its LoRA weights"
+    return "its adapter_config.json"
+
+
+def _saved_weight(fields: Any, checks: tuple[EngineCheck, ...]) -> tuple[EngineCheck, str] | None:
+    """Before PEFTHelper (vLLM 0.4-0.6): PEFT saves each module of modules_to_save whole
+    (``base_model.model.lm_head.weight``) beside the LoRA weights, and the loader's
+    parse_fine_tuned_lora_name refuses a weight that is neither lora_A, lora_B nor an embedding's."""
+    saved = fields.get("modules_to_save")
+    parse = next((check for check in checks if check.function == "parse_fine_tuned_lora_name"), None)
+    if not saved or not isinstance(saved, list) or parse is None:
+        return None
+    name = f"base_model.model.{saved[0]}.weight"
+    said = parse.message_with({"name": name}) if parse.message else f"AssertionError on {name}"
+    return parse, said
 
 
 def _part_applies(condition: str, fields: Any, config: CanonicalConfig) -> bool | None:

@@ -9,8 +9,10 @@ it (``rules/startup.py``); errors block the planner like every other error of th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
 from lmi_config.shape.frontend import flag
 from lmi_config.shape.problems import TP_KEY, Problem
@@ -25,18 +27,27 @@ BATCHED_TOKEN_KEYS = ("option.max_rolling_batch_prefill_tokens", "option.max_num
 BATCHED_TOKENS = "batched-tokens-below-model-len"
 BITSANDBYTES_TP = "bitsandbytes-tensor-parallel"
 GROUP_MISALIGNED = "quantization-group-misaligned"
+# the coverage entry of the FP8 block checks (the same rule, another judgement: data/vllm_check_coverage.json)
+BLOCK_MISALIGNED = GROUP_MISALIGNED
 # quantization methods whose linear layers split their groups over the tensor-parallel ranks
 GROUPED_METHODS = frozenset({"gptq", "awq", "gptq_marlin", "awq_marlin", "marlin", "auto-gptq", "auto_gptq"})
 
 
 def judge_startup_checks(config: CanonicalConfig, target: Target, shape: ContainerShape) -> list[Problem]:
-    """The start-up checks of the image's vLLM this configuration fails."""
+    """The start-up checks of the image's vLLM this configuration fails, and the config.json fields the
+    image's transformers or vLLM cannot parse (``shape/rope_scaling.py``: any backend)."""
+    from lmi_config.shape.rope_scaling import judge_rope_scaling
+
+    parsed = judge_rope_scaling(config, target)
     if target.backend != "vllm" or not target.release.vllm:
-        return []
+        return parsed
     return [
+        *parsed,
         *_batched_tokens(config, target, shape),
         *_bitsandbytes_tensor_parallel(config, target, shape),
         *_group_misaligned(config, target, shape),
+        *_block_misaligned(config, target, shape),
+        *_sequence_beyond_release(target, shape),
     ]
 
 
@@ -184,3 +195,154 @@ def _group_misaligned(config: CanonicalConfig, target: Target, shape: ContainerS
         f"that leaves a multiple of {group} per rank"
     )
     return [Problem(GROUP_MISALIGNED, "error", message, TP_KEY)]
+
+
+# --- FP8 weight blocks that a tensor-parallel slice cuts ------------------------------------------
+
+
+def fp8_block(declared: object) -> tuple[str, int, int] | None:
+    """The method and ``(block_n, block_k)`` of a block-quantized FP8 checkpoint: quantization_config's
+    ``weight_block_size`` (fp8), or a compressed-tensors group of 8-bit float weights with a
+    ``block_structure``; None for any other checkpoint."""
+    if not isinstance(declared, Mapping):
+        return None
+    method = str(declared.get("quant_method") or "").strip().lower()
+    blocks: list[object] = []
+    if method == "fp8":
+        blocks = [declared.get("weight_block_size")]
+    elif method == "compressed-tensors":
+        groups = declared.get("config_groups")
+        for group in groups.values() if isinstance(groups, Mapping) else ():
+            weights = group.get("weights") if isinstance(group, Mapping) else None
+            if (
+                isinstance(weights, Mapping)
+                and weights.get("strategy") == "block"
+                and weights.get("type") == "float"
+                and weights.get("num_bits") == 8
+            ):
+                blocks.append(weights.get("block_structure"))
+    for block in blocks:
+        if (
+            isinstance(block, list)
+            and len(block) == 2
+            and all(isinstance(size, int) and not isinstance(size, bool) and size > 0 for size in block)
+        ):
+            return method, block[0], block[1]
+    return None
+
+
+def _block_checks(method: str, release: str | None) -> dict[str, EngineCheck]:
+    """The release's block checks for the method's layers, by what they test: ``moe_n`` / ``moe_k`` (the
+    experts' gate-up output, down input), ``output`` / ``input`` (a linear layer's partition)."""
+    found: dict[str, EngineCheck] = {}
+    for check in covered_checks(BLOCK_MISALIGNED, release):
+        if "weight quantization block_" not in check.message:
+            continue  # the AWQ / GPTQ group checks of the same rule
+        moe = check.function.endswith("MoEMethod.create_weights")
+        if moe and ("compressed_tensors" in check.path) != (method == "compressed-tensors"):
+            continue  # each method's MoE layer has its own check
+        if not moe and (
+            "compressed_tensors" in check.path or (method != "fp8" and check.path.endswith("/fp8.py"))
+        ):
+            continue  # fp8.py's linear method is fp8's; from 0.11 both methods validate in fp8_utils.py
+        side = "n" if "block_n" in check.message else "k"
+        name = ("moe_" + side) if moe else ("output" if side == "n" else "input")
+        found.setdefault(name, check)
+    return found
+
+
+def _block_misaligned(config: CanonicalConfig, target: Target, shape: ContainerShape) -> list[Problem]:
+    arch, tp = target.arch, shape.tensor_parallel
+    if arch is None or tp is None or tp <= 1:
+        return []  # at TP 1 no slice is cut (a merged layer's own sizes are the checkpoint's)
+    block = fp8_block(arch.declared_quantization)
+    if block is None:
+        return []
+    method, block_n, block_k = block
+    checks = _block_checks(method, target.release.vllm)
+    # (what is sliced, its size, the check that tests the slice, the value names of its message)
+    slices: list[tuple[str, int, str, str]] = []
+    if arch.num_experts:
+        size = arch.moe_intermediate_size or arch.intermediate_size
+        if not flag(config, "option.enable_expert_parallel"):  # expert parallelism keeps each expert whole
+            slices += [("the experts' intermediate size", size, "moe_n", "intermediate_size_per_partition")]
+            slices += [("the experts' intermediate size", size, "moe_k", "intermediate_size_per_partition")]
+    else:
+        if not arch.kv_lora_rank:  # latent attention's projections have other shapes
+            heads = arch.num_attention_heads * arch.head_dim
+            slices += [
+                ("num_attention_heads x head_dim (o_proj)", heads, "input", "input_size_per_partition")
+            ]
+        size = arch.intermediate_size
+        slices += [("intermediate_size (gate_up_proj)", size, "output", "output_partition_size")]
+        slices += [("intermediate_size (down_proj)", size, "input", "input_size_per_partition")]
+    for name, size, test, value_name in slices:
+        bound = block_n if test in ("moe_n", "output") else block_k
+        check = checks.get(test)
+        if check is None or size % tp or (size // tp) % bound == 0:
+            continue  # a size TP does not divide is refused by another check
+        said = check.message_with({value_name: size // tp, "block_n": block_n, "block_k": block_k})
+        expert = (
+            " or option.enable_expert_parallel=true"
+            if arch.num_experts and _has_expert_parallel(target)
+            else ""
+        )
+        message = (
+            f"{arch.model_id} is FP8 in blocks of {block_n} x {block_k} (config.json quantization_config); at TP {tp} "
+            f"each rank's slice of {name} ({size}) is {size // tp}, not a multiple of {bound}: vLLM "
+            f"{target.release.vllm} stops the start-up with '{said}' ({check.cited}) — use a TP degree that leaves "
+            f"a multiple of {bound} per rank{expert}"
+        )
+        return [Problem(GROUP_MISALIGNED, "error", message, TP_KEY)]
+    return []
+
+
+def _has_expert_parallel(target: Target) -> bool:
+    """Whether the image's vLLM takes enable_expert_parallel (and LMI passes it through)."""
+    from lmi_config.knowledge import backends
+    from lmi_config.knowledge.options import engine_args_for
+
+    backend = backends().get(target.backend)
+    return (
+        backend is not None
+        and backend.engine_args == "vllm"
+        and target.release.in_range(backend.engine_args_since, None)
+        and "enable_expert_parallel" in engine_args_for(target.release.vllm)
+    )
+
+
+# --- a max_model_len this release's derivation refuses, where another release's allows it ---------
+
+SEQUENCE_TOO_LONG = "sequence-exceeds-model-max"
+
+
+def _sequence_beyond_release(target: Target, shape: ContainerShape) -> list[Problem]:
+    """judge_sequence_length (``shape/sequence.py``) refuses what every release refuses; this adds what the
+    image's own release refuses on top (Gemma 3's scaling, left alone from vLLM 0.8.4), quoting it."""
+    from lmi_config.shape.sequence import model_sequence_limit
+
+    arch, sequence = target.arch, shape.sequence_length
+    if arch is None or sequence is None or sequence.key is None or target.accelerator != "gpu":
+        return []
+    limit, permissive = model_sequence_limit(arch, target.release.vllm), model_sequence_limit(arch)
+    if limit is None or permissive is None or not limit < sequence.value <= permissive:
+        return []
+    checks = covered_checks(SEQUENCE_TOO_LONG, target.release.vllm)
+    if not checks:
+        return []
+    said = checks[0].message_with(
+        {
+            "max_model_len": sequence.value,
+            "derived_max_model_len": limit,
+            "max_len_key": "max_position_embeddings",
+            # ModelArch keeps no model_max_length (vLLM lets a length up to one through): not read here
+            "model_max_length": "(not read here)",
+        }
+    )
+    message = (
+        f"{sequence.key}={sequence.value} is longer than the {limit} tokens vLLM {target.release.vllm} derives "
+        f"from {arch.model_id}'s config.json (max_position_embeddings {arch.max_position_embeddings} and its "
+        f"rope_scaling, as this release applies it): the start-up stops with '{shorten(said, 240)}' "
+        f"({checks[0].cited}) — set {sequence.key} to at most {limit}"
+    )
+    return [Problem(SEQUENCE_TOO_LONG, "error", message, sequence.key)]

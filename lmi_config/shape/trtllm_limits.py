@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 REPLACED = "trtllm-setting-replaced"
 EXCEEDS = "trtllm-input-exceeds-engine"
+HEAD_SIZE = "attention-head-size-unsupported"
+_FOUR_BYTE_DTYPES = ("fp32", "float32")
 
 
 def _integer(config: CanonicalConfig, key: str) -> int | None:
@@ -38,14 +40,57 @@ def _max_seq_len(config: CanonicalConfig, target: Target) -> tuple[int | None, s
 
 def judge_trtllm_limits(config: CanonicalConfig, target: Target, batch_size: int | None) -> list[Problem]:
     """Settings the build replaces or ignores (warnings), and a max_input_len the engine cannot take (error)."""
-    build = trtllm_build(target.release.djl) if target.backend == "tensorrt-llm" else None
-    if build is None:
+    if target.backend != "tensorrt-llm":
         return []
+    build = trtllm_build(target.release.djl)
+    head_size = _head_size(config, target)
+    if build is None:
+        return head_size
     return [
+        *head_size,
         *_replaced(config, build, batch_size),
         *_ignored_output_length(config, target, build),
         *_input_beyond_sequence(config, target, build),
     ]
+
+
+def trtllm_version(target: Target) -> str | None:
+    """The TensorRT-LLM version the image of the release pins (None: not known)."""
+    from lmi_config.knowledge import backends
+    from lmi_config.knowledge.image_support import image_of, pins_at
+
+    backend = backends().get(target.backend)
+    image = image_of(backend, target.release, None) if backend is not None else None
+    pins = pins_at(image, target.release) if image else None
+    return pins.pinned("tensorrt-llm", target.backend) if pins else None
+
+
+def _head_size(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """A head size the attention kernels of the image's TensorRT-LLM cannot vectorise: they update the
+    KV cache in vectors of 8 elements (4 in float32) and stop with 'Size per head is not a multiple of
+    X' (unfusedAttentionKernels_2.cu) while the engine is built or first run."""
+    from lmi_config.knowledge.attention_backends import trtllm_attention
+
+    version = trtllm_version(target)
+    facts = trtllm_attention(version)
+    arch = target.arch
+    if facts is None or arch is None or not arch.head_dim:
+        return []
+    dtype = (config.get("option.dtype") or "fp16").strip().lower()
+    size = 4 if dtype in _FOUR_BYTE_DTYPES else 2
+    refusing = [check for check in facts.head_size if arch.head_dim % check.multiple[size]]
+    if not refusing:
+        return []
+    check, multiple = refusing[0], refusing[0].multiple[size]
+    padded = -(-arch.head_dim // multiple) * multiple
+    message = (
+        f"the model's head size is {arch.head_dim} (config.json head_dim, else hidden_size / num_attention_heads), "
+        f"not a multiple of {multiple}: TensorRT-LLM {version}'s attention kernels (LMI {target.release.label()}) "
+        f"update the KV cache in vectors of {multiple} {dtype} elements and stop with '{check.message}' "
+        f"({check.source}) — a model whose head size is a multiple of {multiple} (this one padded to {padded}), or "
+        "another backend"
+    )
+    return [Problem(HEAD_SIZE, "error", message, "option.model_id")]
 
 
 def _replaced(config: CanonicalConfig, build: TrtllmBuild, batch_size: int | None) -> list[Problem]:

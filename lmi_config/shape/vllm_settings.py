@@ -95,8 +95,11 @@ def _prefix_caching(
     from lmi_config.shape.attention_selection import engine_environment
     from lmi_config.sizing.vllm_release import vllm_version
 
-    if not flag(config, "option.enable_prefix_caching") or flag(config, "option.disable_sliding_window"):
+    if not flag(config, "option.enable_prefix_caching"):
         return []
+    refused = _with_chunked_prefill(config, target, shape, vllm)
+    if refused or flag(config, "option.disable_sliding_window"):
+        return refused
     checks = covered_checks(PREFIX_CACHING, vllm)
     window = _sliding_window(target, vllm)
     kv = (shape.engine.kv_cache_dtype or "auto").lower()
@@ -111,6 +114,32 @@ def _prefix_caching(
         if "cache_dtype" in text and kv == "fp8":
             return [_prefix_problem(check, "option.kv_cache_dtype=fp8", "option.kv_cache_dtype=auto", vllm)]
     return []
+
+
+def _with_chunked_prefill(
+    config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str
+) -> list[Problem]:
+    """vLLM 0.4-0.5: the model runner raises on the first prompt whose prefix is in the cache while chunked
+    prefill is on (any two prompts sharing a block of tokens: a system prompt), so the endpoint fails
+    soon after it starts (``data/vllm_runner_refusals.json``)."""
+    from lmi_config.knowledge.runner_refusals import runner_refusal
+    from lmi_config.shape.startup_checks import chunked_prefill_on
+
+    refusal = runner_refusal(vllm, "chunked-prefill-with-prefix-caching")
+    if refusal is None or not chunked_prefill_on(config, target, shape):
+        return []
+    how = (
+        "option.enable_chunked_prefill=true"
+        if shape.engine.enable_chunked_prefill
+        else "chunked prefill, which this vLLM turns on by default for this max_model_len"
+    )
+    message = (
+        f"option.enable_prefix_caching=true with {how}: vLLM {vllm}'s model runner ({refusal.function}) raises "
+        f"'{refusal.message}' ({refusal.source}) on the first prompt whose prefix is cached, which stops the "
+        "engine soon after the endpoint starts — set option.enable_chunked_prefill=false or "
+        "option.enable_prefix_caching=false, or use a newer LMI image, whose vLLM makes no such refusal"
+    )
+    return [Problem(PREFIX_CACHING, "error", message, "option.enable_prefix_caching")]
 
 
 def _prefix_problem(check: EngineCheck, what: str, fix: str, vllm: str) -> Problem:
