@@ -176,6 +176,19 @@ def _allowed_value(unit: LintUnit, finding: Finding) -> Proposals | None:
     return Proposals(((Change("set", setting.key, replacement),),), supersedes=f"use {replacement}")
 
 
+def _parsed_value(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Rewrite a value the container's ast.literal_eval / json.loads refuses into the form it reads."""
+    from lmi_config.rules.container import parsed_rewrite
+
+    setting = unit.config.settings.get(finding.key or "")
+    if setting is None or finding.line != setting.origin.line:
+        return None
+    replacement = parsed_rewrite(unit, setting)
+    if replacement is None:
+        return None
+    return Proposals(((Change("set", setting.key, replacement),),), supersedes=f"write {replacement}")
+
+
 def _batched_tokens(unit: LintUnit, finding: Finding) -> Proposals | None:
     """Raise the token budget of the key the finding names to the sequence length the judge read."""
     assessment = unit.assessment
@@ -272,5 +285,6 @@ PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI619": _attention_feature,  # FlashInfer, where vLLM's message says so; a refused named backend removed
     "LMI620": _block_size,
     "LMI622": _lora_rank,
+    "LMI653": _parsed_value,
     **dict.fromkeys(("LMI645", "LMI646", "LMI647", "LMI648", "LMI649", "LMI650", "LMI651"), _nxd_setting),
 }

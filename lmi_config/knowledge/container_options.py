@@ -11,6 +11,8 @@ module reads that compact index, so the lint path never builds the whole catalog
 
 from __future__ import annotations
 
+import ast
+import json
 import re
 from functools import cache
 from typing import Any, NamedTuple
@@ -36,7 +38,8 @@ class ValueCheck(NamedTuple):
 
     class_name: str
     field: str
-    kind: str  # int | float | bool | values | text (values: only ``accepted`` pass)
+    kind: str  # int | float | bool | values | text | literal | json (values: only ``accepted`` pass;
+    # literal / json: ast.literal_eval / json.loads of the raw string, ``accepted`` the parsed types)
     accepted: tuple[str, ...] | None  # in the source's order
     case_insensitive: bool
     message: str | None  # the container's message for a refused value (``{…}``: filled at run time)
@@ -48,9 +51,10 @@ class ValueCheck(NamedTuple):
 
 
 class Verdict(NamedTuple):
-    """A value the container refuses (``error``) or replaces (``coercion``), with its message."""
+    """A value the container refuses (``error``; ``parse``: its own ``ast.literal_eval`` / ``json.loads``
+    fails or gives a type it refuses) or replaces (``coercion``), with its message."""
 
-    kind: str  # error | coercion
+    kind: str  # error | parse | coercion
     message: str
     check: ValueCheck
 
@@ -82,6 +86,8 @@ def _judge_one(check: ValueCheck, value: str) -> Verdict | None:
             return None
         message = fill(check.message, check.field, value) if check.message else _enum_message(check)
         return Verdict("error", message, check)
+    if check.kind in ("literal", "json"):
+        return _judge_parsed(check, value)
     text = value.strip()
     if check.kind in ("int", "float", "bool") and not _parses(check.kind, text):
         if check.pydantic_major == 0:
@@ -93,6 +99,41 @@ def _judge_one(check: ValueCheck, value: str) -> Verdict | None:
             return Verdict("error", message, check)
         return Verdict("error", _PYDANTIC[(check.kind, check.pydantic_major)], check)
     return None
+
+
+def parse_as(kind: str, value: str) -> tuple[Any, str | None]:
+    """The value as ``ast.literal_eval`` (kind ``literal``) or ``json.loads`` (``json``) reads it, and
+    the exception it raises instead (``ValueError: malformed node or string …``)."""
+    try:
+        return (ast.literal_eval(value) if kind == "literal" else json.loads(value)), None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as error:
+        text = str(error).split(": <ast.", 1)[0]  # the node's address differs from run to run
+        return None, f"{type(error).__name__}: {text}"
+
+
+def _judge_parsed(check: ValueCheck, value: str) -> Verdict | None:
+    # the validator parses the raw string as serving.properties gives it (blanks and all)
+    parsed, failure = parse_as(check.kind, value)
+    if failure is not None:
+        return Verdict("parse", failure, check)
+    if check.accepted is not None and type(parsed).__name__ not in check.accepted:
+        return Verdict("parse", check.message or f"not a {' or '.join(check.accepted)}", check)
+    return None
+
+
+def rewritten_for(check: ValueCheck, value: str) -> str | None:
+    """The value written so that the check's parser reads what the other parser reads from it
+    (JSON ``true`` / ``null`` for ``ast.literal_eval``, Python ``True`` / ``None`` / quotes for
+    ``json.loads``); None when the other parser cannot read it either or the result is refused."""
+    other = "json" if check.kind == "literal" else "literal"
+    parsed, failure = parse_as(other, value)
+    if failure is not None or (check.accepted is not None and type(parsed).__name__ not in check.accepted):
+        return None
+    try:
+        text = repr(parsed) if check.kind == "literal" else json.dumps(parsed)
+    except (TypeError, ValueError):  # a tuple or set has no JSON spelling
+        return None
+    return text if _judge_parsed(check, text) is None else None
 
 
 def _member(text: str, accepted: tuple[str, ...], case_insensitive: bool) -> bool:
@@ -179,24 +220,29 @@ def _holds(run: list[Any], branch: str) -> bool:
     return order[run[0]] <= order[branch] <= order[run[1]]
 
 
-def container_view(backend: str, release: Release) -> ContainerView | None:
+def container_view(backend: str, release: Release, rolling_batch: str | None = None) -> ContainerView | None:
     """The checks of a backend at a release; None before the oldest branch the generator reads
-    (or for a backend whose handler path builds no generated class)."""
+    (or for a backend whose handler path builds no generated class). With ``rolling_batch``, also the
+    checks of the classes the handler builds only for that value (``rolling_batch_keys``)."""
     if backend not in _index()["keys"]:
         return None
     branch = branch_of(release)
-    return None if branch is None else _view(backend, branch)
+    return None if branch is None else _view(backend, branch, rolling_batch)
 
 
 @cache
-def _view(backend: str, branch: str) -> ContainerView:
+def _view(backend: str, branch: str, rolling_batch: str | None = None) -> ContainerView:
     table = _index()["checks"]
     checks: dict[str, tuple[ValueCheck, ...]] = {}
-    for key, found in _index()["keys"][backend].items():
-        for run in found:
-            if _holds(run, branch):
-                checks[key] = tuple(_value_check(table[number]) for number in run[2])
-                break
+    by_value = _index().get("rolling_batch_keys", {}).get(backend, {})
+    for per_key in (_index()["keys"][backend], by_value.get(rolling_batch or "", {})):
+        for key, found in per_key.items():
+            for run in found:
+                if _holds(run, branch):
+                    checks[key] = checks.get(key, ()) + tuple(
+                        _value_check(table[number]) for number in run[2]
+                    )
+                    break
     return ContainerView(backend, branch, checks)
 
 
