@@ -779,8 +779,8 @@ class ContainerCheck(Strict):
 
     class_: str = Field(alias="class")
     field: str
-    kind: Literal["int", "float", "bool", "values", "text"]
-    accepted: list[str] | None
+    kind: Literal["int", "float", "bool", "values", "text", "literal", "json"]
+    accepted: list[str] | None  # literal / json: the parsed types that pass (None: any)
     case_insensitive: bool
     message: str | None
     coerced: list[str] | None
@@ -788,6 +788,30 @@ class ContainerCheck(Strict):
     coerce_message: str | None
     pydantic: Literal[0, 1, 2]
     source: str = Field(pattern=DJL_SOURCE_URL)
+
+
+class ContainerParser(Strict):
+    """A ``before`` validator that parses the raw string (``ast.literal_eval`` / ``json.loads``)."""
+
+    class_: str = Field(alias="class")
+    field: str
+    kind: Literal["literal", "json"]
+    accepted: list[str] | None
+    message: str | None
+    source: str = Field(pattern=DJL_SOURCE_URL)
+    first: str
+    last: str
+
+
+class ContainerRollingBatchPath(Strict):
+    """A handler's branch for one ``rolling_batch`` value and the properties classes it builds."""
+
+    module: str
+    rolling_batch: str
+    classes: list[str]
+    source: str = Field(pattern=DJL_SOURCE_URL)
+    first: str
+    last: str
 
 
 class ContainerChecksFile(Sourced):
@@ -799,6 +823,9 @@ class ContainerChecksFile(Sourced):
     keys: dict[str, dict[str, list[tuple[str, str, list[int]]]]]
     validators: dict[str, dict[str, list[tuple[str, str, list[str]]]]]
     handlers: dict[str, list[tuple[str, str]]]
+    parsers: list[ContainerParser] = []
+    rolling_batch_paths: list[ContainerRollingBatchPath] = []
+    rolling_batch_keys: dict[str, dict[str, dict[str, list[tuple[str, str, list[int]]]]]] = {}
 
     @model_validator(mode="after")
     def _runs_name_branches_and_checks(self) -> ContainerChecksFile:
@@ -806,6 +833,13 @@ class ContainerChecksFile(Sourced):
         runs = [run for per_key in self.keys.values() for found in per_key.values() for run in found]
         runs += [run for per_name in self.validators.values() for found in per_name.values() for run in found]  # type: ignore[misc]
         runs += [run for found in self.handlers.values() for run in found]  # type: ignore[misc]
+        runs += [
+            run
+            for per_value in self.rolling_batch_keys.values()
+            for per_key in per_value.values()
+            for found in per_key.values()
+            for run in found
+        ]
         for run in runs:
             if run[0] not in order or run[1] not in order or order[run[0]] > order[run[1]]:
                 raise ValueError(f"run {run[0]}..{run[1]} does not name branches in order")
