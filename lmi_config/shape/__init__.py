@@ -43,7 +43,6 @@ from lmi_config.shape.engines import judge_engine_registries
 from lmi_config.shape.frontend import flag, integer, resolve_batching
 from lmi_config.shape.lora_checks import judge_lora
 from lmi_config.shape.neuron_sdk import judge_neuron_sdk
-from lmi_config.shape.nxd_checks import judge_nxd_checks
 from lmi_config.shape.parallelism import ParallelTarget, judge_mpi_workers, judge_tensor_parallel
 from lmi_config.shape.problems import Problem
 from lmi_config.shape.resources import (
@@ -275,7 +274,10 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
     problems.extend(judge_vllm_settings(config, target, shape))
     problems.extend(judge_engine_registries(config, target, shape.batching.rolling_batch.value))
     problems.extend(judge_neuron_sdk(target))
-    problems.extend(judge_nxd_checks(config, target, shape))
+    if target.accelerator == "neuron":  # NxD Inference runs only there: a GPU lint never imports its checks
+        from lmi_config.shape.nxd_checks import judge_nxd_checks
+
+        problems.extend(judge_nxd_checks(config, target, shape))
     problems.extend(judge_trtllm_limits(config, target, shape.batch_size.value if shape.batch_size else None))
     problems.extend(judge_settings_without_effect(config, shape, target))
     return Assessment(target, shape, memory, loading, tuple(problems))
