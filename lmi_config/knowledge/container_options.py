@@ -129,9 +129,12 @@ def rewritten_for(check: ValueCheck, value: str) -> str | None:
     parsed, failure = parse_as(other, value)
     if failure is not None or (check.accepted is not None and type(parsed).__name__ not in check.accepted):
         return None
+    from lmi_config.errors import OutputError
+    from lmi_config.strict_json import json_text
+
     try:
-        text = repr(parsed) if check.kind == "literal" else json.dumps(parsed)
-    except (TypeError, ValueError):  # a tuple or set has no JSON spelling
+        text = repr(parsed) if check.kind == "literal" else json_text(parsed, indent=None)
+    except (TypeError, ValueError, OutputError):  # a set has no JSON spelling, an infinity none either
         return None
     return text if _judge_parsed(check, text) is None else None
 
