@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen_vllm_checks as checks  # noqa: E402  (paths, source text, the per-version writer)
 import gen_vllm_engine_args as engine_args  # noqa: E402  (archive download and reading)
-from vllm_model_reader import LORA_MODULES_SOURCE, read_model_classes  # noqa: E402
+from vllm_model_reader import read_model_classes  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         lora = facts[release]["lora_modules"] or {"groups": []}
         read = sum(len(group["architectures"]) for group in lora["groups"])
         engine_args.log(f"vllm {release}: {read} LoRA classes read")
-    source = f"{checks.MODEL_CLASSES_SOURCE} {LORA_MODULES_SOURCE}"
-    checks.MODEL_CLASSES.write_text(checks.per_version_text(source, facts, document), encoding="utf-8")
+    text = checks.per_version_text(checks.MODEL_CLASSES_SOURCE, facts, document)
+    checks.MODEL_CLASSES.write_text(text, encoding="utf-8")
     print(f"wrote {checks.MODEL_CLASSES.relative_to(checks.REPO_ROOT)}")
     return 0
 
