@@ -194,3 +194,9 @@ def find_rule(name: str) -> Rule | None:
 def iter_rules() -> Iterator[Rule]:
     """Rules in code order."""
     yield from sorted(REGISTRY.values(), key=lambda item: item.code)
+
+
+def report_problems(unit: LintUnit, code: str, check: str) -> Iterator[Finding]:
+    """Rule ``code``'s findings: the judge's problems of ``check`` (its slug), each reported as is."""
+    for problem in unit.problems(check):
+        yield unit.report(code, problem)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
+from lmi_config.rules.base import report_problems as _report
 
 NXD = "https://github.com/aws-neuron/neuronx-distributed-inference/blob/v0.1.1/src/neuronx_distributed_inference/"
 CHECKS_SOURCE = (
@@ -39,11 +40,6 @@ _MLLAMA_ARGS = {
 
 def _override(text: str) -> str:
     return f"option.override_neuron_config={text}\n"
-
-
-def _report(unit: LintUnit, code: str, check: str) -> Iterator[Finding]:
-    for problem in unit.problems(check):
-        yield unit.report(code, problem)
 
 
 @rule(
