@@ -3,7 +3,8 @@
 Prints, for one interpreter (``--python``, default: the one running this script):
 
 * the median wall time of fresh ``python -m lmi_config lint FILE`` processes on one sample
-  file, next to ``python -c pass`` measured in the same run (the floor no CLI can beat);
+  file, next to ``python -c pass`` (the floor no CLI can beat) and yamllint on a small YAML file
+  when it is installed beside the interpreter, the three taken in turn in the same run;
 * whether transformers, boto3, sagemaker, jinja2 or pydantic were imported on that path
   (from ``python -X importtime``);
 * the median wall time of one ``lint`` run over 1,000 files generated in a temporary
@@ -53,18 +54,32 @@ def cli_command(python: str) -> list[str]:
 
 def time_command(command: list[str], runs: int, *, expect: tuple[int, ...] = (0,)) -> list[float]:
     """Wall-clock seconds of ``runs`` fresh processes (after one untimed warm-up run)."""
+    return time_interleaved({"command": (command, expect)}, runs)["command"]
+
+
+def time_interleaved(
+    commands: dict[str, tuple[list[str], tuple[int, ...]]], runs: int
+) -> dict[str, list[float]]:
+    """Wall-clock seconds of ``runs`` fresh processes of each command, taken in turn (A, B, C, A, B, C …)
+    after one untimed warm-up run of each, so that a machine that slows down or speeds up during the
+    run moves every command's figures alike and their ratio stays fair."""
     neutral = tempfile.gettempdir()  # not the repository: see cli_command
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=neutral)
-    timings = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        completed = subprocess.run(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, cwd=neutral
+    for command, _ in commands.values():
+        subprocess.run(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, cwd=neutral
         )
-        timings.append(time.perf_counter() - started)
-        if completed.returncode not in expect:
-            message = completed.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no stderr)"]
-            raise SystemExit(f"{' '.join(command)} exited {completed.returncode}: {message[0]}")
+    timings: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(runs):
+        for label, (command, expect) in commands.items():
+            started = time.perf_counter()
+            completed = subprocess.run(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, cwd=neutral
+            )
+            timings[label].append(time.perf_counter() - started)
+            if completed.returncode not in expect:
+                lines = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+                message = lines[-1] if lines else "(no stderr)"
+                raise SystemExit(f"{' '.join(command)} exited {completed.returncode}: {message}")
     return timings
 
 
@@ -89,18 +104,14 @@ def imported_modules(python: str, sample: Path) -> list[str]:
 YAML_SAMPLE = "model: gpt2\ninstance: ml.g5.2xlarge\noptions:\n  max_model_len: 4096\n  dtype: fp16\n"
 
 
-def yamllint_timings(python: str, runs: int) -> list[float] | None:
-    """yamllint on a small YAML file, the same number of fresh processes (the linter people compare
-    start-up with); None when it is not installed beside ``python`` (it is no dependency)."""
+def yamllint_command(python: str, sample: Path) -> list[str] | None:
+    """yamllint on a small YAML file (the linter people compare start-up with); None when it is not
+    installed beside ``python`` (it is no dependency)."""
     script = Path(python).parent / "yamllint"
     if not script.exists():
         return None
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as stream:
-        stream.write("---\n" + YAML_SAMPLE)
-    try:
-        return time_command([str(script), stream.name], runs, expect=(0, 1))
-    finally:
-        os.unlink(stream.name)
+    sample.write_text("---\n" + YAML_SAMPLE, encoding="utf-8")
+    return [str(script), str(sample)]
 
 
 def corpus_files(corpus: Path) -> list[Path]:
@@ -205,11 +216,18 @@ def main() -> None:
         check=True,
     ).stdout.strip()
 
-    baseline = time_command([python, "-c", "pass"], arguments.runs)
-    one_file = time_command(
-        [*cli_command(python), "lint", str(sample)], arguments.runs, expect=LINT_EXIT_CODES
-    )
-    yamllint = yamllint_timings(python, arguments.runs)
+    # python -c pass, lint and yamllint in turn, the same number of fresh processes each (time_interleaved)
+    with tempfile.TemporaryDirectory(prefix="lmi-config-yamllint-") as directory:
+        commands = {
+            "pass": ([python, "-c", "pass"], (0,)),
+            "lint": ([*cli_command(python), "lint", str(sample)], LINT_EXIT_CODES),
+        }
+        yamllint_line = yamllint_command(python, Path(directory) / "sample.yaml")
+        if yamllint_line is not None:
+            commands["yamllint"] = (yamllint_line, (0, 1))
+        timed = time_interleaved(commands, arguments.runs)
+    baseline, one_file = timed["pass"], timed["lint"]
+    yamllint = timed.get("yamllint")
     modules = imported_modules(python, sample)
     top_level = {name.split(".")[0] for name in modules}
 
