@@ -15,7 +15,7 @@ deploys write files; :func:`lmi_config.io.write_output` writes the CLI's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +36,8 @@ from lmi_config.lint import LintOptions, LintResult
 from lmi_config.lint import lint_targets as _lint_targets
 
 if TYPE_CHECKING:
-    from lmi_config.deploy import DeployPlan, DeployRequest, Outcome
-    from lmi_config.deploy.cleanup import Removal
+    from lmi_config.api_results import ConvertResult, DeletionResult, DeployResult, ExplainResult
+    from lmi_config.deploy import DeployPlan, DeployRequest
     from lmi_config.deploy.deletion import DeletionPlan
     from lmi_config.fixes import FixResult
     from lmi_config.plan import PlanRequest, PlanResult
@@ -88,6 +88,21 @@ __all__ = [
     "stop_search_jobs",
     "search_job_package_upload",
 ]
+
+_RESULTS = ("ConvertResult", "DeletionResult", "DeployResult", "ExplainResult")
+
+
+def __getattr__(name: str) -> Any:
+    """The result types of explain, convert and deploy, built when first named (``lmi_config.api_results``)."""
+    if name in _RESULTS:
+        from lmi_config import api_results
+
+        return getattr(api_results, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_RESULTS})
 
 
 def lint_options(
@@ -391,18 +406,6 @@ def _usable(result: LintResult) -> LintResult:
     return result
 
 
-@dataclass
-class ExplainResult:
-    """One document per configuration unit (what the JSON output prints) and the lint run behind it."""
-
-    documents: list[dict[str, Any]] = field(default_factory=list)
-    lint: LintResult = field(default_factory=LintResult)
-
-    @property
-    def errors(self) -> int:
-        return self.lint.errors
-
-
 def explain_paths(
     paths: list[str],
     options: LintOptions | None = None,
@@ -427,6 +430,8 @@ def explain_paths(
     chosen = PlanWorkload(**(workload or {}))
     result = _usable(lint_paths(paths, options, env_files=env_files, stdin_bytes=stdin_bytes, exclude=False))
     documents = [explain_unit(unit, result.findings_of(unit), chosen) for unit in result.units]
+    from lmi_config.api_results import ExplainResult
+
     return ExplainResult(documents, result)
 
 
@@ -455,17 +460,6 @@ def render(
     check.optional_path("template_dir", template_dir)
     check.flag("hub", hub)
     return render_spec(spec, name=name, output_format=output_format, template_dir=template_dir, hub=hub)
-
-
-@dataclass
-class ConvertResult:
-    """The converted text, what could not be carried over (each a sentence), and the keys that hold
-    a credential (written only when the output is a file)."""
-
-    text: str
-    format: str
-    lost: list[str] = field(default_factory=list)
-    credentials: list[str] = field(default_factory=list)
 
 
 def convert_path(
@@ -508,21 +502,9 @@ def convert_path(
         )
     except ValueNotCarried as error:
         raise InputError(refused_value(unit, error)) from None
+    from lmi_config.api_results import ConvertResult
+
     return ConvertResult(text, to, lost + problems, credentials_kept(items, extra_env))
-
-
-@dataclass
-class DeployResult:
-    """A deploy run: the plan, and what happened (None for a dry run, a refusal or a "no")."""
-
-    plan: DeployPlan
-    outcome: Outcome | None = None
-    declined: bool = False
-
-    @property
-    def refused(self) -> list[str]:
-        """Error-level findings of the rendered configuration: nothing was called."""
-        return self.plan.blocking
 
 
 def deploy(
@@ -574,6 +556,8 @@ def deploy(
         plan.preview = preview_update(plan, clients, spec.deploy.update if spec.deploy else None)
     if show is not None:
         show(plan)
+    from lmi_config.api_results import DeployResult
+
     result = DeployResult(plan)
     if dry_run or plan.blocking:
         return result
@@ -639,15 +623,6 @@ def deploy_spec(
     )
 
 
-@dataclass
-class DeletionResult:
-    """``deploy --delete``: what was to go and stay (the plan), and what happened (None: dry run or "no")."""
-
-    plan: DeletionPlan
-    removal: Removal | None = None
-    declined: bool = False
-
-
 def delete_endpoint(
     endpoint_name: str,
     *,
@@ -683,6 +658,8 @@ def delete_endpoint(
         check.optional_callback(argument, value)
     check_name(endpoint_name)
     clients = Clients(resolve_region(region), endpoint_url)
+    from lmi_config.api_results import DeletionResult
+
     result = DeletionResult(plan_deletion(clients, endpoint_name, purge_s3=purge_s3))
     if show is not None:
         show(result.plan)
