@@ -7,8 +7,6 @@ Hub — into a :class:`ModelArch`, handling the naming differences between famil
 computed from the architecture.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re

@@ -64,12 +64,16 @@ def _named_like_one(path: str) -> bool:
 
 
 def _is_container_key(key: str) -> bool:
-    from lmi_config.fixers.fileformat import is_misspelling
     from lmi_config.knowledge.options import catalogue
 
     prefix, dot, _ = key.partition(".")
-    if dot and (prefix == "option" or (len(prefix) > 3 and is_misspelling(prefix.lower(), "option"))):
+    if dot and prefix == "option":
         return True
+    if dot and len(prefix) > 3:
+        from lmi_config.fixers.fileformat import is_misspelling
+
+        if is_misspelling(prefix.lower(), "option"):
+            return True
     return key in catalogue()
 
 

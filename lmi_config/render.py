@@ -434,7 +434,7 @@ def _promote(finding: Finding) -> Finding:
     # (a custom handler's, a CI harness's) stay warnings
     if finding.code not in PROMOTED_IN_RENDER or finding.severity == "error" or not finding.key:
         return finding
-    from lmi_config.rules.options import suggest
+    from lmi_config.rules.suggestions import suggest
 
     hint = suggest(finding.key)
     if hint and is_typo(finding.key, hint):

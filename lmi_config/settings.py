@@ -19,8 +19,6 @@ Command-line flags win over the file: ``--select`` replaces ``select``, ``--igno
 ``--exclude`` add to theirs, ``--instance`` / ``--backend`` … override the per-path defaults.
 """
 
-from __future__ import annotations
-
 import fnmatch
 import functools
 import os

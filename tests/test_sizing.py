@@ -7,7 +7,7 @@ from conftest import load_shared_json
 
 from lmi_config.knowledge.instances import resolve_instance
 from lmi_config.modelarch import from_catalog, normalize_config
-from lmi_config.shape import smart_defaults
+from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.sizing import GIB, Shape, estimate_memory, kv_layout
 
 LLAMA3_8B = from_catalog("meta-llama/Llama-3.1-8B-Instruct")

@@ -7,8 +7,6 @@ djl-serving (djl-serving.md §1–§2): the file wins over ``OPTION_*`` (``putIf
 overrides both, and ``SERVING_*`` sets a global default that a per-model key overrides.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,8 +40,7 @@ class Setting(NamedTuple):
     role: str
 
 
-@dataclass(frozen=True, slots=True)
-class EnvMapping:
+class EnvMapping(NamedTuple):
     """What the container does with one environment variable."""
 
     kind: str  # config | tgi | foreign | secret | process | option-style | unknown

@@ -9,8 +9,6 @@ Every entry remembers the physical lines it came from and the details a lint rul
 (separator, continuation, raw value text) so that findings point at the right line.
 """
 
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple

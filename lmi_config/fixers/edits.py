@@ -1,7 +1,5 @@
 """The data of a fix: line edits of one file, and the key-level changes they were made from."""
 
-from __future__ import annotations
-
 import re
 from typing import NamedTuple
 

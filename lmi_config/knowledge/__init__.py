@@ -4,8 +4,6 @@ Every data file is JSON (fast to load on the lint path) and every entry carries 
 ``source``. Loading is lazy and cached: a lint run reads each file at most once.
 """
 
-from __future__ import annotations
-
 import contextlib
 import json
 import marshal

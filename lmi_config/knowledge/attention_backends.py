@@ -8,8 +8,6 @@ release's code (``head_size % 8 == 0 and head_size <= 256``) evaluated with thre
 it (a kernel's version) is not known before deployment, and neither is the answer then.
 """
 
-from __future__ import annotations
-
 import ast
 import operator
 from collections.abc import Callable, Mapping

@@ -1,8 +1,6 @@
 """The GPU architectures an image's vLLM is built for (``data/vllm_cuda_archs.json``, generated from
 vLLM's CMakeLists.txt), chosen by the CUDA version of the image (``data/images.json``)."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -39,7 +37,7 @@ def _capability(text: str) -> int:
     return int(major) * 10 + int(minor.rstrip("af") or 0)
 
 
-def image_cuda(release: Release) -> str | None:
+def image_cuda(release: "Release") -> str | None:
     """The CUDA version of the djl-lmi image of this release (``cu130`` → ``13.0``), when known."""
     for image in images():
         same = (
@@ -69,7 +67,7 @@ def vllm_build_archs(vllm_version: str | None, cuda: str | None) -> BuildArchs |
     return None
 
 
-def newest_release_built_for(capability: int) -> Release | None:
+def newest_release_built_for(capability: int) -> "Release | None":
     """The newest LMI release whose image's vLLM is known to be built for this compute capability."""
     from lmi_config.knowledge import releases
 

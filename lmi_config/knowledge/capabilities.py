@@ -2,8 +2,6 @@
 per vLLM release, its dtype checks, quantization methods and model registry (``vllm_capabilities.json``,
 generated from vLLM's sources by ``scripts/gen_vllm_capabilities.py``)."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import Any, NamedTuple
 

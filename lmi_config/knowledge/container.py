@@ -1,8 +1,6 @@
 """How the container decides its shape (``data/container_shape.json``): the recommender's rolling
 batch per backend and release, and which keys carry the batch and the sequence length."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import NamedTuple
 

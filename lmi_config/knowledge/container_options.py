@@ -9,8 +9,6 @@ validators let through (with the container's own message), the values a validato
 module reads that compact index, so the lint path never builds the whole catalogue.
 """
 
-from __future__ import annotations
-
 import ast
 import json
 import re

@@ -4,8 +4,6 @@ release branch, NxD Inference's and optimum-neuron's release tags).
 
 Every gate compares the ``model_type`` of the model's config.json, so lookups take a model type."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import Any, NamedTuple
 

@@ -2,8 +2,6 @@
 prefix rules, named variables, TGI translations, credentials, runtime settings and SageMaker's
 limits on a model's ``Environment``."""
 
-from __future__ import annotations
-
 import re
 from functools import cache
 from typing import Any, NamedTuple

@@ -2,8 +2,6 @@
 types and pipeline tasks of those transformers releases (``data/transformers_model_types.json``), and
 the model types the transformers-neuronx handler loads. All generated from the projects' code."""
 
-from __future__ import annotations
-
 import re
 from functools import cache
 from typing import Any, NamedTuple

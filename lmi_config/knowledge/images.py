@@ -13,13 +13,12 @@ An image the SDK does not list (e.g. ``0.30.0-neuronx-sdk2.20.1``) gets the regi
 nearest version the SDK lists, and says so (``regions_assumed``).
 """
 
-from __future__ import annotations
-
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from lmi_config.errors import InputError
 from lmi_config.knowledge import load_data, version_tuple
@@ -27,8 +26,7 @@ from lmi_config.knowledge import load_data, version_tuple
 OVERRIDE_VARIABLE = "LMI_CONFIG_IMAGES_FILE"
 
 
-@dataclass(frozen=True)
-class Registry:
+class Registry(NamedTuple):
     """Where a region's images live: ``{account}.dkr.ecr.{region}.{domain}``."""
 
     region: str
@@ -39,8 +37,7 @@ class Registry:
         return f"{self.account}.dkr.ecr.{self.region}.{self.domain}"
 
 
-@dataclass(frozen=True)
-class Framework:
+class Framework(NamedTuple):
     """An image family (``djl-lmi``, ``djl-neuronx`` …) and the accelerator it is built for."""
 
     framework: str
@@ -50,8 +47,7 @@ class Framework:
     source: str
 
 
-@dataclass(frozen=True)
-class Image:
+class Image(NamedTuple):
     """One image tag of a framework and what it ships."""
 
     framework: str
@@ -76,15 +72,14 @@ class Image:
         return f"{self.framework} {self.tag or self.djl_version + lmi + ' (unpublished)'}"
 
 
-@dataclass(frozen=True)
-class InstanceSupport:
+class InstanceSupport(NamedTuple):
     """The instance families the LMI documentation lists for a backend (prefixes such as ``g5``)."""
 
     backend: str
     accelerator: str
     families: tuple[str, ...]
     documented: str
-    refused: dict[str, str] = field(default_factory=dict)  # family -> why (with its source)
+    refused: Mapping[str, str] = MappingProxyType({})  # family -> why (with its source)
     source: str = ""
 
     def lists(self, family: str) -> bool:

@@ -1,8 +1,5 @@
 """Instance types (``data/instances.json``) and tensor-parallel rules (``data/tp_rules.json``)."""
 
-from __future__ import annotations
-
-import difflib
 import re
 from functools import cache
 from typing import Any, NamedTuple
@@ -101,6 +98,8 @@ def instances() -> dict[str, Instance]:
 
 def resolve_instance(name: str) -> Instance:
     """``ml.inf2.xlarge`` or ``inf2.xlarge``; ``ValueError`` with the closest names otherwise."""
+    import difflib
+
     wanted = name.strip().lower().removeprefix("ml.")
     table = instances()
     if wanted in table:

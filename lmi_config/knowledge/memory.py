@@ -1,8 +1,6 @@
 """The memory model's constants (``data/memory.json``): per-core overheads, GPU estimates, dtype
 sizes, host RAM, loading time, the headroom threshold and the container defaults."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import Any, NamedTuple
 

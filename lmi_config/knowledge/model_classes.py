@@ -3,8 +3,6 @@ serve LoRA adapters and which embedding layers each takes a LoRA on; the LoRA op
 generated from the releases' code by ``scripts/gen_vllm_checks.py`` with ``scripts/vllm_model_reader.py``);
 and LMI's LoRA defaults (``data/options.json``)."""
 
-from __future__ import annotations
-
 from functools import cache
 from typing import NamedTuple
 

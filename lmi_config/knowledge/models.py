@@ -5,8 +5,6 @@ Two files: ``data/models.json`` (hand-curated, with sources checked by hand) and
 ``data/models_generated.json`` (written by ``scripts/gen_model_catalog.py`` from the config.json
 copies in NVIDIA's aiconfigurator wheels). Hand entries come first, so they win a shared id."""
 
-from __future__ import annotations
-
 import re
 from functools import cache
 from typing import Any, NamedTuple

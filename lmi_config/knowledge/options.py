@@ -5,8 +5,6 @@ allowed values, default, and the DJL versions that read it. The same key can hav
 entries (per backend group or per version range).
 """
 
-from __future__ import annotations
-
 import ast
 import json
 import math

@@ -7,8 +7,6 @@ linear or dynamic, a float factor above 1), from 4.43 mostly with the shared ``r
 (each type's required keys). vLLM's ``get_rope`` refuses a type none of its branches handles.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, NamedTuple

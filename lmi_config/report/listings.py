@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from lmi_config.rules.base import Rule
@@ -90,13 +91,13 @@ def rule_dict(item: Rule) -> dict[str, object]:
         "bad": {
             "text": item.bad.text,
             "kind": item.bad.kind,
-            "args": item.bad.args,
+            "args": dict(item.bad.args),
             "paired_env": item.bad.paired_env,
         },
         "good": {
             "text": item.good.text,
             "kind": item.good.kind,
-            "args": item.good.args,
+            "args": dict(item.good.args),
             "paired_env": item.good.paired_env,
         },
         "source": item.source,
@@ -109,7 +110,7 @@ def format_rule_list(rules: tuple[Rule, ...], output_format: str) -> str:
     return "".join(f"{item.code}  {item.slug:<28} {item.severity:<8} {item.summary}\n" for item in rules)
 
 
-def _args_text(args: dict[str, str]) -> str:
+def _args_text(args: Mapping[str, str]) -> str:
     if not args:
         return ""
     return " with " + " ".join(f"--{key.replace('_', '-')} {value}" for key, value in args.items())

@@ -3,7 +3,6 @@ configuration that serves them."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -109,6 +108,8 @@ def unknown_task(unit: LintUnit) -> Iterator[Finding]:
         if squeezed in known:
             message = f"{name}={value!r} has blanks the container keeps — write {squeezed}"
         elif pipeline_backend:
+            import difflib  # only for a suggestion (cold start: benchmarks/lint_speed.py)
+
             close = difflib.get_close_matches(squeezed.lower(), sorted(known), n=1, cutoff=0.6)
             advice = f"did you mean {close[0]}?" if close else "see transformers' pipeline() tasks"
             message = f"{name}={shorten(value)!r} is not a task transformers' pipeline() knows ('Unknown task') — {advice}"

@@ -5,10 +5,9 @@ severity, a one-line summary, why it matters, a bad and a good example (run by t
 suite), and the source that states it. The linter core knows no rule by name.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
 
 from lmi_config.secrets import redact
@@ -21,13 +20,12 @@ if TYPE_CHECKING:
     from lmi_config.shape import Assessment, Problem
 
 
-@dataclass(frozen=True)
-class Example:
+class Example(NamedTuple):
     """A configuration that shows a rule: ``text`` of ``kind`` linted with ``args``."""
 
     text: str
     kind: str = "properties"  # properties | env | json
-    args: dict[str, str] = field(default_factory=dict)  # backend, lmi_version, instance, model
+    args: Mapping[str, str] = MappingProxyType({})  # backend, lmi_version, instance, model
     paired_env: str | None = None  # an env file the container sees together with ``text``
 
 
@@ -42,7 +40,7 @@ class Finding:
     severity: str
     message: str
     key: str | None = None
-    fix: Fix | None = None  # the judged fix (lmi_config.fixers), None when none passes the judge
+    fix: "Fix | None" = None  # the judged fix (lmi_config.fixers), None when none passes the judge
 
     def as_dict(self) -> dict[str, object]:
         """The finding as ``--format json`` prints it (``fix``: null when none is offered)."""
@@ -69,7 +67,7 @@ class Rule(NamedTuple):
     bad: Example
     good: Example
     source: str
-    check: Callable[[LintUnit], Iterable[Finding]]
+    check: "Callable[[LintUnit], Iterable[Finding]]"
     category: str
 
 
@@ -86,7 +84,7 @@ def rule(
     bad: Example,
     good: Example,
     source: str,
-) -> Callable[[Callable[[LintUnit], Iterable[Finding]]], Callable[[LintUnit], Iterable[Finding]]]:
+) -> "Callable[[Callable[[LintUnit], Iterable[Finding]]], Callable[[LintUnit], Iterable[Finding]]]":
     """Register a check function as a rule."""
 
     def register(
@@ -105,18 +103,18 @@ def rule(
 class LintUnit:
     """What the rules look at: the files, the merged configuration and its target."""
 
-    target: LintTarget
-    config: CanonicalConfig
-    context: Context
-    pragmas: Pragmas
-    applied_translations: list[tuple[str, str, Setting]] = field(default_factory=list)
-    assessment: Assessment | None = (
+    target: "LintTarget"
+    config: "CanonicalConfig"
+    context: "Context"
+    pragmas: "Pragmas"
+    applied_translations: "list[tuple[str, str, Setting]]" = field(default_factory=list)
+    assessment: "Assessment | None" = (
         None  # the judge's shape and verdict (memory when model and instance are known)
     )
     notes: list[str] = field(default_factory=list)
 
     @property
-    def sources(self) -> list[SourceFile]:
+    def sources(self) -> "list[SourceFile]":
         return self.target.sources
 
     @property
@@ -150,7 +148,7 @@ class LintUnit:
         line: int | None = None,
         key: str | None = None,
         severity: str | None = None,
-        setting: Setting | None = None,
+        setting: "Setting | None" = None,
     ) -> Finding:
         """Build a finding of rule ``code`` (path and line from ``setting`` when given)."""
         registered = REGISTRY[code]
@@ -168,11 +166,11 @@ class LintUnit:
             key,
         )
 
-    def problems(self, check: str) -> list[Problem]:
+    def problems(self, check: str) -> "list[Problem]":
         """The judge's problems that one rule reports."""
         return self.assessment.of(check) if self.assessment is not None else []
 
-    def report(self, code: str, problem: Problem, *, suffix: str = "") -> Finding:
+    def report(self, code: str, problem: "Problem", *, suffix: str = "") -> Finding:
         """A finding of rule ``code`` for a problem of the verdict, on the line of the key it concerns."""
         setting = None
         if problem.key is not None:

@@ -7,8 +7,6 @@ with that message (``data/djl_properties.json``), and the finding quotes the mes
 validator decides, e.g. a device map the handler sets itself before 0.30).
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 

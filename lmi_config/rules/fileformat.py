@@ -14,7 +14,6 @@ from lmi_config.configfile.canonical import classify_env, env_name_for_key
 from lmi_config.configfile.text import shorten
 from lmi_config.knowledge.options import VARIABLE_NAME
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
-from lmi_config.rules.suggestions import same_but_case
 
 _FORMAT_SOURCE = (
     "djl-serving.md §7 (java.util.Properties.load semantics; serving/docker/partition/utils.py::load_properties) — "
@@ -223,6 +222,8 @@ def env_style_key(unit: LintUnit) -> Iterator[Finding]:
             for entry in last.values():
                 if not VARIABLE_NAME.fullmatch(entry.key):
                     continue
+                from lmi_config.rules.suggestions import same_but_case  # only for a key written as a variable
+
                 mapping = classify_env(entry.key)
                 same = same_but_case(entry.key)
                 if mapping.kind == "config" and mapping.key:

@@ -7,7 +7,6 @@ typo or a key for another backend or version becomes visible.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from lmi_config.configfile.canonical import Setting
@@ -29,7 +28,6 @@ from lmi_config.knowledge.options import (
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
 from lmi_config.rules.container import container_verdicts, refused_by_vllm, view_of, where_checked
-from lmi_config.rules.suggestions import release_spans, spelling_advice, suggest  # noqa: F401  (render imports suggest from here)
 from lmi_config.rules.value_suggestions import MAX_COMPARED_CHARACTERS, applicable_specs, closest_allowed
 
 _CATALOGUE_SOURCE = (
@@ -97,6 +95,8 @@ def unknown_option(unit: LintUnit) -> Iterator[Finding]:
             variable = setting.origin.variable or ""
             if variable.startswith("ARGS_") and "option." + key in known_keys_set():
                 continue  # an option's name set as a Java argument: ignored-env-var (LMI203) says so
+            from lmi_config.rules.suggestions import spelling_advice  # only for an unknown key
+
             advice = spelling_advice(key, setting.origin.variable)  # an env file's names a variable
             where = "" if setting.origin.kind == "properties" else f" ({_display(setting)})"
             message = (
@@ -125,6 +125,8 @@ def _last_in_each_file(settings: list[Setting]) -> Iterator[Setting]:
 
 
 def _entry_point_problem(unit: LintUnit, setting: Setting) -> Finding | None:
+    import difflib
+
     module = setting.value.strip()
     if not module.startswith("djl_python."):
         return None  # model.py, a URL or the user's own module
@@ -245,6 +247,8 @@ def _catalogue_verdicts(unit: LintUnit) -> Iterator[Finding]:
             if close and close[0] in spec.allowed:
                 advice = f" — use {close[0]}"
             elif close:
+                from lmi_config.rules.suggestions import release_spans
+
                 spans = release_spans(every_version[close[0]])
                 advice = f" — {close[0]} exists only in LMI {spans}"
             elif ", ".join(spec.allowed) not in reason:  # the reason may list them already: once is enough
@@ -282,6 +286,8 @@ def _refused_by_the_container(unit: LintUnit) -> Iterator[Finding]:
 
 def _close_value(value: str, accepted: list[str]) -> str | None:
     """The accepted spelling a value most likely means (``float16`` → ``fp16``)."""
+    import difflib
+
     synonym = value_synonyms().get(value.lower())
     if synonym in accepted:
         return synonym

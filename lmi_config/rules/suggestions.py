@@ -8,7 +8,6 @@ costs a million index look-ups instead of a billion string comparisons (1.1 ms p
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from functools import cache, lru_cache
 from itertools import chain
@@ -35,6 +34,8 @@ def _trigrams(text: str) -> set[str]:
 
 
 def _query_bodies(key: str) -> list[str]:
+    import difflib
+
     body = _body(key)
     if (
         body == key
@@ -114,6 +115,8 @@ def suggest(key: str) -> str | None:
     that could reach the cutoff) are compared with difflib, so a file of a million unknown keys
     costs a million index look-ups, not a billion string comparisons.
     """
+    import difflib
+
     if not key.startswith("option.") and "option." + key in catalogue():
         return "option." + key
     keys, postings, short, lowered = _suggestion_index()

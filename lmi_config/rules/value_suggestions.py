@@ -3,7 +3,6 @@ advice and the fix that writes it uses, so that both name the same value."""
 
 from __future__ import annotations
 
-import difflib
 from typing import TYPE_CHECKING
 
 from lmi_config.knowledge import Backend, entry_points
@@ -28,6 +27,8 @@ def closest_allowed(
 ) -> tuple[list[str], dict[str, list[OptionSpec]]]:
     """The allowed value (of any release) a written value most likely meant — a synonym, the same
     letters in another case, else the closest spelling — and, per allowed value, the specs allowing it."""
+    import difflib
+
     every_version: dict[str, list[OptionSpec]] = {}
     for other in applicable_specs(specs, backend):
         for item in other.allowed or ():
@@ -59,6 +60,8 @@ def allowed_replacement(unit: LintUnit, setting: Setting) -> str | None:
 
 def entry_point_replacement(unit: LintUnit, setting: Setting) -> str | None:
     """The handler module an ``option.entryPoint`` was renamed to (or, misspelt, most likely meant)."""
+    import difflib
+
     module = setting.value.strip()
     known = entry_points().get(module)
     if known is not None and known.get("renamed_to"):

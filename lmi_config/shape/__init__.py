@@ -8,8 +8,6 @@ report the verdict, explain prints it, and render's ``auto`` and the planner sea
 other module judges TP, headroom or timeouts.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from lmi_config.configfile.canonical import CanonicalConfig
@@ -37,7 +35,6 @@ from lmi_config.shape.dimensions import (
     resolve_tensor_parallel_and_batch,
     unsized_checkpoint,
 )
-from lmi_config.shape.dma_rings import judge_dma_ring_growth
 from lmi_config.shape.effects import judge_settings_without_effect
 from lmi_config.shape.engines import judge_engine_registries
 from lmi_config.shape.frontend import flag, integer, resolve_batching
@@ -58,7 +55,6 @@ from lmi_config.shape.resources import (
     weights_staged,
 )
 from lmi_config.shape.sequence import judge_sequence_length
-from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.shape.startup_checks import judge_startup_checks
 from lmi_config.shape.trtllm_limits import judge_trtllm_limits
 from lmi_config.shape.types import Batching, ContainerShape, EngineSettings, Resolved
@@ -82,7 +78,6 @@ __all__ = [
     "memory_acceptable",
     "recommended_loading_timeout",
     "resolve_shape",
-    "smart_defaults",
     "sizing_backend",
 ]
 
@@ -251,6 +246,8 @@ def assess(config: CanonicalConfig, target: Target, *, backend_accelerator: str 
         and target.accelerator in ("neuron", "gpu")
         and target.backend not in UNSIZED_BACKENDS
     ):
+        from lmi_config.shape.dma_rings import judge_dma_ring_growth  # only where memory is sized
+
         memory = estimate_memory(arch, instance, sizing_backend(target), sizing_shape)
         judged = MemoryTarget(arch, instance, sizing_backend(target), parallel)
         problems.extend(judge_memory(judged, sizing_shape, memory))

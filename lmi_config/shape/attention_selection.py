@@ -12,8 +12,6 @@ release could pick stays possible; ``VLLM_ATTENTION_BACKEND`` and ``VLLM_USE_V1`
 env files (the container's environment, which the worker inherits) and ``option.env``.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple
@@ -71,7 +69,7 @@ class Selection(NamedTuple):
     refused: tuple[str, ...] = ()
 
 
-def engine_environment(config: CanonicalConfig) -> dict[str, str]:
+def engine_environment(config: "CanonicalConfig") -> dict[str, str]:
     """The engine's environment: the container's (the env files' process variables, which the Python
     worker inherits), then ``option.env``'s variables (``K1=V1,K2=V2``, split as djl-serving's PyModel
     splits them), which are set for the worker over them."""
@@ -84,10 +82,10 @@ def engine_environment(config: CanonicalConfig) -> dict[str, str]:
 
 
 def attention_inputs(
-    config: CanonicalConfig,
-    target: Target,
-    shape: ContainerShape,
-    device: GpuDevice | None = None,
+    config: "CanonicalConfig",
+    target: "Target",
+    shape: "ContainerShape",
+    device: "GpuDevice | None" = None,
     facts: AttentionRelease | None = None,
 ) -> AttentionInputs | None:
     """The inputs on the instance's GPU (or ``device``, for a file that names no instance), or None
@@ -146,7 +144,7 @@ BACKEND_KEY = "option.attention_backend"
 
 
 def _named_backend(
-    config: CanonicalConfig, environment: Mapping[str, str], facts: AttentionRelease | None
+    config: "CanonicalConfig", environment: Mapping[str, str], facts: AttentionRelease | None
 ) -> tuple[str | None, str | None]:
     """The backend the user names and where: the engine argument where the release has it (0.14+),
     else VLLM_ATTENTION_BACKEND where the release reads it (until 0.14; before the facts say, always)."""

@@ -5,8 +5,6 @@ the planner like every other error of the judge, so ``plan`` and ``render auto``
 these checks refuse.
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, NamedTuple
 
 from lmi_config.configfile.text import shorten
@@ -66,7 +64,7 @@ def _capability_text(value: int) -> str:
     return f"{value // 10}.{value % 10}"
 
 
-def engine_of(target: Target) -> Engine | None:
+def engine_of(target: "Target") -> Engine | None:
     """The vLLM facts that apply: the vLLM backend at a release the generated data covers."""
     if target.backend != "vllm":
         return None
@@ -82,7 +80,7 @@ def engine_of(target: Target) -> Engine | None:
     return Engine(capabilities, gpu)
 
 
-def effective_dtype(config: CanonicalConfig, target: Target, engine: Engine) -> Dtype | None:
+def effective_dtype(config: "CanonicalConfig", target: "Target", engine: Engine) -> Dtype | None:
     """The dtype vLLM runs with: option.dtype, else what ``auto`` makes of the checkpoint's torch_dtype
     in this release (before 0.10 vLLM keeps it; later releases pick one the GPU and the model allow)."""
     written = (config.get("option.dtype") or "").strip().lower()
@@ -109,7 +107,7 @@ def effective_dtype(config: CanonicalConfig, target: Target, engine: Engine) -> 
     )
 
 
-def runnable_dtype(config: CanonicalConfig, target: Target) -> str | None:
+def runnable_dtype(config: "CanonicalConfig", target: "Target") -> str | None:
     """``fp16`` where the configuration leaves the dtype to vLLM, vLLM would run bfloat16, the GPU has no
     bfloat16 and the model allows float16 — the dtype the planner writes so that what it proposes runs."""
     engine = engine_of(target)
@@ -124,7 +122,7 @@ def runnable_dtype(config: CanonicalConfig, target: Target) -> str | None:
     return "fp16" if dtype is not None and dtype.name == "bfloat16" and not refused else None
 
 
-def quantization(config: CanonicalConfig, target: Target, engine: Engine) -> Quantization | None:
+def quantization(config: "CanonicalConfig", target: "Target", engine: Engine) -> Quantization | None:
     """The quantization method: the one the configuration names, else the checkpoint's own."""
     methods = engine.capabilities.quantization
     for key in ("option.quantize", "option.quantization"):
@@ -135,14 +133,14 @@ def quantization(config: CanonicalConfig, target: Target, engine: Engine) -> Qua
     return Quantization(methods[declared], None, False) if declared in methods else None
 
 
-def checkpoint_method(target: Target) -> str | None:
+def checkpoint_method(target: "Target") -> str | None:
     """The quantization method the checkpoint declares, as the image's vLLM reads it."""
     from lmi_config.shape.dimensions import checkpoint_method as declared
 
     return declared(target.arch, target.release.vllm)
 
 
-def transformers_knows(target: Target) -> bool | None:
+def transformers_knows(target: "Target") -> bool | None:
     """Whether the transformers of the image that runs the backend knows the model type (None: unknown)."""
     from lmi_config.knowledge import backends
     from lmi_config.knowledge.image_support import image_of, known_to_transformers, pins_at
@@ -156,7 +154,7 @@ def transformers_knows(target: Target) -> bool | None:
     return known_to_transformers(model_type, version) if version else None
 
 
-def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]:
+def judge_capabilities(config: "CanonicalConfig", target: "Target") -> list[Problem]:
     """Every refusal of the GPU and the image's vLLM, as problems of the verdict."""
     engine = engine_of(target)
     if engine is None:
@@ -176,12 +174,12 @@ def judge_capabilities(config: CanonicalConfig, target: Target) -> list[Problem]
     return problems
 
 
-def _vllm_model_type(target: Target) -> str | None:
+def _vllm_model_type(target: "Target") -> str | None:
     """The model type vLLM's float16 table is keyed by: the normalized config's, else the identity's."""
     return target.arch.model_type if target.arch is not None else target.model_type
 
 
-def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list[Problem]:
+def _dtype_problems(target: "Target", engine: Engine, dtype: Dtype | None) -> list[Problem]:
     if dtype is None:
         return []
     capabilities, gpu, model_type = engine.capabilities, engine.gpu, _vllm_model_type(target)
@@ -216,7 +214,7 @@ def _dtype_problems(target: Target, engine: Engine, dtype: Dtype | None) -> list
 
 
 def _auto_dtype_fallback(
-    config: CanonicalConfig, target: Target, engine: Engine, dtype: Dtype | None
+    config: "CanonicalConfig", target: "Target", engine: Engine, dtype: Dtype | None
 ) -> list[Problem]:
     """dtype auto with a checkpoint dtype the GPU lacks, in a vLLM that picks another (``_resolve_auto_dtype``,
     0.10+): no refusal — vLLM logs a warning and runs the dtype it falls back to, so a warning here too."""
@@ -251,7 +249,7 @@ def _auto_dtype_fallback(
     return [Problem("dtype-unsupported-by-gpu", "warning", text, MODEL_KEY)]
 
 
-def _unknown_checkpoint_dtype(config: CanonicalConfig, target: Target, engine: Engine) -> list[Problem]:
+def _unknown_checkpoint_dtype(config: "CanonicalConfig", target: "Target", engine: Engine) -> list[Problem]:
     """dtype auto on a GPU without bfloat16, in a vLLM that keeps the checkpoint's dtype, for a model not
     known here: most current checkpoints are bfloat16, and the file is one line from running either way."""
     capabilities, gpu = engine.capabilities, engine.gpu
@@ -277,7 +275,7 @@ def _unknown_checkpoint_dtype(config: CanonicalConfig, target: Target, engine: E
 
 
 def _quantization_problems(
-    target: Target, engine: Engine, dtype: Dtype | None, found: Quantization | None
+    target: "Target", engine: Engine, dtype: Dtype | None, found: Quantization | None
 ) -> list[Problem]:
     if found is None:
         return []
@@ -315,7 +313,7 @@ def _quantization_problems(
     return problems
 
 
-def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: Engine) -> list[Problem]:
+def _unknown_checkpoint_method(config: "CanonicalConfig", target: "Target", engine: Engine) -> list[Problem]:
     """A checkpoint quantized with a method the image's vLLM does not know: ModelConfig stops the start-up
     ("Unknown quantization method: mxfp4. Must be one of [...]") before any weight is read."""
     from lmi_config.knowledge.capabilities import first_release_knowing_quantization, quantization_name
@@ -341,7 +339,7 @@ def _unknown_checkpoint_method(config: CanonicalConfig, target: Target, engine: 
     return [Problem("quantization-unknown-to-engine", "error", message, key)]
 
 
-def _unread_modelopt_checkpoint(config: CanonicalConfig, target: Target, engine: Engine) -> list[Problem]:
+def _unread_modelopt_checkpoint(config: "CanonicalConfig", target: "Target", engine: Engine) -> list[Problem]:
     """A ModelOpt FP8 checkpoint whose quantization only hf_quant_config.json states, on a vLLM that reads
     that file only when asked (0.8.4 and older; ``modelopt_checkpoint_detected``): without
     option.quantize it loads unquantized, its FP8 weights as 16-bit ones and its weight scales into
@@ -376,7 +374,7 @@ def _unread_modelopt_checkpoint(config: CanonicalConfig, target: Target, engine:
     return [Problem("quantization-unknown-to-engine", "error", message, MODEL_KEY)]
 
 
-def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -> list[Problem]:
+def _checkpoint_problems(target: "Target", method: QuantizationMethod, key: str) -> list[Problem]:
     """The method the configuration names against what config.json declares: a pre-quantized method needs a
     checkpoint quantized that way; any method, online ones too, must match a quantized checkpoint's own
     (ModelConfig._verify_quantization: "Quantization method specified in the model config (awq) does not
@@ -408,7 +406,7 @@ def _checkpoint_problems(target: Target, method: QuantizationMethod, key: str) -
     return []
 
 
-def _architecture_problems(target: Target, engine: Engine) -> list[Problem]:
+def _architecture_problems(target: "Target", engine: Engine) -> list[Problem]:
     capabilities, architectures = engine.capabilities, target.architectures
     if not architectures:
         return []
@@ -445,7 +443,7 @@ def _architecture_problems(target: Target, engine: Engine) -> list[Problem]:
     return [Problem("architecture-unknown-to-engine", severity, message + inferred, MODEL_KEY)]
 
 
-def _build_problems(target: Target, engine: Engine) -> list[Problem]:
+def _build_problems(target: "Target", engine: Engine) -> list[Problem]:
     """A GPU the image's vLLM kernels are not built for: older than every architecture they are built
     for, or of a newer major architecture than all of them (a CUDA that predates the GPU). Code built
     for X.y runs only on X.z with z >= y."""

@@ -2,8 +2,6 @@
 engine settings and copies, each filling what the configuration leaves out the way the container
 does (its defaults and, on Neuron from 0.30, its smart defaults)."""
 
-from __future__ import annotations
-
 import ast
 import json
 from typing import Any, NamedTuple
@@ -16,7 +14,6 @@ from lmi_config.knowledge.memory import container_default
 from lmi_config.knowledge.models import ModelIdentity
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.frontend import flag, integer
-from lmi_config.shape.smart_defaults import smart_defaults
 from lmi_config.shape.types import Batching, EngineSettings, Resolved
 from lmi_config.shape.values import (
     fraction_or_none,
@@ -215,6 +212,8 @@ def resolve_tensor_parallel_and_batch(
         and target.arch is not None
         and (tp is None or (batch is None and rolling_batch_key))
     ):
+        from lmi_config.shape.smart_defaults import smart_defaults  # only with an instance and a model
+
         chosen_tp, chosen_batch = smart_defaults(
             target.arch,
             instance.num_cores,

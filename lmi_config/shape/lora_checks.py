@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
 from lmi_config.shape.frontend import flag, integer
-from lmi_config.shape.lora_modules import judge_adapter_modules
 from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
@@ -47,6 +46,8 @@ def judge_lora(config: CanonicalConfig, target: Target, shape: ContainerShape) -
     """The LoRA start-up checks of the image's vLLM this configuration fails."""
     if target.backend != "vllm" or not target.release.vllm or not flag(config, ENABLE_KEY):
         return []
+    from lmi_config.shape.lora_modules import judge_adapter_modules  # only with LoRA on
+
     vllm = target.release.vllm
     adapters = configured_adapters(config, target)
     features = _adapter_features(config, adapters, vllm)

@@ -6,8 +6,6 @@ degrees: error), ``documented`` / ``observed`` (outside them: a warning the plan
 ``unsupported`` (the platform is not served).
 """
 
-from __future__ import annotations
-
 import math
 from typing import Any, NamedTuple
 

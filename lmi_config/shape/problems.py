@@ -1,7 +1,5 @@
 """What the judge finds wrong with a shape."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 TP_KEY = "option.tensor_parallel_degree"

@@ -1,8 +1,6 @@
 """The judge of memory and time: the per-core or per-GPU budget and its headroom, the KV cache vLLM
 is left with, host RAM, and loading time against the timeouts."""
 
-from __future__ import annotations
-
 import math
 from typing import NamedTuple
 
@@ -20,7 +18,6 @@ from lmi_config.sizing import (
     host_memory_needed_bytes,
     loading_seconds,
 )
-from lmi_config.sizing.gpu import kv_capacity_verdict
 from lmi_config.sizing.model import VLLM_BACKENDS, headroom
 
 
@@ -47,6 +44,8 @@ def memory_acceptable(memory: MemoryBreakdown, sequence_length: int, lenient: bo
     if memory.fits_certainly_not or (not lenient and not memory.fits):
         return False
     if memory.kv_cache_tokens is not None:
+        from lmi_config.sizing.gpu import kv_capacity_verdict
+
         verdict = kv_capacity_verdict(memory, sequence_length)
         return verdict is None or (lenient and verdict == "warning")
     if memory.kv_cache_capacity_bytes is not None:
@@ -103,6 +102,8 @@ def _over_budget(arch: ModelArch, shape: Shape, memory: MemoryBreakdown) -> Prob
 
 
 def _kv_capacity(target: MemoryTarget, shape: Shape, memory: MemoryBreakdown) -> list[Problem]:
+    from lmi_config.sizing.gpu import kv_capacity_verdict  # imported with the first memory figure
+
     length = shape.sequence_length
     verdict = kv_capacity_verdict(memory, length)
     if verdict is None:

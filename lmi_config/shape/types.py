@@ -1,11 +1,9 @@
 """The shape the container builds, each value with where it came from."""
 
-from __future__ import annotations
-
 from typing import Generic, NamedTuple, TypeVar
 
 from lmi_config.shape.problems import Problem
-from lmi_config.sizing import Shape
+from lmi_config.sizing.model import Shape
 
 T = TypeVar("T")
 

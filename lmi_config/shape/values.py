@@ -8,8 +8,6 @@ verdict (``invalid-value``) naming the key and the range it takes, and the dimen
 stays unknown, so nothing is sized from it.
 """
 
-from __future__ import annotations
-
 import math
 import re
 from typing import NamedTuple

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from lmi_config.knowledge.instances import Instance
 from lmi_config.modelarch import ModelArch
-from lmi_config.sizing.gpu import estimate_gpu
 from lmi_config.sizing.model import (
     GIB,
     MIB,
@@ -31,7 +30,6 @@ from lmi_config.sizing.model import (
     kv_layout,
     weights_bytes,
 )
-from lmi_config.sizing.neuron import estimate_neuron
 
 __all__ = [
     "GIB",
@@ -53,8 +51,13 @@ __all__ = [
 
 def estimate_memory(arch: ModelArch, instance: Instance, backend: str, shape: Shape) -> MemoryBreakdown:
     """The itemized per-core (Neuron) or per-GPU memory of a configuration."""
+    # each model is imported when a lint first sizes for its accelerator (benchmarks/lint_speed.py)
     if instance.accelerator == "neuron":
+        from lmi_config.sizing.neuron import estimate_neuron
+
         return estimate_neuron(arch, instance, "nxdi" if backend == "nxdi" else "transformers-neuronx", shape)
+    from lmi_config.sizing.gpu import estimate_gpu
+
     return estimate_gpu(arch, instance, backend, shape)
 
 

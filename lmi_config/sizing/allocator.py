@@ -14,8 +14,6 @@ on) through a best-fit allocator with block splitting, the policy of PyTorch's
 (``vllm_memory.json`` ``allocator``).
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 

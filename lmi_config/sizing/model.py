@@ -1,8 +1,6 @@
 """The memory model's vocabulary: the shape it is asked about, the itemized breakdown it answers
 with, and what the Neuron and GPU halves share (dtype sizes, KV layouts, weights)."""
 
-from __future__ import annotations
-
 import math
 from functools import cache
 from typing import Any, NamedTuple

@@ -7,8 +7,6 @@ worker opens, latent attention, the defaults each entry point gets; plus the mem
 on each GPU.
 """
 
-from __future__ import annotations
-
 from functools import cache
 from typing import Any, NamedTuple
 
