@@ -97,6 +97,59 @@ def test_every_shipped_data_file_reads_the_same_from_its_entry(tmp_path, monkeyp
         knowledge.load_data.cache_clear()
 
 
+def _load_table(name: str = "table.json", field: str = "versions"):
+    knowledge.load_table.cache_clear()  # what a fresh process does
+    return knowledge.load_table(name, field)
+
+
+@pytest.fixture
+def table_file(data_dir):
+    versions = {"0.1.0": {"fields": ["a"]}, "0.2.0": {"same_as": "0.1.0"}, "0.3.0": {"fields": [None, 1.5]}}
+    (data_dir / "table.json").write_text(json.dumps({"source": "test", "versions": versions}))
+    yield versions
+    knowledge.load_table.cache_clear()
+
+
+def test_a_table_reads_the_same_cold_and_warm_and_decodes_an_entry_only_when_read(
+    table_file, tmp_path
+) -> None:
+    cold = _load_table()
+    assert dict(cold) == table_file
+    warm = _load_table()
+    assert isinstance(warm, knowledge.EncodedTable)  # from the entry the cold load wrote
+    assert list(warm) == list(table_file) and len(warm) == 3 and "0.2.0" in warm and "0.9.0" not in warm
+    assert warm.get("0.9.0") is None
+    with pytest.raises(KeyError):
+        warm["0.9.0"]
+    assert warm._decoded == {}  # keys, membership and misses decode nothing
+    assert warm["0.3.0"] == {"fields": [None, 1.5]}
+    assert list(warm._decoded) == ["0.3.0"]
+    assert dict(warm) == table_file
+
+
+def test_a_damaged_table_entry_is_ignored_and_an_edit_is_read(table_file, data_dir, tmp_path) -> None:
+    _load_table()
+    (entry,) = (path for path in _entries(tmp_path) if "+versions" in path.name)
+    entry.write_bytes(b"\x00 not marshal")
+    assert dict(_load_table()) == table_file
+    path = data_dir / "table.json"
+    path.write_text(json.dumps({"source": "test", "versions": {"0.4.0": {"fields": ["edited"]}}}))
+    os.utime(path, ns=(1, 1))
+    assert dict(_load_table()) == {"0.4.0": {"fields": ["edited"]}}
+    assert [p.name.split("-")[0] for p in _entries(tmp_path)] == ["table+versions"]  # the stale one is gone
+
+
+def test_every_shipped_per_release_table_reads_as_its_json(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(knowledge.CACHE_VARIABLE, str(tmp_path / "cache"))
+    try:
+        for name in ("vllm_capabilities.json", "vllm_engine_args.json", "vllm_attention.json"):
+            expected = json.loads((knowledge.DATA_DIR / name).read_bytes())["versions"]
+            assert dict(_load_table(name)) == expected  # cold: parsed
+            assert dict(_load_table(name)) == expected  # warm: from the entry
+    finally:
+        knowledge.load_table.cache_clear()
+
+
 def test_the_console_entry_point_lints_and_leaves_collection_on(tmp_path) -> None:
     """``python -m lmi_config`` goes through lmi_config.launch, which pauses the collector while the
     modules load: the command still runs, and a command's own code collects as usual."""

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import zlib
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -43,12 +44,60 @@ def load_data(name: str) -> Any:
     return value
 
 
+@cache
+def load_table(name: str, field: str) -> Mapping[str, Any]:
+    """``load_data(name)[field]``, a mapping whose entries are decoded only when read.
+
+    The per-release tables (one entry per vLLM version, a few hundred kB each) are read one entry
+    per lint: the cache keeps each entry's marshal apart, so a lint decodes the release it judges
+    and not the others. Same cache, same keying and same fallbacks as :func:`load_data`.
+    """
+    path = DATA_DIR / name
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())
+        entry = _marshal_entry(path, stat, part=field)
+        if entry is not None:
+            encoded = _read_marshal(entry)
+            if isinstance(encoded, dict):
+                return EncodedTable(encoded)
+        value = json.loads(handle.read())[field]
+    if entry is not None:
+        _write_marshal(entry, {key: marshal.dumps(item) for key, item in value.items()})
+    return value
+
+
+class EncodedTable(Mapping[str, Any]):
+    """A read-only mapping of marshalled entries (:func:`load_table`), each decoded once, when read."""
+
+    __slots__ = ("_decoded", "_encoded")
+
+    def __init__(self, encoded: dict[str, bytes]) -> None:
+        self._encoded = encoded
+        self._decoded: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        value = self._decoded.get(key, _MISSING)
+        if value is _MISSING:
+            value = self._decoded[key] = marshal.loads(self._encoded[key])
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._encoded)
+
+    def __len__(self) -> int:
+        return len(self._encoded)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._encoded
+
+
 _MISSING = object()
 CACHE_VARIABLE = "LMI_CONFIG_CACHE_DIR"  # where parsed data is kept; "off" (or "") keeps none
 
 
-def _marshal_entry(path: Path, stat: os.stat_result) -> Path | None:
-    """The cache file for this exact data file under this interpreter (None: caching is off)."""
+def _marshal_entry(path: Path, stat: os.stat_result, part: str = "") -> Path | None:
+    """The cache file for this exact data file (or one ``part`` of it, :func:`load_table`) under this
+    interpreter (None: caching is off)."""
     configured = os.environ.get(CACHE_VARIABLE)
     if configured is not None and configured.strip().lower() in ("", "off", "0", "none"):
         return None
@@ -61,7 +110,8 @@ def _marshal_entry(path: Path, stat: os.stat_result) -> Path | None:
             return None
     place = zlib.crc32(os.fsencode(path))  # one installation's files, apart from another's
     version = f"{stat.st_size}-{stat.st_mtime_ns}-{sys.implementation.cache_tag}-{marshal.version}"
-    return base / f"{path.stem}-{place:08x}.{version}.marshal"
+    stem = f"{path.stem}+{part}" if part else path.stem
+    return base / f"{stem}-{place:08x}.{version}.marshal"
 
 
 def _read_marshal(entry: Path) -> Any:

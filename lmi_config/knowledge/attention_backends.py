@@ -15,7 +15,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from lmi_config.knowledge import load_data
+from lmi_config.knowledge import load_data, load_table
 
 
 class AttentionBackend(NamedTuple):
@@ -161,7 +161,7 @@ def attention_release(vllm_version: str | None) -> AttentionRelease | None:
     """The attention facts of an image's vLLM version; None for a version the data does not list."""
     if not vllm_version:
         return None
-    row = load_data("vllm_attention.json")["versions"].get(vllm_version)
+    row = load_table("vllm_attention.json", "versions").get(vllm_version)
     if row is None:
         return None
     selection = row["selection"]

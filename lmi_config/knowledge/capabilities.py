@@ -5,7 +5,7 @@ generated from vLLM's sources by ``scripts/gen_vllm_capabilities.py``)."""
 from functools import cache
 from typing import Any, NamedTuple
 
-from lmi_config.knowledge import load_data, version_tuple
+from lmi_config.knowledge import load_data, load_table, version_tuple
 
 # LMI's option.dtype spellings -> torch's names (djl_python's properties map fp16/bf16/fp32 the same way)
 DTYPE_NAMES = {
@@ -152,7 +152,7 @@ def max_len_rules() -> tuple[MaxLenRules, ...]:
     """Every release's rules of the data, oldest first (the most permissive of them judges a target
     whose vLLM version is unknown)."""
     found = []
-    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+    for version in sorted(load_table("vllm_capabilities.json", "versions"), key=version_tuple):
         capabilities = vllm_capabilities(version)
         if capabilities is not None and capabilities.max_len is not None:
             found.append(capabilities.max_len)
@@ -165,7 +165,7 @@ def vllm_capabilities(version: str | None) -> VllmCapabilities | None:
     None when no generated entry covers it (older than the data, or not yet generated)."""
     if not version:
         return None
-    versions = load_data("vllm_capabilities.json")["versions"]
+    versions = load_table("vllm_capabilities.json", "versions")
     row = versions.get(version)
     if row is None:
         # a version the data does not list: the closest listed one of the same minor release, if any
@@ -187,7 +187,7 @@ def canonical_dtype(value: str | None) -> str | None:
 @cache
 def first_release_with(architecture: str) -> str | None:
     """The first vLLM release of the data whose registry runs ``architecture`` natively."""
-    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+    for version in sorted(load_table("vllm_capabilities.json", "versions"), key=version_tuple):
         capabilities = vllm_capabilities(version)
         if capabilities is not None and architecture in capabilities.native_architectures:
             return capabilities.read_from
@@ -202,7 +202,7 @@ def quantization_name(name: str) -> str:
 @cache
 def first_release_knowing_quantization(method: str) -> str | None:
     """The first vLLM release of the data that accepts a checkpoint quantized with ``method``."""
-    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+    for version in sorted(load_table("vllm_capabilities.json", "versions"), key=version_tuple):
         capabilities = vllm_capabilities(version)
         known = capabilities.known_quantization if capabilities is not None else None
         if known is not None and quantization_name(method) in {quantization_name(name) for name in known}:
@@ -212,7 +212,7 @@ def first_release_knowing_quantization(method: str) -> str | None:
 
 def first_release_detecting_modelopt() -> str | None:
     """The first vLLM release of the data that reads a ModelOpt checkpoint's hf_quant_config.json unasked."""
-    for version in sorted(load_data("vllm_capabilities.json")["versions"], key=version_tuple):
+    for version in sorted(load_table("vllm_capabilities.json", "versions"), key=version_tuple):
         capabilities = vllm_capabilities(version)
         if capabilities is not None and capabilities.modelopt_checkpoint_detected:
             return capabilities.read_from

@@ -9,10 +9,11 @@ import ast
 import json
 import math
 import re
+from collections.abc import Mapping
 from functools import cache
 from typing import Any, NamedTuple
 
-from lmi_config.knowledge import Backend, Release, load_data, version_tuple
+from lmi_config.knowledge import Backend, Release, load_data, load_table, version_tuple
 
 SERVER_GROUP = "server"
 
@@ -96,8 +97,8 @@ def catalogue() -> dict[str, tuple[OptionSpec, ...]]:
 
 
 @cache
-def _engine_arg_table() -> dict[str, dict[str, Any]]:
-    return load_data("vllm_engine_args.json")["versions"]
+def _engine_arg_table() -> Mapping[str, dict[str, Any]]:
+    return load_table("vllm_engine_args.json", "versions")
 
 
 def engine_arg_versions() -> list[str]:
