@@ -43,9 +43,9 @@ def _occurrences(unit: LintUnit) -> Iterator[Setting]:
     know, in reading order: the only keys the value, version and backend rules judge (unknown
     keys are LMI101's; skipping them keeps a file of a million unknown keys cheap)."""
     known = catalogue()
-    engine_args = all_engine_arg_names()
     for key, settings in unit.config.candidates.items():
-        if key in known or (key.startswith("option.") and key[len("option.") :] in engine_args):
+        # every release's EngineArgs names only for a key the catalogue lacks (each release is decoded when read)
+        if key in known or (key.startswith("option.") and key[len("option.") :] in all_engine_arg_names()):
             yield from settings
 
 
