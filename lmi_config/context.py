@@ -35,7 +35,7 @@ PRAGMA = re.compile(r"^\s*lmi-config:\s*(?P<body>.*)$")
 _IMAGE_IN_TEXT = re.compile(r"djl-inference:(?P<tag>[0-9][\w.\-]+)")
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Pragmas:
     """Settings written in the file itself (``# lmi-config: disable=LMI101 backend=vllm``)."""
 
@@ -71,7 +71,7 @@ def read_pragmas(comments: list[tuple[str, int]]) -> Pragmas:
     return pragmas
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Context:
     """The target of a lint run and why each part was chosen."""
 

@@ -409,7 +409,7 @@ def _copy_metadata(path: Path, temporary: str) -> None:
             os.chown(temporary, status.st_uid, status.st_gid)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class PendingWrite:
     """One file of a batch: its name as the user gave it, the bytes read from it, its new text."""
 

@@ -318,7 +318,7 @@ def lint_unit(
     return kept.findings(hidden)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class LintResult:
     """Findings of one run plus what was assumed about each target."""
 

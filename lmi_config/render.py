@@ -438,10 +438,7 @@ def _promote(finding: Finding) -> Finding:
 
     hint = suggest(finding.key)
     if hint and is_typo(finding.key, hint):
-        from dataclasses import replace
-
-        return replace(
-            finding,
+        return finding._replace(
             severity="error",
             message=finding.message + " (an error in render: the spec asked for it)",
         )

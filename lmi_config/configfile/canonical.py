@@ -117,7 +117,7 @@ def env_name_for_key(key: str) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class CanonicalConfig:
     """The effective configuration and every value that competed for each key."""
 

@@ -30,7 +30,7 @@ MAX_FILE_BYTES = MAX_INPUT_BYTES
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache"}
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class SourceFile:
     """One file (or stdin) read as text and parsed."""
 
@@ -60,7 +60,7 @@ class SourceFile:
         return []
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class LintTarget:
     """The files the container would read together."""
 
@@ -124,7 +124,7 @@ def _is_config_name(name: str) -> bool:
     return lower.endswith(".properties") or lower == ".env" or lower.endswith(".env")
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Collection:
     """What a set of command-line paths holds: the targets, and the files that could not be used.
 

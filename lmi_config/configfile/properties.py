@@ -46,7 +46,7 @@ class Comment(NamedTuple):
     line: int
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class PropertiesDocument:
     """Everything read from one properties text."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from lmi_config.errors import InputError
@@ -236,7 +235,7 @@ def attach_fixes(unit: LintUnit, findings: list[Finding], relint: Relint) -> Jud
         accepted, left = judge.accepts_together(group)
         unjudged += left
         for index, fix in accepted:
-            out[index] = replace(findings[index], fix=fix)
+            out[index] = findings[index]._replace(fix=fix)
     return Judged(out, unjudged, oversized=unjudged > 0 and judge.oversized)
 
 
@@ -300,12 +299,12 @@ def _judged(
         advice = _advice(accepted) if accepted else proposals.fallback
         if accepted and proposals.supersedes and proposals.supersedes in finding.message:
             # the rule said it in words; the judged edits say it once, in their own words
-            finding = replace(finding, message=finding.message.replace(proposals.supersedes, advice, 1))
+            finding = finding._replace(message=finding.message.replace(proposals.supersedes, advice, 1))
         elif advice and advice not in finding.message:  # a rule that already names the change says it once
-            finding = replace(finding, message=f"{finding.message}; {advice}")
+            finding = finding._replace(message=f"{finding.message}; {advice}")
     if accepted:
         fix = accepted[0]._replace(alternatives=tuple(other.description for other in accepted[1:]))
-        finding = replace(finding, fix=fix)
+        finding = finding._replace(fix=fix)
     return finding, exhausted and bool(own)
 
 

@@ -7,13 +7,10 @@ judgement fires only where that version's code makes the check, and quotes the e
 judgement's cheap precondition holds, so a lint run that needs none never loads it.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmi_config.knowledge import load_data
 
@@ -21,8 +18,7 @@ GITHUB = "https://github.com/vllm-project/vllm/blob/v{version}/{path}#L{line}"
 _PLACEHOLDER = re.compile(r"\{([^{}]+)\}")
 
 
-@dataclass(frozen=True)
-class EngineCheck:
+class EngineCheck(NamedTuple):
     """One start-up check as one vLLM release has it."""
 
     identity: str
@@ -34,7 +30,7 @@ class EngineCheck:
     message: str  # the source's skeleton: literal text, each placeholder as {source text}
     # a message joined from parts the code appends (PEFTHelper.validate_legal): each part's condition
     # and message at this release
-    parts: tuple[Mapping[str, str], ...] = field(default=(), hash=False, compare=False)
+    parts: tuple[Mapping[str, str], ...] = ()
 
     @property
     def url(self) -> str:

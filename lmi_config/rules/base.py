@@ -29,8 +29,7 @@ class Example(NamedTuple):
     paired_env: str | None = None  # an env file the container sees together with ``text``
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """One problem, as the stable interface reports it."""
 
     path: str
@@ -99,7 +98,7 @@ def rule(
     return register
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class LintUnit:
     """What the rules look at: the files, the merged configuration and its target."""
 
