@@ -19,7 +19,7 @@ QUICK = {
     "gpu_memory_accuracy.py": [],
     "hostile_inputs.py": ["--quick"],
     "kv_admission.py": [],
-    "lint_speed.py": ["--runs", "5", "--tree-runs", "3", "--files", "20"],
+    "lint_speed.py": ["--runs", "9", "--tree-runs", "3", "--files", "20"],
     "memory_accuracy.py": [],
     "perf_accuracy.py": [],
     "real_failures.py": ["--quiet"],
