@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from lmi_config.configfile.text import MAX_JSON_DEPTH, json_nesting_depth, shorten
 from lmi_config.knowledge.models import architecture_family as _family
-from lmi_config.knowledge.models import generated_catalog_rows, hand_catalog_rows, type_defaults
+from lmi_config.knowledge.models import generated_catalog_row, hand_catalog_rows, type_defaults
 from lmi_config.modelfields import (
     EXPERTS,
     EXPERTS_PER_TOKEN,
@@ -318,10 +318,11 @@ def normalize_config(
 
 
 @cache
-def _catalog_index(generated: bool) -> dict[str, dict[str, Any]]:
-    """Rows by lower-case id, alias and last path part; the first row to name one wins."""
+def _catalog_index() -> dict[str, dict[str, Any]]:
+    """The hand-curated rows by lower-case id, alias and last path part; the first row to name one
+    wins (the generated rows are indexed so in the data cache, generated_catalog_row)."""
     index: dict[str, dict[str, Any]] = {}
-    for row in generated_catalog_rows() if generated else hand_catalog_rows():
+    for row in hand_catalog_rows():
         for name in [row["model_id"], *row.get("aliases", [])]:
             index.setdefault(name.lower(), row)
             index.setdefault(name.lower().split("/")[-1], row)
@@ -336,10 +337,10 @@ def from_catalog(model_id: str) -> ModelArch | None:
     wanted = model_id.strip().rstrip("/").lower()
     short = wanted.split("/")[-1]
     row = (
-        _catalog_index(False).get(wanted)
-        or _catalog_index(True).get(wanted)
-        or _catalog_index(False).get(short)
-        or _catalog_index(True).get(short)
+        _catalog_index().get(wanted)
+        or generated_catalog_row(wanted)
+        or _catalog_index().get(short)
+        or generated_catalog_row(short)
     )
     if row is None:
         return None

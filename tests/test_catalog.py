@@ -63,6 +63,28 @@ def test_no_generated_model_repeats_a_hand_curated_id_or_alias() -> None:
     assert len(generated_catalog_rows()) >= 40
 
 
+def test_a_generated_model_resolves_by_its_last_path_part_and_its_aliases_too() -> None:
+    hand = {
+        part
+        for row in hand_catalog_rows()
+        for name in [row["model_id"], *row["aliases"]]
+        for part in (name.lower(), name.lower().split("/")[-1])
+    }
+    first: dict[str, str] = {}
+    for row in generated_catalog_rows():
+        for name in [row["model_id"], *row.get("aliases", [])]:
+            for part in (name.lower(), name.lower().split("/")[-1]):
+                first.setdefault(part, row["model_id"])
+    checked = 0
+    for part, model_id in first.items():
+        if part in hand:
+            continue
+        arch = from_catalog(part.upper())  # looked up case-insensitively
+        assert arch is not None and arch.model_id == model_id, part
+        checked += 1
+    assert checked > len(generated_catalog_rows())  # ids and last path parts alike
+
+
 def test_every_generated_model_resolves_to_its_own_row() -> None:
     # a hand entry's short name (the part after the slash) must not shadow a generated id
     for row in generated_catalog_rows():

@@ -150,6 +150,58 @@ def test_every_shipped_per_release_table_reads_as_its_json(tmp_path, monkeypatch
         knowledge.load_table.cache_clear()
 
 
+def _load_derived(derive, name: str = "facts.json"):
+    knowledge.load_data.cache_clear()  # what a fresh process does
+    knowledge.load_derived.cache_clear()
+    return knowledge.load_derived(name, derive)
+
+
+def _count_rows(document):
+    return len(document["rows"])
+
+
+def test_a_derived_value_is_kept_and_derived_again_when_its_code_or_its_file_changes(
+    data_dir, tmp_path, monkeypatch
+) -> None:
+    try:
+        assert _load_derived(_count_rows) == 3
+        # the same file with other bytes: only the kept entry gives 3 again
+        path = data_dir / "facts.json"
+        stat = path.stat()
+        path.write_text(path.read_text().replace("[1, 2,", "[1,   "))
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert _load_derived(_count_rows) == 3
+
+        def _count_rows_again(document):  # another derivation of the same file is not served the first's
+            return -len(document["rows"])
+
+        assert _load_derived(_count_rows_again) == -3  # derived anew (from the file's own kept entry)
+        os.utime(path, ns=(1, 1))  # an edit: derived again from the file
+        assert _load_derived(_count_rows) == 2
+    finally:
+        knowledge.load_derived.cache_clear()
+
+
+def test_the_option_catalogue_reads_the_same_cold_and_warm(tmp_path, monkeypatch) -> None:
+    from lmi_config.knowledge import options
+
+    monkeypatch.setenv(knowledge.CACHE_VARIABLE, str(tmp_path / "cache"))
+    rows = json.loads((knowledge.DATA_DIR / "options.json").read_bytes())["options"]
+    try:
+        for _ in ("cold", "warm"):
+            knowledge.load_derived.cache_clear()
+            options.catalogue.cache_clear()
+            specs = options.catalogue()
+            assert sum(map(len, specs.values())) == len(rows)
+            spec = specs["option.max_rolling_batch_size"][0]
+            assert isinstance(spec, options.OptionSpec) and spec.key == "option.max_rolling_batch_size"
+            assert isinstance(spec.backends, tuple) and spec.source
+        assert any(name.startswith("options+_catalogue_rows") for name in os.listdir(tmp_path / "cache"))
+    finally:
+        knowledge.load_derived.cache_clear()
+        options.catalogue.cache_clear()
+
+
 def test_the_console_entry_point_lints_and_leaves_collection_on(tmp_path) -> None:
     """``python -m lmi_config`` goes through lmi_config.launch, which pauses the collector while the
     modules load: the command still runs, and a command's own code collects as usual."""

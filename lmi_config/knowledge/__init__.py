@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -66,6 +66,31 @@ def load_table(name: str, field: str) -> Mapping[str, Any]:
     return value
 
 
+@cache
+def load_derived(name: str, derive: Callable[[Any], Any]) -> Any:
+    """``derive(load_data(name))``, kept in the cache as its own marshal.
+
+    For a catalogue that a lint turns into rows on every start: the rows are stored, so a process
+    reads them and skips both the whole file and the conversion. ``derive`` must return what
+    :mod:`marshal` can write (tuples, lists, dicts, strings, numbers) and read nothing but its
+    argument; the entry is keyed by its code as well as by the data file, so a changed ``derive``
+    derives again.
+    """
+    path = DATA_DIR / name
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())
+    code = zlib.crc32(marshal.dumps(derive.__code__))
+    entry = _marshal_entry(path, stat, part=derive.__name__, revision=f"-{code:08x}")
+    if entry is not None:
+        value = _read_marshal(entry)
+        if value is not _MISSING:
+            return value
+    value = derive(load_data(name))
+    if entry is not None:
+        _write_marshal(entry, value)
+    return value
+
+
 class EncodedTable(Mapping[str, Any]):
     """A read-only mapping of marshalled entries (:func:`load_table`), each decoded once, when read."""
 
@@ -95,9 +120,10 @@ _MISSING = object()
 CACHE_VARIABLE = "LMI_CONFIG_CACHE_DIR"  # where parsed data is kept; "off" (or "") keeps none
 
 
-def _marshal_entry(path: Path, stat: os.stat_result, part: str = "") -> Path | None:
-    """The cache file for this exact data file (or one ``part`` of it, :func:`load_table`) under this
-    interpreter (None: caching is off)."""
+def _marshal_entry(path: Path, stat: os.stat_result, part: str = "", revision: str = "") -> Path | None:
+    """The cache file for this exact data file (or one ``part`` of it, :func:`load_table`, at a
+    ``revision`` of the code that derives it, :func:`load_derived`) under this interpreter (None:
+    caching is off). A new file or revision replaces the entry (:func:`_write_marshal`)."""
     configured = os.environ.get(CACHE_VARIABLE)
     if configured is not None and configured.strip().lower() in ("", "off", "0", "none"):
         return None
@@ -109,7 +135,7 @@ def _marshal_entry(path: Path, stat: os.stat_result, part: str = "") -> Path | N
         except (RuntimeError, KeyError):  # no home directory to keep a cache in
             return None
     place = zlib.crc32(os.fsencode(path))  # one installation's files, apart from another's
-    version = f"{stat.st_size}-{stat.st_mtime_ns}-{sys.implementation.cache_tag}-{marshal.version}"
+    version = f"{stat.st_size}-{stat.st_mtime_ns}-{sys.implementation.cache_tag}-{marshal.version}{revision}"
     stem = f"{path.stem}+{part}" if part else path.stem
     return base / f"{stem}-{place:08x}.{version}.marshal"
 

@@ -5,11 +5,12 @@ Two files: ``data/models.json`` (hand-curated, with sources checked by hand) and
 ``data/models_generated.json`` (written by ``scripts/gen_model_catalog.py`` from the config.json
 copies in NVIDIA's aiconfigurator wheels). Hand entries come first, so they win a shared id."""
 
+import marshal
 import re
 from functools import cache
 from typing import Any, NamedTuple
 
-from lmi_config.knowledge import load_data
+from lmi_config.knowledge import load_data, load_derived
 
 
 @cache
@@ -28,6 +29,26 @@ def hand_catalog_rows() -> tuple[dict[str, Any], ...]:
 def generated_catalog_rows() -> tuple[dict[str, Any], ...]:
     """The generated entries (``models_generated.json``); ``memory_not_estimated`` says why a row is unsized."""
     return tuple(load_data("models_generated.json")["models"])
+
+
+def catalog_index_entries(document: dict[str, Any]) -> dict[str, bytes]:
+    """A catalog file's rows by lower-case id, alias and last path part (the first row to name one
+    wins), each row marshalled: kept in the data cache (:func:`load_derived`), so a lookup decodes
+    the one row it finds and not the whole file."""
+    index: dict[str, bytes] = {}
+    for row in document["models"]:
+        encoded = marshal.dumps(row)
+        for name in [row["model_id"], *row.get("aliases", [])]:
+            index.setdefault(name.lower(), encoded)
+            index.setdefault(name.lower().split("/")[-1], encoded)
+    return index
+
+
+def generated_catalog_row(name: str) -> dict[str, Any] | None:
+    """The generated entry (``models_generated.json``) a lower-case id, alias or last path part
+    names, or None; a fresh copy each call."""
+    encoded = load_derived("models_generated.json", catalog_index_entries).get(name)
+    return None if encoded is None else marshal.loads(encoded)
 
 
 @cache

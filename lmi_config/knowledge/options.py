@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, NamedTuple
 
-from lmi_config.knowledge import Backend, Release, load_data, load_table, version_tuple
+from lmi_config.knowledge import Backend, Release, load_data, load_derived, load_table, version_tuple
 
 SERVER_GROUP = "server"
 
@@ -61,39 +61,46 @@ class OptionSpec(NamedTuple):
         return "every version"
 
 
-def _number(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _catalogue_rows(document: dict[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
+    """``options.json``'s entries as :class:`OptionSpec` fields in order, by key: what
+    :func:`catalogue` builds its specs from (kept in the data cache, :func:`load_derived`; it reads
+    nothing but its argument)."""
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    for row in document["options"]:
+        allowed, default, low, high = row.get("allowed"), row.get("default"), row.get("min"), row.get("max")
+        rows.setdefault(row["key"], []).append(
+            (
+                row["key"],
+                tuple(row.get("backends") or ["common"]),
+                row.get("kind") or "lmi",
+                row.get("type") or "str",
+                tuple(str(item) for item in allowed) if allowed else None,
+                None if low is None else float(low),
+                None if high is None else float(high),
+                None if default is None else str(default),
+                row.get("since"),
+                row.get("until"),
+                row.get("deprecated"),
+                tuple(row.get("aliases") or ()),
+                row.get("summary") or "",
+                row.get("doc"),
+                row["source"],
+                row.get("note"),
+                bool(row.get("case_insensitive")),
+                row.get("env"),
+                row.get("hand_written"),
+            )
+        )
+    return rows
 
 
 @cache
 def catalogue() -> dict[str, tuple[OptionSpec, ...]]:
     """All options by key."""
-    result: dict[str, list[OptionSpec]] = {}
-    for row in load_data("options.json")["options"]:
-        allowed = row.get("allowed")
-        spec = OptionSpec(
-            key=row["key"],
-            backends=tuple(row.get("backends") or ["common"]),
-            kind=row.get("kind") or "lmi",
-            type=row.get("type") or "str",
-            allowed=tuple(str(item) for item in allowed) if allowed else None,
-            minimum=_number(row.get("min")),
-            maximum=_number(row.get("max")),
-            default=None if row.get("default") is None else str(row.get("default")),
-            since=row.get("since"),
-            until=row.get("until"),
-            deprecated=row.get("deprecated"),
-            aliases=tuple(row.get("aliases") or ()),
-            summary=row.get("summary") or "",
-            doc=row.get("doc"),
-            source=row["source"],
-            note=row.get("note"),
-            case_insensitive=bool(row.get("case_insensitive")),
-            env=row.get("env"),
-            hand_written=row.get("hand_written"),
-        )
-        result.setdefault(spec.key, []).append(spec)
-    return {key: tuple(specs) for key, specs in result.items()}
+    make = OptionSpec._make
+    return {
+        key: tuple(map(make, rows)) for key, rows in load_derived("options.json", _catalogue_rows).items()
+    }
 
 
 @cache
@@ -277,10 +284,14 @@ def _plain(number: float) -> str:
     return str(int(number)) if number == int(number) else str(number)
 
 
+def _synonym_rows(document: dict[str, Any]) -> dict[str, str]:
+    return dict(document.get("value_synonyms", {}).get("values", {}))
+
+
 @cache
 def value_synonyms() -> dict[str, str]:
     """Spellings some backends accept for another value (``float16`` → ``fp16``)."""
-    return dict(load_data("options.json").get("value_synonyms", {}).get("values", {}))
+    return dict(load_derived("options.json", _synonym_rows))
 
 
 @cache
