@@ -138,3 +138,34 @@ def swap_space_too_large(unit: LintUnit) -> Iterator[Finding]:
 )
 def experts_parallelism_refused(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI630", "experts-parallelism-refused")
+
+
+@rule(
+    code="LMI654",
+    slug="vllm-features-refused",
+    severity="error",
+    summary="vLLM engine features that exclude each other: multi-step or async scheduling with speculative decoding, async scheduling on the uni-process executor, a decode context-parallel size that does not divide TP.",
+    why=(
+        "LMI 0.32 and later pass engine arguments through to vLLM, whose EngineArgs.create_engine_config refuses "
+        "some of them together before anything loads: 'Speculative decoding is not supported with multi-step "
+        "(--num-scheduler-steps > 1)' (vLLM 0.6-0.8, LMI 0.32-0.33), 'Currently, speculative decoding is not "
+        "supported with async scheduling.' and 'Async scheduling is not supported with uni-process backend.' "
+        "(vLLM 0.10.2, LMI 0.34), and an assertion 'tp_size=2 must be divisible bydcp_size=3.' (vLLM 0.10.2 and "
+        "later; ParallelConfig's own check from 0.16). Each is judged where the image's vLLM makes it."
+    ),
+    bad=Example(
+        _LLAMA + "option.async_scheduling=true\n"
+        'option.speculative_config={"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}\n',
+        args={**_G5, "lmi_version": "0.34.0"},
+    ),
+    good=Example(
+        _LLAMA
+        + 'option.speculative_config={"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}\n',
+        args={**_G5, "lmi_version": "0.34.0"},
+    ),
+    source=SETTINGS_SOURCE
+    + " — https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/engine/arg_utils.py#L1298"
+    + " https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/engine/arg_utils.py#L1236",
+)
+def vllm_features_refused(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI654", "vllm-features-refused")

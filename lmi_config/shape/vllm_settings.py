@@ -1,7 +1,7 @@
 """The judge's verdict on relations between settings that vLLM's configuration classes and model classes
 refuse at start-up: the scheduler's token budget against its sequences, prefix caching against a
-sliding window or an FP8 KV cache, the KV cache dtype, the swap space against the host's memory, and
-expert counts against tensor and expert parallelism.
+sliding window or an FP8 KV cache, the KV cache dtype, the swap space against the host's memory,
+expert counts against tensor and expert parallelism, and engine features that exclude each other.
 
 Each judgement fires only where the image's vLLM makes the check (``data/vllm_checks.json``), reads
 what it compares against from the check's own condition where the code states it there (the KV cache
@@ -29,6 +29,8 @@ PREFIX_CACHING = "prefix-caching-unsupported"
 KV_CACHE_DTYPE = "kv-cache-dtype-unknown"
 SWAP_SPACE = "swap-space-too-large"
 EXPERTS = "experts-parallelism-refused"
+FEATURES = "vllm-features-refused"
+SPECULATIVE_KEYS = ("option.speculative_config", "option.speculative_model")
 TOKEN_KEYS = ("option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
 SEQ_KEYS = ("option.max_rolling_batch_size", "option.max_num_seqs")
 GIB = 1 << 30
@@ -45,6 +47,7 @@ def judge_vllm_settings(config: CanonicalConfig, target: Target, shape: Containe
         *_kv_cache_dtype(config, vllm),
         *_swap_space(config, target, shape, vllm),
         *_experts(config, target, shape, vllm),
+        *_features(config, shape, vllm),
     ]
 
 
@@ -239,3 +242,67 @@ def _experts(config: CanonicalConfig, target: Target, shape: ContainerShape, vll
         f"the model with '{said}' ({check.cited}) — use a TP degree of at most {arch.num_experts}"
     )
     return [Problem(EXPERTS, "error", message, TP_KEY)]
+
+
+# --- engine features that exclude each other ---------------------------------------------------------
+
+
+def _features(config: CanonicalConfig, shape: ContainerShape, vllm: str) -> list[Problem]:
+    """EngineArgs.create_engine_config's refusals of features together: multi-step scheduling or async
+    scheduling with speculative decoding, async scheduling on the uni-process executor, and a decode
+    context-parallel size that does not divide TP. Each fires only where the release makes the check,
+    read from the option as LMI passes it through (0.32 and later) and as written: a default never
+    triggers one."""
+    steps, _ = integer(config, "option.num_scheduler_steps")
+    speculative = next((key for key in SPECULATIVE_KEYS if (config.get(key) or "").strip()), None)
+    asynchronous = flag(config, "option.async_scheduling")
+    executor = (config.get("option.distributed_executor_backend") or "").strip()
+    dcp, _ = integer(config, "option.decode_context_parallel_size")
+    tp = shape.tensor_parallel or 1
+    if not ((steps or 0) > 1 and speculative) and not asynchronous and not dcp:
+        return []  # the cheap precondition: most lints read no catalogue here
+    problems: list[Problem] = []
+    for check in covered_checks(FEATURES, vllm):
+        condition = " ".join(check.conditions)
+        if "num_scheduler_steps" in condition and "speculative_config" in condition:
+            if (steps or 0) > 1 and speculative:
+                problems.append(
+                    _feature_problem(
+                        check, f"option.num_scheduler_steps={steps} with {speculative}", vllm,
+                        f"remove {speculative} or set option.num_scheduler_steps=1", "option.num_scheduler_steps",
+                    )
+                )  # fmt: skip
+        elif "async_scheduling" in condition and "speculative_config" in condition:
+            if asynchronous and speculative:
+                problems.append(
+                    _feature_problem(
+                        check, f"option.async_scheduling=true with {speculative}", vllm,
+                        f"remove option.async_scheduling or {speculative}", "option.async_scheduling",
+                    )
+                )  # fmt: skip
+        elif "async_scheduling" in condition and "distributed_executor_backend" in condition:
+            if asynchronous and executor == "uni":
+                problems.append(
+                    _feature_problem(
+                        check, "option.async_scheduling=true with option.distributed_executor_backend=uni", vllm,
+                        "remove option.distributed_executor_backend (or set it to mp)", "option.async_scheduling",
+                    )
+                )  # fmt: skip
+        elif "decode_context_parallel_size" in condition and dcp and tp % dcp:
+            values: dict[str, object] = {"tensor_parallel_size": tp, "decode_context_parallel_size": dcp}
+            divisors = ", ".join(str(size) for size in range(1, tp + 1) if tp % size == 0)
+            problems.append(
+                _feature_problem(
+                    check, f"option.decode_context_parallel_size={dcp} with TP {tp}", vllm,
+                    f"set option.decode_context_parallel_size to a divisor of TP {tp} ({divisors})",
+                    "option.decode_context_parallel_size", values,
+                )
+            )  # fmt: skip
+    return problems
+
+
+def _feature_problem(
+    check: EngineCheck, what: str, vllm: str, fix: str, key: str, values: dict[str, object] | None = None
+) -> Problem:
+    message = f"{what}: vLLM {vllm} stops the start-up with {_cite(check, values or {})} — {fix}"
+    return Problem(FEATURES, "error", message, key)

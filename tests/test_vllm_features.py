@@ -1,0 +1,82 @@
+"""vLLM engine features that exclude each other (LMI654), judged where the image's vLLM makes the check:
+each finding quotes EngineArgs' (or ParallelConfig's) message and cites the line at the release the
+image runs (data/vllm_checks.json, generated from each release's code)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lmi_config.api import lint_text
+
+VLLM = "https://github.com/vllm-project/vllm/blob/"
+LLAMA = (
+    "option.model_id=meta-llama/Llama-3.1-8B-Instruct\noption.rolling_batch=vllm\noption.max_model_len=8192\n"
+)
+NGRAM = 'option.speculative_config={"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}\n'
+
+
+def findings(text: str, lmi: str, instance: str = "ml.g5.2xlarge") -> list:
+    result = lint_text(text, backend="vllm", lmi_version=lmi, instance=instance)
+    return [finding for finding in result.findings if finding.code == "LMI654"]
+
+
+def test_async_scheduling_with_speculative_decoding_is_refused_where_vllm_refuses_it() -> None:
+    # vllm/engine/arg_utils.py EngineArgs.create_engine_config at v0.10.2 (LMI 0.34)
+    [finding] = findings(LLAMA + "option.async_scheduling=true\n" + NGRAM, "0.34.0")
+    assert finding.severity == "error" and finding.line == 4 and finding.key == "option.async_scheduling"
+    assert "'Currently, speculative decoding is not supported with async scheduling.'" in finding.message
+    assert VLLM + "v0.10.2/vllm/engine/arg_utils.py#L" in finding.message
+    # either alone starts
+    assert not findings(LLAMA + "option.async_scheduling=true\n", "0.34.0")
+    assert not findings(LLAMA + NGRAM, "0.34.0")
+
+
+def test_async_scheduling_on_the_uni_process_executor_is_refused() -> None:
+    text = LLAMA + "option.async_scheduling=true\noption.distributed_executor_backend=uni\n"
+    [finding] = findings(text, "0.34.0")
+    assert "'Async scheduling is not supported with uni-process backend.'" in finding.message
+    assert "set it to mp" in finding.message
+    assert not findings(
+        LLAMA + "option.async_scheduling=true\noption.distributed_executor_backend=mp\n", "0.34.0"
+    )
+
+
+def test_multi_step_scheduling_with_speculative_decoding_is_refused_on_vllm_0_8() -> None:
+    text = LLAMA + "option.num_scheduler_steps=8\n" + NGRAM
+    [finding] = findings(text, "0.33.0")  # vLLM 0.8.4
+    assert finding.line == 4 and finding.key == "option.num_scheduler_steps"
+    assert (
+        "'Speculative decoding is not supported with multi-step (--num-scheduler-steps > 1)'"
+        in finding.message
+    )
+    assert VLLM + "v0.8.4/vllm/engine/arg_utils.py#L" in finding.message
+    assert not findings(LLAMA + "option.num_scheduler_steps=1\n" + NGRAM, "0.33.0")
+    # vLLM 0.10.2 has no multi-step scheduling (LMI drops the argument, LMI103 says so): nothing to refuse
+    assert not findings(text, "0.34.0")
+
+
+@pytest.mark.parametrize(
+    ("lmi", "line"),
+    [
+        ("0.34.0", "v0.10.2/vllm/engine/arg_utils.py#L"),  # EngineArgs.create_engine_config's assertion
+        ("0.36.0-lmi27.0.0-cu130", "v0.23.0/vllm/config/parallel.py#L"),  # ParallelConfig's own check
+    ],
+)
+def test_a_decode_context_parallel_size_that_does_not_divide_tp_is_refused(lmi: str, line: str) -> None:
+    text = LLAMA + "option.tensor_parallel_degree=4\noption.decode_context_parallel_size=3\n"
+    [finding] = findings(text, lmi, instance="ml.g5.12xlarge")
+    assert "'tp_size=4 must be divisible bydcp_size=3.'" in finding.message and VLLM + line in finding.message
+    assert "a divisor of TP 4 (1, 2, 4)" in finding.message
+    ok = LLAMA + "option.tensor_parallel_degree=4\noption.decode_context_parallel_size=2\n"
+    assert not findings(ok, lmi, instance="ml.g5.12xlarge")
+
+
+@pytest.mark.parametrize("lmi", ["0.32.0", "0.34.0"])  # vLLM 0.7.3 and 0.10.2
+def test_a_negative_cpu_offload_is_refused_before_vllm_refuses_it(lmi: str) -> None:
+    key = "option.cpu_offload_gb"
+    # vLLM: 'CPU offload space must be non-negative, but got -1' (arg_utils.py to 0.7.3, CacheConfig from 0.8)
+    result = lint_text(LLAMA + f"{key}=-1\n", backend="vllm", lmi_version=lmi, instance="ml.g5.2xlarge")
+    [finding] = [finding for finding in result.findings if finding.code == "LMI102"]
+    assert finding.severity == "error" and finding.line == 4 and "below the minimum 0" in finding.message
+    clean = lint_text(LLAMA + f"{key}=4\n", backend="vllm", lmi_version=lmi, instance="ml.g5.2xlarge")
+    assert not [finding for finding in clean.findings if finding.code == "LMI102"]
