@@ -169,3 +169,33 @@ def experts_parallelism_refused(unit: LintUnit) -> Iterator[Finding]:
 )
 def vllm_features_refused(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI654", "vllm-features-refused")
+
+
+@rule(
+    code="LMI655",
+    slug="speculative-decoding-refused",
+    severity="error",
+    summary="A speculative-decoding configuration vLLM's SpeculativeConfig refuses: a token count without a draft, none or fewer than one, a draft tensor-parallel size it does not run, chunked prefill beside it (vLLM 0.4-0.6), and the other checks of its arguments.",
+    why=(
+        "vLLM validates speculative decoding before it loads anything, in SpeculativeConfig (maybe_create_spec_config "
+        "up to 0.7.3, reading the flat engine arguments LMI 0.30-0.32 pass; the object itself from 0.8, built from "
+        "option.speculative_config): 'num_speculative_tokens was provided without speculative_model.', "
+        "'Speculative decoding and chunked prefill are currently mutually exclusive (enable_chunked_prefill=True).', "
+        "'speculative_draft_tensor_parallel_size=4 cannot be other value than 1' and others. The methods and "
+        "model types a check exempts (ngram, MTP, DeepSeek-V3) are read from the check's own condition."
+    ),
+    bad=Example(
+        _LLAMA + 'option.speculative_config={"num_speculative_tokens": 3}\n',
+        args={**_G5, "lmi_version": "0.35.0"},
+    ),
+    good=Example(
+        _LLAMA
+        + 'option.speculative_config={"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}\n',
+        args={**_G5, "lmi_version": "0.35.0"},
+    ),
+    source=SETTINGS_SOURCE
+    + " — https://github.com/vllm-project/vllm/blob/v0.11.1/vllm/config/speculative.py"
+    + " https://github.com/vllm-project/vllm/blob/v0.6.3.post1/vllm/config.py",
+)
+def speculative_decoding_refused(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI655", "speculative-decoding-refused")

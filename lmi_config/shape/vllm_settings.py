@@ -31,6 +31,8 @@ SWAP_SPACE = "swap-space-too-large"
 EXPERTS = "experts-parallelism-refused"
 FEATURES = "vllm-features-refused"
 SPECULATIVE_KEYS = ("option.speculative_config", "option.speculative_model")
+# every option speculative_checks.py reads starts so (a test holds the two lists together)
+SPECULATIVE_PREFIXES = ("option.speculative_", "option.num_speculative_", "option.ngram_prompt_lookup_")
 TOKEN_KEYS = ("option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
 SEQ_KEYS = ("option.max_rolling_batch_size", "option.max_num_seqs")
 GIB = 1 << 30
@@ -48,7 +50,17 @@ def judge_vllm_settings(config: CanonicalConfig, target: Target, shape: Containe
         *_swap_space(config, target, shape, vllm),
         *_experts(config, target, shape, vllm),
         *_features(config, shape, vllm),
+        *_speculative(config, target, shape),
     ]
+
+
+def _speculative(config: CanonicalConfig, target: Target, shape: ContainerShape) -> list[Problem]:
+    """speculative decoding's own checks (``shape/speculative_checks.py``), read only where asked for."""
+    if not any(key.startswith(SPECULATIVE_PREFIXES) for key, _ in config.items()):
+        return []
+    from lmi_config.shape.speculative_checks import judge_speculative_checks
+
+    return judge_speculative_checks(config, target, shape)
 
 
 def _cite(check: EngineCheck, values: dict[str, object]) -> str:
