@@ -63,6 +63,8 @@ _HINTS = ("TOKEN", "SECRET", "PASSW", "PASSPHRASE", "KEY", "CREDENTIAL", "AUTHOR
 # tokenizer tokens, not credentials: a prompt marker such as <image> (catalogue: option.image_placeholder_token)
 _NOT_CREDENTIALS = frozenset({"IMAGE_PLACEHOLDER_TOKEN"})
 _TYPES_WITHOUT_CREDENTIALS = frozenset({"int", "int_or_max", "float", "bool", "list_int"})
+# an EngineArgs annotation that admits only numbers or booleans: int, float, bool, Optional[int], int | None
+_NUMERIC_ANNOTATION = re.compile(r"(Optional\[)?(int|float|bool)\]?( \| None)?")
 # RFC 3986: scheme "://" userinfo "@"; the password is what follows the first ":" of the userinfo
 URL_CREDENTIALS = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:)(?P<password>[^\s/?#@]+)@")
 _QUERY_PARAMETER = re.compile(r"(?P<head>[?&;](?P<name>[A-Za-z0-9_.\-]+)=)(?P<value>[^?&#;\s]+)")
@@ -123,7 +125,19 @@ def is_secret_name(name: str) -> bool:
         or catalogue().get("option." + bare, ())
         or catalogue().get("option." + "_".join(words).lower(), ())
     )
-    return not (specs and all(spec.type in _TYPES_WITHOUT_CREDENTIALS for spec in specs))
+    if specs:
+        return not all(spec.type in _TYPES_WITHOUT_CREDENTIALS for spec in specs)
+    return not _numeric_engine_argument("_".join(words).lower())
+
+
+def _numeric_engine_argument(name: str) -> bool:
+    """Whether ``name`` is a vLLM engine argument LMI passes through that every release types as a
+    number or a boolean (``long_prefill_token_threshold: int``): a count, never a credential."""
+    from lmi_config.knowledge.options import engine_arg_table
+
+    annotations = [row["fields"][name].get("annotation") for row in engine_arg_table().values()
+                   if name in row.get("fields", {})]  # fmt: skip
+    return bool(annotations) and all(_NUMERIC_ANNOTATION.fullmatch(text or "") for text in annotations)
 
 
 def hugging_face_token_names() -> frozenset[str]:

@@ -58,6 +58,9 @@ def test_credential_names_are_secret(name: str) -> None:
         "option.image_placeholder_token",
         "option.max_prompt_adapter_token",
         "option.sink_token_length",
+        # vLLM engine arguments every release types as a number (passed through from LMI 0.32)
+        "option.long_prefill_token_threshold",
+        "OPTION_LONG_PREFILL_TOKEN_THRESHOLD",
         "includeTokenTypes",
         "PUBLIC_KEY",
         "option.sort_key",
@@ -71,6 +74,15 @@ def test_credential_names_are_secret(name: str) -> None:
 )
 def test_names_that_only_look_like_credentials_are_not_secret(name: str) -> None:
     assert not is_secret_name(name)
+
+
+def test_a_pass_through_engine_argument_is_a_credential_unless_vllm_types_it_as_a_number() -> None:
+    from lmi_config.knowledge.options import all_engine_arg_names
+
+    # hf_token (str | bool) stays masked; the counts and thresholds whose names end in _token do not
+    secret = sorted(name for name in all_engine_arg_names() if is_secret_name(f"option.{name}"))
+    assert "hf_token" in secret
+    assert "long_prefill_token_threshold" not in secret and "num_speculative_tokens" not in secret
 
 
 def test_no_catalogue_option_but_the_auth_token_is_a_credential_by_name() -> None:

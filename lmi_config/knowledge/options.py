@@ -108,6 +108,11 @@ def _engine_arg_table() -> Mapping[str, dict[str, Any]]:
     return load_table("vllm_engine_args.json", "versions")
 
 
+def engine_arg_table() -> Mapping[str, dict[str, Any]]:
+    """EngineArgs fields (``fields``: name → annotation, default) by vLLM version (decoded when read)."""
+    return _engine_arg_table()
+
+
 def engine_arg_versions() -> list[str]:
     """vLLM versions whose EngineArgs names are known, oldest first."""
     return sorted(_engine_arg_table(), key=version_tuple)
