@@ -80,3 +80,36 @@ def test_a_negative_cpu_offload_is_refused_before_vllm_refuses_it(lmi: str) -> N
     assert finding.severity == "error" and finding.line == 4 and "below the minimum 0" in finding.message
     clean = lint_text(LLAMA + f"{key}=4\n", backend="vllm", lmi_version=lmi, instance="ml.g5.2xlarge")
     assert not [finding for finding in clean.findings if finding.code == "LMI102"]
+
+
+def test_scheduler_settings_are_judged_by_the_checks_own_condition() -> None:
+    # SchedulerConfig.verify_max_model_len at vLLM 0.11.1 (LMI 0.35): partial prefills need chunked prefill
+    text = LLAMA + "option.max_num_partial_prefills=2\noption.enable_chunked_prefill=false\n"
+    [finding] = findings(text, "0.35.0")
+    assert "'Chunked prefill must be enabled to set max_num_partial_prefills > 1.'" in finding.message
+    assert (
+        finding.key == "option.max_num_partial_prefills"
+        and VLLM + "v0.11.1/vllm/config/scheduler.py#L" in (finding.message)
+    )
+    assert not findings(LLAMA + "option.max_num_partial_prefills=2\n", "0.35.0")  # chunked prefill left on
+    # a threshold above the sequence length, with the values filled in from the file
+    text = LLAMA + "option.max_num_partial_prefills=2\noption.long_prefill_token_threshold=9000\n"
+    [finding] = findings(text, "0.35.0")
+    assert (
+        "'long_prefill_token_threshold (9000) cannot be greater than the max_model_len (8192).'"
+        in finding.message
+    )
+    # an `or` decided by the value the file writes, the other side left to vLLM's default
+    [finding] = findings(LLAMA + "option.max_long_partial_prefills=0\n", "0.34.0")  # vLLM 0.10.2
+    assert "max_long_partial_prefills (0) must be greater than or equal to 1" in finding.message
+    # look-ahead slots below zero, as far back as LMI passes the argument (0.32, vLLM 0.7.3) ...
+    [finding] = findings(LLAMA + "option.num_lookahead_slots=-1\n", "0.32.0")
+    assert "'num_lookahead_slots (-1) must be greater than or equal to 0.'" in finding.message
+    # ... and not before: LMI 0.31 drops the argument, vLLM never sees it
+    assert not findings(LLAMA + "option.num_lookahead_slots=-1\n", "0.31.0")
+
+
+def test_what_the_container_does_not_pass_to_vllm_decides_nothing() -> None:
+    # LMI 0.31 reads speculative_model but not num_scheduler_steps, whose check its vLLM 0.6.3 makes
+    text = LLAMA + "option.num_scheduler_steps=8\noption.speculative_model=meta-llama/Llama-3.2-1B-Instruct\n"
+    assert not findings(text + "option.num_speculative_tokens=4\n", "0.31.0")

@@ -144,14 +144,17 @@ def experts_parallelism_refused(unit: LintUnit) -> Iterator[Finding]:
     code="LMI654",
     slug="vllm-features-refused",
     severity="error",
-    summary="vLLM engine features that exclude each other: multi-step or async scheduling with speculative decoding, async scheduling on the uni-process executor, a decode context-parallel size that does not divide TP.",
+    summary="vLLM engine settings refused together: multi-step or async scheduling with speculative decoding, async scheduling on the uni-process executor, a decode context-parallel size that does not divide TP, and the scheduler's own checks of partial prefills, look-ahead slots and multi-step steps.",
     why=(
         "LMI 0.32 and later pass engine arguments through to vLLM, whose EngineArgs.create_engine_config refuses "
         "some of them together before anything loads: 'Speculative decoding is not supported with multi-step "
         "(--num-scheduler-steps > 1)' (vLLM 0.6-0.8, LMI 0.32-0.33), 'Currently, speculative decoding is not "
         "supported with async scheduling.' and 'Async scheduling is not supported with uni-process backend.' "
         "(vLLM 0.10.2, LMI 0.34), and an assertion 'tp_size=2 must be divisible bydcp_size=3.' (vLLM 0.10.2 and "
-        "later; ParallelConfig's own check from 0.16). Each is judged where the image's vLLM makes it."
+        "later; ParallelConfig's own check from 0.16). SchedulerConfig's checks of max_num_partial_prefills, "
+        "max_long_partial_prefills, long_prefill_token_threshold, num_lookahead_slots and num_scheduler_steps are "
+        "decided by evaluating each check's own condition on the values the file writes. Each is judged where the "
+        "image's vLLM makes it, and only for what the container passes to that vLLM."
     ),
     bad=Example(
         _LLAMA + "option.async_scheduling=true\n"

@@ -3,6 +3,8 @@ request batching is rolling, async or dynamic (``LmiConfigRecommender.setRolling
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lmi_config.configfile.canonical import CanonicalConfig
 from lmi_config.knowledge import Release
 from lmi_config.knowledge.container import (
@@ -14,6 +16,9 @@ from lmi_config.knowledge.container import (
 from lmi_config.modelarch import ModelArch
 from lmi_config.shape.types import Batching, Resolved
 from lmi_config.shape.values import read_count
+
+if TYPE_CHECKING:
+    from lmi_config.shape.dimensions import Target
 
 
 def integer(config: CanonicalConfig, *keys: str) -> tuple[int | None, str | None]:
@@ -27,6 +32,21 @@ def integer(config: CanonicalConfig, *keys: str) -> tuple[int | None, str | None
         if value is not None:
             return int(value), key
     return None, None
+
+
+def reaches_vllm(key: str, target: Target) -> bool:
+    """Whether the container passes ``key`` to the image's vLLM: a catalogue entry for the backend at
+    the target release, or an engine argument of that vLLM once LMI passes those through (0.32)."""
+    from lmi_config.knowledge import resolve_backend
+    from lmi_config.knowledge.options import catalogue, engine_args_for
+
+    backend = resolve_backend(target.backend)
+    if any(
+        spec.applies_to(backend) and spec.available_in(target.release) for spec in catalogue().get(key, ())
+    ):
+        return True
+    passthrough = backend.engine_args == "vllm" and target.release.in_range(backend.engine_args_since, None)
+    return passthrough and key.removeprefix("option.") in engine_args_for(target.release.vllm)
 
 
 def flag(config: CanonicalConfig, key: str) -> bool:

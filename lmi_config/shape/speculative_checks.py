@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
+from lmi_config.shape.frontend import reaches_vllm
 from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def read_speculation(config: CanonicalConfig, target: Target) -> Speculation | N
     values: dict[str, Any] = {}
     keys: dict[str, str] = {}
     text = (config.get(CONFIG_KEY) or "").strip()
-    if text and _reaches_vllm(CONFIG_KEY, target):
+    if text and reaches_vllm(CONFIG_KEY, target):
         try:
             document = json.loads(text)
         except ValueError:
@@ -81,25 +82,10 @@ def read_speculation(config: CanonicalConfig, target: Target) -> Speculation | N
         return Speculation(values, keys, flat=False)
     for key, name in FLAT_KEYS.items():
         raw = (config.get(key) or "").strip()
-        if raw and _reaches_vllm(key, target):
+        if raw and reaches_vllm(key, target):
             values[name] = _number(raw) if name != "model" else raw
             keys[name] = key
     return Speculation(values, keys, flat=True) if values else None
-
-
-def _reaches_vllm(key: str, target: Target) -> bool:
-    """Whether the container reads ``key`` at the target release: a catalogue entry for vLLM at that
-    release, or an engine argument of the image's vLLM once LMI passes those through."""
-    from lmi_config.knowledge import resolve_backend
-    from lmi_config.knowledge.options import catalogue, engine_args_for
-
-    backend = resolve_backend(target.backend)
-    if any(
-        spec.applies_to(backend) and spec.available_in(target.release) for spec in catalogue().get(key, ())
-    ):
-        return True
-    passthrough = backend.engine_args == "vllm" and target.release.in_range(backend.engine_args_since, None)
-    return passthrough and key.removeprefix("option.") in engine_args_for(target.release.vllm)
 
 
 def _number(text: str) -> Any:

@@ -16,7 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
-from lmi_config.shape.frontend import flag, integer
+from lmi_config.shape.frontend import flag, integer, reaches_vllm
 from lmi_config.shape.problems import TP_KEY, Problem
 
 if TYPE_CHECKING:
@@ -49,7 +49,8 @@ def judge_vllm_settings(config: CanonicalConfig, target: Target, shape: Containe
         *_kv_cache_dtype(config, vllm),
         *_swap_space(config, target, shape, vllm),
         *_experts(config, target, shape, vllm),
-        *_features(config, shape, vllm),
+        *_features(config, target, shape, vllm),
+        *_scheduler_settings(config, target, shape, vllm),
         *_speculative(config, target, shape),
     ]
 
@@ -259,7 +260,7 @@ def _experts(config: CanonicalConfig, target: Target, shape: ContainerShape, vll
 # --- engine features that exclude each other ---------------------------------------------------------
 
 
-def _features(config: CanonicalConfig, shape: ContainerShape, vllm: str) -> list[Problem]:
+def _features(config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str) -> list[Problem]:
     """EngineArgs.create_engine_config's refusals of features together: multi-step scheduling or async
     scheduling with speculative decoding, async scheduling on the uni-process executor, and a decode
     context-parallel size that does not divide TP. Each fires only where the release makes the check,
@@ -273,6 +274,12 @@ def _features(config: CanonicalConfig, shape: ContainerShape, vllm: str) -> list
     tp = shape.tensor_parallel or 1
     if not ((steps or 0) > 1 and speculative) and not asynchronous and not dcp:
         return []  # the cheap precondition: most lints read no catalogue here
+    # what the container does not pass to this vLLM (an engine argument before LMI 0.32) it never checks
+    steps = steps if reaches_vllm("option.num_scheduler_steps", target) else None
+    speculative = speculative if speculative and reaches_vllm(speculative, target) else None
+    asynchronous = asynchronous and reaches_vllm("option.async_scheduling", target)
+    executor = executor if reaches_vllm("option.distributed_executor_backend", target) else ""
+    dcp = dcp if reaches_vllm("option.decode_context_parallel_size", target) else None
     problems: list[Problem] = []
     for check in covered_checks(FEATURES, vllm):
         condition = " ".join(check.conditions)
@@ -311,6 +318,88 @@ def _features(config: CanonicalConfig, shape: ContainerShape, vllm: str) -> list
                 )
             )  # fmt: skip
     return problems
+
+
+# the scheduler's settings its own checks compare (SchedulerConfig._verify_args, verify_max_model_len)
+SCHEDULER_FIELDS = (
+    "num_scheduler_steps",
+    "num_lookahead_slots",
+    "max_num_partial_prefills",
+    "max_long_partial_prefills",
+    "long_prefill_token_threshold",
+)
+
+
+def _scheduler_settings(
+    config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str
+) -> list[Problem]:
+    """SchedulerConfig's checks of the partial-prefill, look-ahead and multi-step settings, each decided
+    by evaluating the check's own condition on what the file writes (``_holds``): a setting left to
+    its default is unknown here and never decides a check."""
+    values: dict[str, object] = {}
+    for name in SCHEDULER_FIELDS:
+        text = (config.get(f"option.{name}") or "").strip()
+        try:
+            number = int(text)
+        except ValueError:
+            continue
+        if reaches_vllm(f"option.{name}", target):  # passed to this vLLM (an engine argument from LMI 0.32)
+            values[name] = number
+    if not values:
+        return []
+    if shape.engine.enable_chunked_prefill is not None:
+        values["enable_chunked_prefill"] = shape.engine.enable_chunked_prefill
+    if shape.sequence_length is not None:
+        values["max_model_len"] = shape.sequence_length.value
+    for check in covered_checks(FEATURES, vllm):
+        if not check.function.startswith("SchedulerConfig.") or not all(
+            _holds(condition, values) for condition in check.conditions
+        ):
+            continue
+        read = " ".join(check.conditions)
+        names = [name for name in SCHEDULER_FIELDS if name in values]
+        key = f"option.{next((name for name in names if name in read), names[0])}"
+        written = ", ".join(f"option.{name}={values[name]}" for name in names)
+        fix = "set them as vLLM's message asks, or remove them (vLLM's defaults pass its checks)"
+        return [_feature_problem(check, written, vllm, fix, key, values)]
+    return []
+
+
+def _holds(condition: str, values: dict[str, object]) -> bool:
+    """Whether a check's condition (Python, over ``self.<field>`` and local names) is true of ``values``;
+    False where it reads a name ``values`` lacks or anything but comparisons of names and numbers."""
+    try:
+        tree = ast.parse(condition, mode="eval").body
+    except SyntaxError:
+        return False
+    return _value(tree, values) is True
+
+
+def _value(node: ast.expr, values: dict[str, object]) -> object:
+    """Kleene's three-valued reading: None where a name is unknown, unless and/or decide without it."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool):
+        return node.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return values.get(node.attr)
+    if isinstance(node, ast.Name):
+        return values.get(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _value(node.operand, values)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        parts = [_value(part, values) for part in node.values]
+        decisive = isinstance(node.op, ast.Or)  # True decides an or, False an and
+        if any(part is not None and bool(part) is decisive for part in parts):
+            return decisive
+        return None if any(part is None for part in parts) else not decisive
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = _value(node.left, values), _value(node.comparators[0], values)
+        if not isinstance(left, int | float) or not isinstance(right, int | float):
+            return None
+        compare = {ast.Lt: float.__lt__, ast.LtE: float.__le__, ast.Gt: float.__gt__, ast.GtE: float.__ge__,
+                   ast.Eq: float.__eq__, ast.NotEq: float.__ne__}.get(type(node.ops[0]))  # fmt: skip
+        return None if compare is None else compare(float(left), float(right))
+    return None
 
 
 def _feature_problem(
