@@ -1,4 +1,4 @@
-"""vLLM engine features that exclude each other (LMI654), judged where the image's vLLM makes the check:
+"""vLLM engine features that exclude each other (LMI654) and engine arguments whose values vLLM refuses (LMI656), judged where the image's vLLM makes the check:
 each finding quotes EngineArgs' (or ParallelConfig's) message and cites the line at the release the
 image runs (data/vllm_checks.json, generated from each release's code)."""
 
@@ -15,9 +15,9 @@ LLAMA = (
 NGRAM = 'option.speculative_config={"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}\n'
 
 
-def findings(text: str, lmi: str, instance: str = "ml.g5.2xlarge") -> list:
+def findings(text: str, lmi: str, instance: str = "ml.g5.2xlarge", code: str = "LMI654") -> list:
     result = lint_text(text, backend="vllm", lmi_version=lmi, instance=instance)
-    return [finding for finding in result.findings if finding.code == "LMI654"]
+    return [finding for finding in result.findings if finding.code == code]
 
 
 def test_async_scheduling_with_speculative_decoding_is_refused_where_vllm_refuses_it() -> None:
@@ -82,31 +82,43 @@ def test_a_negative_cpu_offload_is_refused_before_vllm_refuses_it(lmi: str) -> N
     assert not [finding for finding in clean.findings if finding.code == "LMI102"]
 
 
-def test_scheduler_settings_are_judged_by_the_checks_own_condition() -> None:
+def test_engine_arguments_are_judged_by_the_checks_own_condition() -> None:
     # SchedulerConfig.verify_max_model_len at vLLM 0.11.1 (LMI 0.35): partial prefills need chunked prefill
     text = LLAMA + "option.max_num_partial_prefills=2\noption.enable_chunked_prefill=false\n"
-    [finding] = findings(text, "0.35.0")
+    [finding] = findings(text, "0.35.0", code="LMI656")
     assert "'Chunked prefill must be enabled to set max_num_partial_prefills > 1.'" in finding.message
     assert (
         finding.key == "option.max_num_partial_prefills"
         and VLLM + "v0.11.1/vllm/config/scheduler.py#L" in (finding.message)
     )
-    assert not findings(LLAMA + "option.max_num_partial_prefills=2\n", "0.35.0")  # chunked prefill left on
+    assert not findings(
+        LLAMA + "option.max_num_partial_prefills=2\n", "0.35.0", code="LMI656"
+    )  # chunked prefill left on
     # a threshold above the sequence length, with the values filled in from the file
     text = LLAMA + "option.max_num_partial_prefills=2\noption.long_prefill_token_threshold=9000\n"
-    [finding] = findings(text, "0.35.0")
+    [finding] = findings(text, "0.35.0", code="LMI656")
     assert (
         "'long_prefill_token_threshold (9000) cannot be greater than the max_model_len (8192).'"
         in finding.message
     )
     # an `or` decided by the value the file writes, the other side left to vLLM's default
-    [finding] = findings(LLAMA + "option.max_long_partial_prefills=0\n", "0.34.0")  # vLLM 0.10.2
+    [finding] = findings(
+        LLAMA + "option.max_long_partial_prefills=0\n", "0.34.0", code="LMI656"
+    )  # vLLM 0.10.2
     assert "max_long_partial_prefills (0) must be greater than or equal to 1" in finding.message
     # look-ahead slots below zero, as far back as LMI passes the argument (0.32, vLLM 0.7.3) ...
-    [finding] = findings(LLAMA + "option.num_lookahead_slots=-1\n", "0.32.0")
+    [finding] = findings(LLAMA + "option.num_lookahead_slots=-1\n", "0.32.0", code="LMI656")
     assert "'num_lookahead_slots (-1) must be greater than or equal to 0.'" in finding.message
     # ... and not before: LMI 0.31 drops the argument, vLLM never sees it
-    assert not findings(LLAMA + "option.num_lookahead_slots=-1\n", "0.31.0")
+    assert not findings(LLAMA + "option.num_lookahead_slots=-1\n", "0.31.0", code="LMI656")
+    # a tokenizer mode outside the release's own list (ModelConfig._verify_tokenizer_mode, vLLM 0.8.4)
+    [finding] = findings(LLAMA + "option.tokenizer_mode=fast\n", "0.33.0", code="LMI656")
+    assert (
+        "Unknown tokenizer mode: fast. Must be either 'auto', 'slow', 'mistral' or 'custom'."
+        in finding.message
+    )
+    assert finding.key == "option.tokenizer_mode"
+    assert not findings(LLAMA + "option.tokenizer_mode=mistral\n", "0.33.0", code="LMI656")
 
 
 def test_what_the_container_does_not_pass_to_vllm_decides_nothing() -> None:

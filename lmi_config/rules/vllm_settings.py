@@ -144,17 +144,15 @@ def experts_parallelism_refused(unit: LintUnit) -> Iterator[Finding]:
     code="LMI654",
     slug="vllm-features-refused",
     severity="error",
-    summary="vLLM engine settings refused together: multi-step or async scheduling with speculative decoding, async scheduling on the uni-process executor, a decode context-parallel size that does not divide TP, and the scheduler's own checks of partial prefills, look-ahead slots and multi-step steps.",
+    summary="vLLM engine features that exclude each other: multi-step or async scheduling with speculative decoding, async scheduling on the uni-process executor, a decode context-parallel size that does not divide TP.",
     why=(
         "LMI 0.32 and later pass engine arguments through to vLLM, whose EngineArgs.create_engine_config refuses "
         "some of them together before anything loads: 'Speculative decoding is not supported with multi-step "
         "(--num-scheduler-steps > 1)' (vLLM 0.6-0.8, LMI 0.32-0.33), 'Currently, speculative decoding is not "
         "supported with async scheduling.' and 'Async scheduling is not supported with uni-process backend.' "
         "(vLLM 0.10.2, LMI 0.34), and an assertion 'tp_size=2 must be divisible bydcp_size=3.' (vLLM 0.10.2 and "
-        "later; ParallelConfig's own check from 0.16). SchedulerConfig's checks of max_num_partial_prefills, "
-        "max_long_partial_prefills, long_prefill_token_threshold, num_lookahead_slots and num_scheduler_steps are "
-        "decided by evaluating each check's own condition on the values the file writes. Each is judged where the "
-        "image's vLLM makes it, and only for what the container passes to that vLLM."
+        "later; ParallelConfig's own check from 0.16). Each is judged where the image's vLLM makes it, and only "
+        "for what the container passes to that vLLM."
     ),
     bad=Example(
         _LLAMA + "option.async_scheduling=true\n"
@@ -202,3 +200,26 @@ def vllm_features_refused(unit: LintUnit) -> Iterator[Finding]:
 )
 def speculative_decoding_refused(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI655", "speculative-decoding-refused")
+
+
+@rule(
+    code="LMI656",
+    slug="engine-argument-refused",
+    severity="error",
+    summary="An engine argument's value vLLM's own check refuses (partial prefills, look-ahead slots, multi-step steps, tokenizer mode), decided by evaluating the check's condition on the file's values.",
+    why=(
+        "From LMI 0.32 the container passes engine arguments to vLLM as written, and vLLM's configuration classes "
+        "check them before anything loads: 'Chunked prefill must be enabled to set max_num_partial_prefills > 1.', "
+        "'num_lookahead_slots (-1) must be greater than or equal to 0.', \"Unknown tokenizer mode: fast. Must be "
+        "either 'auto', 'slow', 'mistral' or 'custom'.\" The judge evaluates each check's own condition, as the "
+        "release states it, on the values the file writes; a value left to its default decides nothing."
+    ),
+    bad=Example(
+        _LLAMA + "option.max_num_partial_prefills=2\noption.enable_chunked_prefill=false\n",
+        args={**_G5, "lmi_version": "0.35.0"},
+    ),
+    good=Example(_LLAMA + "option.max_num_partial_prefills=2\n", args={**_G5, "lmi_version": "0.35.0"}),
+    source=SETTINGS_SOURCE + " — https://github.com/vllm-project/vllm/blob/v0.11.1/vllm/config/scheduler.py",
+)
+def engine_argument_refused(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI656", "engine-argument-refused")

@@ -30,6 +30,7 @@ KV_CACHE_DTYPE = "kv-cache-dtype-unknown"
 SWAP_SPACE = "swap-space-too-large"
 EXPERTS = "experts-parallelism-refused"
 FEATURES = "vllm-features-refused"
+ARGUMENTS = "engine-argument-refused"
 SPECULATIVE_KEYS = ("option.speculative_config", "option.speculative_model")
 # every option speculative_checks.py reads starts so (a test holds the two lists together)
 SPECULATIVE_PREFIXES = ("option.speculative_", "option.num_speculative_", "option.ngram_prompt_lookup_")
@@ -50,7 +51,7 @@ def judge_vllm_settings(config: CanonicalConfig, target: Target, shape: Containe
         *_swap_space(config, target, shape, vllm),
         *_experts(config, target, shape, vllm),
         *_features(config, target, shape, vllm),
-        *_scheduler_settings(config, target, shape, vllm),
+        *_arguments(config, target, shape, vllm),
         *_speculative(config, target, shape),
     ]
 
@@ -320,54 +321,65 @@ def _features(config: CanonicalConfig, target: Target, shape: ContainerShape, vl
     return problems
 
 
-# the scheduler's settings its own checks compare (SchedulerConfig._verify_args, verify_max_model_len)
-SCHEDULER_FIELDS = (
+# engine arguments whose own checks compare them with numbers, each other or lists of literals
+# (SchedulerConfig._verify_args and verify_max_model_len, ModelConfig._verify_tokenizer_mode)
+EVALUATED_FIELDS = (
     "num_scheduler_steps",
     "num_lookahead_slots",
     "max_num_partial_prefills",
     "max_long_partial_prefills",
     "long_prefill_token_threshold",
+    "tokenizer_mode",
 )
 
 
-def _scheduler_settings(
-    config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str
-) -> list[Problem]:
-    """SchedulerConfig's checks of the partial-prefill, look-ahead and multi-step settings, each decided
-    by evaluating the check's own condition on what the file writes (``_holds``): a setting left to
-    its default is unknown here and never decides a check."""
+def _arguments(config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str) -> list[Problem]:
+    """vLLM's checks of engine arguments' values, each decided by evaluating the check's own condition
+    on what the file writes (``_holds``): a setting left to its default is unknown here and never
+    decides a check, and one the container does not pass to this vLLM is not read."""
     values: dict[str, object] = {}
-    for name in SCHEDULER_FIELDS:
+    for name in EVALUATED_FIELDS:
         text = (config.get(f"option.{name}") or "").strip()
-        try:
-            number = int(text)
-        except ValueError:
+        if not text:
             continue
+        try:
+            value: object = int(text)
+        except ValueError:
+            value = text
         if reaches_vllm(f"option.{name}", target):  # passed to this vLLM (an engine argument from LMI 0.32)
-            values[name] = number
+            values[name] = value
     if not values:
         return []
     if shape.engine.enable_chunked_prefill is not None:
         values["enable_chunked_prefill"] = shape.engine.enable_chunked_prefill
     if shape.sequence_length is not None:
         values["max_model_len"] = shape.sequence_length.value
-    for check in covered_checks(FEATURES, vllm):
-        if not check.function.startswith("SchedulerConfig.") or not all(
-            _holds(condition, values) for condition in check.conditions
-        ):
+    problems = []
+    for check in covered_checks(ARGUMENTS, vllm):
+        if not all(_holds(condition, values) for condition in check.conditions):
             continue
         read = " ".join(check.conditions)
-        names = [name for name in SCHEDULER_FIELDS if name in values]
-        key = f"option.{next((name for name in names if name in read), names[0])}"
+        names = [name for name in EVALUATED_FIELDS if name in values and name in read]
+        if not names:
+            continue
         written = ", ".join(f"option.{name}={values[name]}" for name in names)
-        fix = "set them as vLLM's message asks, or remove them (vLLM's defaults pass its checks)"
-        return [_feature_problem(check, written, vllm, fix, key, values)]
-    return []
+        fix = "set it as vLLM's message asks, or remove it (vLLM's default passes its checks)"
+        if len(names) > 1:
+            fix = "set them as vLLM's message asks, or remove them (vLLM's defaults pass its checks)"
+        said = _cite(check, {name: values[name] for name in names} | _context(values))
+        message = f"{written}: vLLM {vllm} stops the start-up with {said} — {fix}"
+        problems.append(Problem(ARGUMENTS, "error", message, f"option.{names[0]}"))
+    return problems
+
+
+def _context(values: dict[str, object]) -> dict[str, object]:
+    return {name: values[name] for name in ("max_model_len",) if name in values}
 
 
 def _holds(condition: str, values: dict[str, object]) -> bool:
     """Whether a check's condition (Python, over ``self.<field>`` and local names) is true of ``values``;
-    False where it reads a name ``values`` lacks or anything but comparisons of names and numbers."""
+    False where it reads a name ``values`` lacks, or anything but comparisons of names and numbers and
+    membership in a list of literals."""
     try:
         tree = ast.parse(condition, mode="eval").body
     except SyntaxError:
@@ -377,7 +389,7 @@ def _holds(condition: str, values: dict[str, object]) -> bool:
 
 def _value(node: ast.expr, values: dict[str, object]) -> object:
     """Kleene's three-valued reading: None where a name is unknown, unless and/or decide without it."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool):
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool | str):
         return node.value
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return values.get(node.attr)
@@ -392,6 +404,14 @@ def _value(node: ast.expr, values: dict[str, object]) -> object:
         if any(part is not None and bool(part) is decisive for part in parts):
             return decisive
         return None if any(part is None for part in parts) else not decisive
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn):
+        member, listed = _value(node.left, values), node.comparators[0]
+        if member is None or not isinstance(listed, ast.List | ast.Tuple):
+            return None
+        choices = [item.value for item in listed.elts if isinstance(item, ast.Constant)]
+        if len(choices) != len(listed.elts):
+            return None  # a list built at run time
+        return (member in choices) is isinstance(node.ops[0], ast.In)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, right = _value(node.left, values), _value(node.comparators[0], values)
         if not isinstance(left, int | float) or not isinstance(right, int | float):
