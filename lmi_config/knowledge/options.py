@@ -108,6 +108,11 @@ def _engine_arg_table() -> Mapping[str, dict[str, Any]]:
     return load_table("vllm_engine_args.json", "versions")
 
 
+def passes_engine_args(backend: Backend, release: Release) -> bool:
+    """Whether the backend hands options it does not know to vLLM's EngineArgs at this release."""
+    return backend.engine_args == "vllm" and release.in_range(backend.engine_args_since, None)
+
+
 def engine_arg_table() -> Mapping[str, dict[str, Any]]:
     """EngineArgs fields (``fields``: name → annotation, default) by vLLM version (decoded when read)."""
     return _engine_arg_table()

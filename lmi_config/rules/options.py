@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from lmi_config.configfile.canonical import Setting
 from lmi_config.configfile.text import shorten
-from lmi_config.knowledge import Backend, Release, backends, entry_points, version_tuple
+from lmi_config.knowledge import Release, backends, entry_points, version_tuple
 from lmi_config.knowledge.container_options import handler_at
 from lmi_config.knowledge.options import (
     SERVER_GROUP,
@@ -24,6 +24,7 @@ from lmi_config.knowledge.options import (
     engine_args_for,
     is_placeholder,
     known_keys_set,
+    passes_engine_args,
     value_synonyms,
 )
 from lmi_config.rules.base import Example, Finding, LintUnit, rule
@@ -53,10 +54,6 @@ def _is_env_style(setting: Setting) -> bool:
     """A variable's name written in serving.properties: env-style-key (LMI006) reports it. A dotted
     upper-case key (``OPTION.TENSOR_PARALLEL_DEGREE``) is no variable name and stays this rule's."""
     return setting.origin.kind == "properties" and bool(VARIABLE_NAME.fullmatch(setting.key))
-
-
-def _vllm_passthrough(backend: Backend, release: Release) -> bool:
-    return backend.engine_args == "vllm" and release.in_range(backend.engine_args_since, None)
 
 
 def _display(setting: Setting) -> str:
@@ -348,7 +345,7 @@ def option_version(unit: LintUnit) -> Iterator[Finding]:
                     setting=setting,
                 )
             continue
-        if not key.startswith("option.") or not _vllm_passthrough(backend, release):
+        if not key.startswith("option.") or not passes_engine_args(backend, release):
             continue
         name = key[len("option.") :]
         version_range = engine_arg_version_range(name)
@@ -443,7 +440,7 @@ def backend_mismatch(unit: LintUnit) -> Iterator[Finding]:
             if applicable_specs(specs, backend):
                 continue
             name = key[len("option.") :]
-            if _vllm_passthrough(backend, release) and name in engine_args_for(release.vllm):
+            if passes_engine_args(backend, release) and name in engine_args_for(release.vllm):
                 continue  # also a vLLM engine argument: passed through
             owners = sorted({group for spec in specs for group in spec.backends})
             yield unit.finding(

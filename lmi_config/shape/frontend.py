@@ -38,15 +38,16 @@ def reaches_vllm(key: str, target: Target) -> bool:
     """Whether the container passes ``key`` to the image's vLLM: a catalogue entry for the backend at
     the target release, or an engine argument of that vLLM once LMI passes those through (0.32)."""
     from lmi_config.knowledge import resolve_backend
-    from lmi_config.knowledge.options import catalogue, engine_args_for
+    from lmi_config.knowledge.options import catalogue, engine_args_for, passes_engine_args
 
     backend = resolve_backend(target.backend)
     if any(
         spec.applies_to(backend) and spec.available_in(target.release) for spec in catalogue().get(key, ())
     ):
         return True
-    passthrough = backend.engine_args == "vllm" and target.release.in_range(backend.engine_args_since, None)
-    return passthrough and key.removeprefix("option.") in engine_args_for(target.release.vllm)
+    return passes_engine_args(backend, target.release) and key.removeprefix("option.") in engine_args_for(
+        target.release.vllm
+    )
 
 
 def flag(config: CanonicalConfig, key: str) -> bool:

@@ -32,8 +32,6 @@ FLAT_KEYS = {  # the flat engine arguments of vLLM 0.4-0.7 and the speculative_c
     "option.num_speculative_tokens": "num_speculative_tokens",
     "option.speculative_draft_tensor_parallel_size": "draft_tensor_parallel_size",
     "option.speculative_disable_by_batch_size": "disable_by_batch_size",
-    "option.ngram_prompt_lookup_min": "prompt_lookup_min",
-    "option.ngram_prompt_lookup_max": "prompt_lookup_max",
 }
 _QUOTED = re.compile(r"'([^']+)'")
 # the methods that load a draft or head and so need one named; any other method given (ngram, suffix, an
@@ -163,7 +161,7 @@ def _judge(
     if "prompt_lookup_max" in message and "prompt_lookup_min" in message:
         low, high = _integer(values.get("prompt_lookup_min")), _integer(values.get("prompt_lookup_max"))
         ngram = method in ("ngram", "[ngram]", "ngram_gpu") or model in ("ngram", "[ngram]")
-        if speculation.flat or low is None or high is None or low <= high or not ngram:
+        if low is None or high is None or low <= high or not ngram:
             return None
         return _problem(check, f"prompt_lookup_min={low} above prompt_lookup_max={high}", vllm,
                         "set prompt_lookup_min to at most prompt_lookup_max", keys["prompt_lookup_min"],

@@ -33,7 +33,7 @@ FEATURES = "vllm-features-refused"
 ARGUMENTS = "engine-argument-refused"
 SPECULATIVE_KEYS = ("option.speculative_config", "option.speculative_model")
 # every option speculative_checks.py reads starts so (a test holds the two lists together)
-SPECULATIVE_PREFIXES = ("option.speculative_", "option.num_speculative_", "option.ngram_prompt_lookup_")
+SPECULATIVE_PREFIXES = ("option.speculative_", "option.num_speculative_")
 TOKEN_KEYS = ("option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
 SEQ_KEYS = ("option.max_rolling_batch_size", "option.max_num_seqs")
 GIB = 1 << 30
