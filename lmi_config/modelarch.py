@@ -76,6 +76,9 @@ class ModelArch(NamedTuple):
     memory_not_estimated: str | None = None
     # config.json's attn_logit_softcapping (Gemma-2): the attention backend must cap the logits
     attn_logit_softcapping: float | None = None
+    # False for a catalog entry from a table of dimensions (LitGPT's), which states no dtype: the
+    # checkpoint's dtype is unknown, not transformers' float32 default for a config.json without one
+    torch_dtype_known: bool = True
 
     @property
     def is_text_generation(self) -> bool:
@@ -344,7 +347,7 @@ def from_catalog(model_id: str) -> ModelArch | None:
     )
     if row is None:
         return None
-    return normalize_config(
+    arch = normalize_config(
         row["config"],
         model_id=row["model_id"],
         source=f"built-in catalog ({row['source']})",
@@ -352,6 +355,7 @@ def from_catalog(model_id: str) -> ModelArch | None:
         memory_not_estimated=row.get("memory_not_estimated"),
         hf_quant_config=row.get("hf_quant_config"),
     )
+    return arch if row.get("torch_dtype_known", True) else arch._replace(torch_dtype_known=False)
 
 
 def read_json_file(path: Path, what: str) -> Any:

@@ -90,7 +90,7 @@ def test_every_generated_model_resolves_to_its_own_row() -> None:
     for row in generated_catalog_rows():
         arch = from_catalog(row["model_id"])
         assert arch is not None and arch.model_id == row["model_id"], row["model_id"]
-        assert "aiconfigurator" in arch.source
+        assert row["source"] in arch.source and ("aiconfigurator" in arch.source or "litgpt" in arch.source)
 
 
 def test_stored_parameter_counts_are_the_formula_applied_to_the_stored_config() -> None:
@@ -131,6 +131,65 @@ def test_a_layout_the_formulas_do_not_cover_is_not_estimated_from_any_source(
     assert f"memory not estimated for {tmp_path / 'model'}: " in _notes(result)
     assert reason in _notes(result)
     assert not {"LMI301", "LMI302"} & set(_codes(result))
+
+
+def _litgpt_rows() -> list[dict[str, Any]]:
+    return [row for row in generated_catalog_rows() if "litgpt" in row["source"]]
+
+
+def test_a_model_from_litgpts_table_has_the_architecture_of_a_catalog_model_with_its_dimensions() -> None:
+    """LitGPT's table states dimensions, not architectures: a row from it takes the architecture of a
+    catalog model of the same organisation whose dimensions are identical, and its source names it."""
+    rows = _litgpt_rows()
+    assert len(rows) >= 30
+    compared = (
+        "hidden_size",
+        "num_attention_heads",
+        "num_key_value_heads",
+        "head_dim",
+        "num_layers",
+        "intermediate_size",
+        "num_experts",
+        "moe_intermediate_size",
+    )
+    for row in rows:
+        match = row["source"].split(" those of ")[1].split(",")[0]
+        assert match.split("/")[0].lower() == row["model_id"].split("/")[0].lower(), row["model_id"]
+        ours, theirs = from_catalog(row["model_id"]), from_catalog(match)
+        assert ours is not None and theirs is not None and theirs.model_id != ours.model_id
+        assert ours.architectures == theirs.architectures and ours.model_type == theirs.model_type
+        assert [getattr(ours, key) for key in compared] == [getattr(theirs, key) for key in compared]
+        # LitGPT's context and dtype are not config.json's: neither is taken
+        assert ours.max_position_embeddings is None and ours.sliding_window is None
+        assert not ours.torch_dtype_known and ours.torch_dtype is None
+
+
+def test_a_model_only_litgpt_names_is_judged_by_its_heads(tmp_path: Path) -> None:
+    # Qwen2.5-Coder-7B-Instruct: 28 heads and 4 KV heads (those of Qwen2.5-7B); TP 3 divides neither
+    result = _lint(
+        tmp_path,
+        "Qwen/Qwen2.5-Coder-7B-Instruct",
+        "ml.g5.12xlarge",
+        lines="option.tensor_parallel_degree=3\n",
+    )
+    assert result.returncode == 1
+    codes = _codes(result)
+    assert "has 28 attention heads, which TP 3 does not divide" in codes["LMI305"]
+    assert "model checks skipped" not in _notes(result)
+
+
+def test_a_model_whose_dtype_is_not_stated_draws_the_unknown_dtype_warning_not_a_verdict(
+    tmp_path: Path,
+) -> None:
+    # a V100 on vLLM 0.4.2 keeps the checkpoint's dtype: unknown here, so the warning for an unknown
+    # model, not the float32 default of a config.json without torch_dtype (which would pass silently)
+    result = _lint(tmp_path, "Qwen/Qwen2.5-Coder-7B-Instruct", "ml.p3.2xlarge", "--lmi-version", "0.28.0")
+    message = _codes(result)["LMI601"]
+    assert "Its dtype is not known here" in message
+    assert (
+        next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "LMI601")["severity"]
+        == "warning"
+    )
 
 
 # --- what a user sees ---------------------------------------------------------------------------

@@ -9,19 +9,20 @@ from pydantic import Field, model_validator
 
 from lmi_config.knowledge.schema_base import Sourced
 
-# the release page of the wheel a config.json copy was read from
-_WHEEL_SOURCE = r"https://pypi\.org/project/aiconfigurator/[\w.]+/#files$"
+# the release page of the wheel a config.json copy (aiconfigurator) or a model table (litgpt) was read from
+_WHEEL_SOURCE = r"https://pypi\.org/project/(aiconfigurator|litgpt)/[\w.]+/#files$"
 
 
 class GeneratedModelRow(Sourced):
     model_id: str = Field(pattern=r"^[\w.\-]+/[\w.\-]+$")
     aliases: list[str]
-    config: dict[str, Any]  # config.json verbatim
+    config: dict[str, Any]  # config.json verbatim (aiconfigurator), or dimensions translated (litgpt)
     hf_quant_config: dict[str, Any] | None  # a ModelOpt checkpoint's quantization file, verbatim
     total_params: int | None = Field(ge=1)
     params_source: str | None
     memory_not_estimated: str | None
     source: str = Field(pattern=_WHEEL_SOURCE)
+    torch_dtype_known: bool = True  # False: a table of dimensions states no dtype (LitGPT's)
 
     @model_validator(mode="after")
     def _sized_or_why_not(self) -> GeneratedModelRow:

@@ -88,7 +88,7 @@ def effective_dtype(config: "CanonicalConfig", target: "Target", engine: Engine)
     if written not in ("", "auto"):
         name = canonical_dtype(written)
         return Dtype(name, f"option.dtype={written}", key) if name else None
-    if target.arch is None:
+    if target.arch is None or not target.arch.torch_dtype_known:
         return None
     checkpoint = canonical_dtype(target.arch.torch_dtype) or "float32"  # none named: transformers' float32
     capabilities = engine.capabilities
@@ -254,7 +254,7 @@ def _unknown_checkpoint_dtype(config: "CanonicalConfig", target: "Target", engin
     known here: most current checkpoints are bfloat16, and the file is one line from running either way."""
     capabilities, gpu = engine.capabilities, engine.gpu
     if (
-        target.arch is not None
+        (target.arch is not None and target.arch.torch_dtype_known)
         or not (config.get(MODEL_KEY) or "").strip()  # no model named: nothing says a checkpoint is bfloat16
         or gpu is None
         or engine.supports_bfloat16
@@ -267,8 +267,9 @@ def _unknown_checkpoint_dtype(config: "CanonicalConfig", target: "Target", engin
     message = (
         f"dtype auto keeps the checkpoint's dtype in vLLM {capabilities.version}, and the {gpu.name} (compute "
         f"capability {_capability_text(gpu.compute_capability)}) has no bfloat16 (it needs {minimum}): a bfloat16 "
-        "checkpoint — most current models (Llama 3, Qwen 2.5, Mistral, Gemma) — fails at start-up. The model is not "
-        "known here, so this cannot be checked: set option.dtype=fp16, or pass --model DIR (or --hub) to check it"
+        "checkpoint — most current models (Llama 3, Qwen 2.5, Mistral, Gemma) — fails at start-up. "
+        f"{'The model is' if target.arch is None else 'Its dtype is'} not known here, so this cannot be checked: "
+        "set option.dtype=fp16, or pass --model DIR (or --hub) to check it"
     )
     key = "option.dtype" if config.has("option.dtype") else MODEL_KEY
     return [Problem("dtype-unsupported-by-gpu", "warning", message, key)]

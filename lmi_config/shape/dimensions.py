@@ -395,6 +395,9 @@ def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | No
         return Resolved("fp16", "container default (transformers-neuronx dtype fp16)")
     if target.arch is None:
         return None
+    if not target.arch.torch_dtype_known:
+        # a catalog entry from a table of dimensions (LitGPT's) states no dtype
+        return Resolved("bfloat16", "dtype auto: assumed bfloat16 (the model's torch_dtype is not known)")
     model_dtype = (target.arch.torch_dtype or "bfloat16").lower()
     if model_dtype in ("float32", "fp32"):
         return Resolved("fp16", "dtype auto: vLLM loads float32 checkpoints as float16")
