@@ -225,6 +225,21 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         return
     unit.context.model = arch
     unit.context.model_reason = "--model" if options.model else ("pragma" if pragma else "option.model_id")
+    if not arch.max_position_embeddings or not arch.config_verbatim:
+        # a catalog entry from a table of dimensions (LitGPT's): its checks judge what is known
+        unknown = [
+            what
+            for what, known in (
+                ("context length", arch.max_position_embeddings),
+                ("dtype", arch.config_verbatim),
+            )
+            if not known
+        ]
+        unit.notes.append(
+            f"{arch.model_id}: its {' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known here "
+            "(its source states none): the checks that need them assume one; pass --model DIR (or --hub) to check "
+            "them"
+        )
 
 
 def _assess(unit: LintUnit) -> None:

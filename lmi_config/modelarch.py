@@ -76,9 +76,10 @@ class ModelArch(NamedTuple):
     memory_not_estimated: str | None = None
     # config.json's attn_logit_softcapping (Gemma-2): the attention backend must cap the logits
     attn_logit_softcapping: float | None = None
-    # False for a catalog entry from a table of dimensions (LitGPT's), which states no dtype: the
-    # checkpoint's dtype is unknown, not transformers' float32 default for a config.json without one
-    torch_dtype_known: bool = True
+    # False for a catalog entry from a table of dimensions (LitGPT's) rather than config.json itself:
+    # what only config.json states -- the dtype, auto_map (remote code), the context -- is unknown, not
+    # absent (transformers' float32 default, no remote code)
+    config_verbatim: bool = True
 
     @property
     def is_text_generation(self) -> bool:
@@ -355,7 +356,7 @@ def from_catalog(model_id: str) -> ModelArch | None:
         memory_not_estimated=row.get("memory_not_estimated"),
         hf_quant_config=row.get("hf_quant_config"),
     )
-    return arch if row.get("torch_dtype_known", True) else arch._replace(torch_dtype_known=False)
+    return arch if row.get("config_verbatim", True) else arch._replace(config_verbatim=False)
 
 
 def read_json_file(path: Path, what: str) -> Any:

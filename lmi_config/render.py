@@ -213,10 +213,33 @@ def build_items(
     batch_note = _write_batch_where_read(items, target)
     if batch_note:
         notes.append(batch_note)
+    context_note = _write_length_of_unknown_context(items, target)
+    if context_note:
+        notes.append(context_note)
     timeout_note = _loading_timeout(items, target)
     if timeout_note:
         notes.append(timeout_note)
     return items, target, notes, became
+
+
+def _write_length_of_unknown_context(items: dict[str, str], target: _Target) -> str | None:
+    """Where the model's context length is not known here (a catalog entry from a table of
+    dimensions), the length every check judged is written: left out, the engine would take
+    config.json's, which nothing here has checked."""
+    key = sequence_keys(target.backend.id).render_key
+    if target.arch is None or target.arch.max_position_embeddings or not key or key in items:
+        return None
+    from lmi_config.planner import configuration
+    from lmi_config.shape import resolve_shape
+
+    length = resolve_shape(configuration(items), _judge_target(target)).sequence_length
+    if length is None or length.key is not None:
+        return None
+    items[key] = str(length.value)
+    return (
+        f"{key}={length.value}: {target.arch.model_id}'s context length is not known here, so the length "
+        "the checks judged is written (the engine would otherwise take config.json's)"
+    )
 
 
 def _write_batch_where_read(items: dict[str, str], target: _Target) -> str | None:

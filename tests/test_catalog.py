@@ -161,7 +161,7 @@ def test_a_model_from_litgpts_table_has_the_architecture_of_a_catalog_model_with
         assert [getattr(ours, key) for key in compared] == [getattr(theirs, key) for key in compared]
         # LitGPT's context and dtype are not config.json's: neither is taken
         assert ours.max_position_embeddings is None and ours.sliding_window is None
-        assert not ours.torch_dtype_known and ours.torch_dtype is None
+        assert not ours.config_verbatim and ours.torch_dtype is None and "auto_map" not in ours.loading
 
 
 def test_a_model_only_litgpt_names_is_judged_by_its_heads(tmp_path: Path) -> None:
@@ -176,6 +176,19 @@ def test_a_model_only_litgpt_names_is_judged_by_its_heads(tmp_path: Path) -> Non
     codes = _codes(result)
     assert "has 28 attention heads, which TP 3 does not divide" in codes["LMI305"]
     assert "model checks skipped" not in _notes(result)
+
+
+def test_trust_remote_code_for_a_model_known_only_by_its_dimensions_stays_unverified(tmp_path: Path) -> None:
+    # Phi-3-mini-128k-instruct ships modelling code (auto_map in its config.json); LitGPT's table does
+    # not say so, so the flag is reported as unverified rather than passed as harmless
+    result = _lint(
+        tmp_path,
+        "microsoft/Phi-3-mini-128k-instruct",
+        "ml.g5.2xlarge",
+        lines="option.trust_remote_code=true\n",
+    )
+    assert "without the model's config.json" in _codes(result)["LMI503"]
+    assert "context length and dtype are not known here" in _notes(result)
 
 
 def test_a_model_whose_dtype_is_not_stated_draws_the_unknown_dtype_warning_not_a_verdict(
@@ -350,3 +363,20 @@ def test_search_refuses_a_model_whose_memory_is_not_estimated_without_a_tracebac
     result = run_cli("search", "--model", model, "--instance", "ml.trn1.32xlarge", "--dry-run")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"memory is not estimated for {model}" in result.stderr and "by hand" in result.stderr
+
+
+def test_render_writes_the_judged_length_for_a_model_whose_context_is_not_known(tmp_path: Path) -> None:
+    # QwQ-32B's config.json says 40,960 tokens, LitGPT's table 131,072: neither is judged here, so the
+    # file pins the length the checks judged instead of leaving vLLM to take one nothing checked
+    spec = tmp_path / "qwq.yaml"
+    spec.write_text(
+        "model: Qwen/QwQ-32B\ninstance: ml.g5.12xlarge\nbackend: vllm\noptions:\n  tensor_parallel_degree: auto\n",
+        encoding="utf-8",
+    )
+    rendered = run_cli("render", str(spec), "--output", str(tmp_path / "serving.properties"))
+    assert rendered.returncode == 0, rendered.stderr
+    text = (tmp_path / "serving.properties").read_text(encoding="utf-8")
+    assert "option.max_model_len=2048\n" in text
+    assert "context length is not known here" in rendered.stderr
+    strict = run("lint", "--strict", str(tmp_path / "serving.properties"), cwd=tmp_path)
+    assert strict.returncode == 0, strict.stdout

@@ -22,7 +22,8 @@ class GeneratedModelRow(Sourced):
     params_source: str | None
     memory_not_estimated: str | None
     source: str = Field(pattern=_WHEEL_SOURCE)
-    torch_dtype_known: bool = True  # False: a table of dimensions states no dtype (LitGPT's)
+    # False: dimensions from a table (LitGPT's), not config.json: no dtype, auto_map or context stated
+    config_verbatim: bool = True
 
     @model_validator(mode="after")
     def _sized_or_why_not(self) -> GeneratedModelRow:

@@ -73,7 +73,7 @@ def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
 )
 def trust_remote_code_unverified(unit: LintUnit) -> Iterator[Finding]:
     setting = _trusted(unit)
-    if setting is None or unit.context.model is not None:
+    if setting is None or (unit.context.model is not None and unit.context.model.config_verbatim):
         return
     yield unit.finding(
         "LMI503",

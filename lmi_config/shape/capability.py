@@ -88,7 +88,7 @@ def effective_dtype(config: "CanonicalConfig", target: "Target", engine: Engine)
     if written not in ("", "auto"):
         name = canonical_dtype(written)
         return Dtype(name, f"option.dtype={written}", key) if name else None
-    if target.arch is None or not target.arch.torch_dtype_known:
+    if target.arch is None or not target.arch.config_verbatim:
         return None
     checkpoint = canonical_dtype(target.arch.torch_dtype) or "float32"  # none named: transformers' float32
     capabilities = engine.capabilities
@@ -254,7 +254,7 @@ def _unknown_checkpoint_dtype(config: "CanonicalConfig", target: "Target", engin
     known here: most current checkpoints are bfloat16, and the file is one line from running either way."""
     capabilities, gpu = engine.capabilities, engine.gpu
     if (
-        (target.arch is not None and target.arch.torch_dtype_known)
+        (target.arch is not None and target.arch.config_verbatim)
         or not (config.get(MODEL_KEY) or "").strip()  # no model named: nothing says a checkpoint is bfloat16
         or gpu is None
         or engine.supports_bfloat16

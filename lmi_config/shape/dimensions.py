@@ -101,6 +101,9 @@ def override_neuron_config(config: CanonicalConfig) -> dict[str, object]:
     return {}
 
 
+UNKNOWN_CONTEXT_ASSUMED = 2048  # the length judged where the model's context is not known
+
+
 def resolve_sequence_length(config: CanonicalConfig, target: Target) -> Resolved[int] | None:
     """The sequence length the container compiles or allocates for."""
     table = sequence_keys(target.backend)
@@ -130,8 +133,15 @@ def resolve_sequence_length(config: CanonicalConfig, target: Target) -> Resolved
         return Resolved(fixed, f"container default n_positions={fixed} (before the smart defaults)")
     if arch is None:
         return None
+    if not arch.max_position_embeddings:
+        # a catalog entry from a table of dimensions states no context; the engine reads config.json's
+        return Resolved(
+            UNKNOWN_CONTEXT_ASSUMED,
+            f"assumed {UNKNOWN_CONTEXT_ASSUMED}: the model's context length is not known here "
+            f"({target.backend} takes config.json's max_position_embeddings); set it explicitly",
+        )
     return Resolved(
-        arch.max_position_embeddings or 2048,
+        arch.max_position_embeddings,
         f"{target.backend} default: the model's max_position_embeddings",
     )
 
@@ -395,7 +405,7 @@ def resolve_dtype(config: CanonicalConfig, target: Target) -> Resolved[str] | No
         return Resolved("fp16", "container default (transformers-neuronx dtype fp16)")
     if target.arch is None:
         return None
-    if not target.arch.torch_dtype_known:
+    if not target.arch.config_verbatim:
         # a catalog entry from a table of dimensions (LitGPT's) states no dtype
         return Resolved("bfloat16", "dtype auto: assumed bfloat16 (the model's torch_dtype is not known)")
     model_dtype = (target.arch.torch_dtype or "bfloat16").lower()
