@@ -237,8 +237,8 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
         ]
         unit.notes.append(
             f"{arch.model_id}: its {' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known here "
-            "(its source states none): the checks that need them assume one; pass --model DIR (or --hub) to check "
-            "them"
+            f"({'its source states none' if arch.config_verbatim else arch.source.rsplit('; ', 1)[-1]}): the checks "
+            "that need them assume one; pass --model DIR (or --hub) to check them"
         )
 
 

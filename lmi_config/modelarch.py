@@ -559,8 +559,41 @@ def resolve_model(model: str, *, base_directory: Path | None = None, allow_hub: 
             "local directory holding config.json"
         )
     if not allow_hub:
+        copy = reupload_of(model)
+        if copy is not None:
+            return copy
         raise ModelUnavailable(f"{shown} is not in the built-in catalog (Hub look-ups are off)")
     return from_hub(model.strip())
+
+
+# what a re-upload appends to the name it copies: a dtype or the "-hf" of a converted checkpoint
+# (TheBloke/Llama-2-13B-fp16 is meta-llama/Llama-2-13b-hf in float16); a quantized copy's suffix is
+# not here, its weights are not the base model's (knowledge.models.quantized_copy_base)
+_REUPLOAD_SUFFIX = re.compile(r"-(?:fp16|bf16|fp32|f16|float16|bfloat16|hf)$")
+
+
+def reupload_of(model_id: str) -> ModelArch | None:
+    """A Hub id whose name is a catalog model's name with a re-upload suffix (``-fp16``, ``-hf``),
+    under another organisation: that model's dimensions, under this id. An inference from the name,
+    so what only the copy's own config.json states (its dtype, remote code) stays unknown; None when
+    the name repeats no catalog model."""
+    wanted = model_id.strip().rstrip("/")
+    if "/" not in wanted or len(wanted) > 193:
+        return None
+    owner, name = wanted.lower().rsplit("/", 1)
+    stem = _REUPLOAD_SUFFIX.sub("", name)
+    if stem == name:
+        return None
+    for candidate in (stem, f"{stem}-hf"):
+        base = from_catalog(candidate)
+        if base is not None and base.model_id.lower().split("/")[0] != owner:
+            return base._replace(
+                model_id=wanted,
+                source=f"{base.source}; the dimensions of {base.model_id}, whose name {wanted} repeats with a "
+                "re-upload suffix (inferred from the name: check with --model or --hub)",
+                config_verbatim=False,
+            )
+    return None
 
 
 def _is_absolute(path: Path) -> bool:

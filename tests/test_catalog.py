@@ -15,7 +15,7 @@ from conftest import run_cli
 from test_hostile_inputs import run, write
 
 from lmi_config.knowledge.models import generated_catalog_rows, hand_catalog_rows
-from lmi_config.modelarch import from_catalog, normalize_config
+from lmi_config.modelarch import from_catalog, normalize_config, reupload_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -380,3 +380,34 @@ def test_render_writes_the_judged_length_for_a_model_whose_context_is_not_known(
     assert "context length is not known here" in rendered.stderr
     strict = run("lint", "--strict", str(tmp_path / "serving.properties"), cwd=tmp_path)
     assert strict.returncode == 0, strict.stdout
+
+
+def test_a_re_upload_of_a_catalog_model_is_judged_by_that_models_dimensions(tmp_path: Path) -> None:
+    # TheBloke/Llama-2-13B-Chat-fp16 repeats meta-llama/Llama-2-13b-chat-hf's name with a dtype
+    # suffix (seven corpus files name it): 40 heads, which TP 6 does not divide
+    result = _lint(
+        tmp_path,
+        "TheBloke/Llama-2-13B-Chat-fp16",
+        "ml.g5.48xlarge",
+        lines="option.tensor_parallel_degree=6\n",
+    )
+    codes = _codes(result)
+    assert (
+        "TheBloke/Llama-2-13B-Chat-fp16 has 40 attention heads, which TP 6 does not divide" in codes["LMI305"]
+    )
+    assert "LMI205" not in codes  # the copy is not under meta-llama's gate
+    notes = _notes(result)
+    assert (
+        "the dimensions of meta-llama/Llama-2-13b-hf, whose name TheBloke/Llama-2-13B-Chat-fp16 repeats"
+        in notes
+    )
+    assert "model checks skipped" not in notes
+
+
+@pytest.mark.parametrize(
+    "model_id", ["TheBloke/Llama-2-13B-GPTQ", "meta-llama/Llama-2-13b-fp16", "Llama-2-13b-fp16"]
+)
+def test_a_quantized_copy_or_a_name_without_another_owner_is_not_taken_for_a_re_upload(model_id: str) -> None:
+    # a GPTQ copy's weights are not the base model's; the base model's own owner uploads no such copy;
+    # a bare name has no owner to compare
+    assert reupload_of(model_id) is None
