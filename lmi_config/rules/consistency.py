@@ -333,7 +333,8 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.\-]*/[\w.\-]+")
         "of an account that was granted access, the container's download stops with '401 Client Error … Cannot "
         "access gated repo' after the endpoint has started. Checked where the files describe the container's "
         "environment (an env file or SageMaker Environment JSON); the token itself belongs in the deployment's "
-        "secret store, never in these files."
+        "secret store, never in these files. A token set under a name nothing in the image reads is "
+        "gated-model-token-unread (LMI640) instead, an error."
     ),
     bad=Example("HF_MODEL_ID=meta-llama/Llama-3.1-8B-Instruct\nOPTION_ROLLING_BATCH=vllm\n", kind="env"),
     good=Example(
@@ -362,6 +363,10 @@ def gated_model_without_token(unit: LintUnit) -> Iterator[Finding]:
     tokens = hub_token_names()  # what huggingface_hub reads: HF_API_TOKEN is no token
     if any(entry.name in tokens for source in environments for entry in source.env.entries):  # type: ignore[union-attr]
         return
+    from lmi_config.rules.hub_token import unread_token
+
+    if unread_token(unit) is not None:
+        return  # a token under a name nothing reads: gated-model-token-unread says so, as an error
     yield unit.finding(
         "LMI205",
         f"{model_id} is a gated Hub repository and this environment has no HF_TOKEN: the download fails with 401 "

@@ -52,22 +52,17 @@ _CACHE_OR_OFFLINE = (
     ),
 )
 def gated_model_token_unread(unit: LintUnit) -> Iterator[Finding]:
-    from lmi_config.knowledge.environment import HUB_TOKEN_LIKE, hub_token_names
+    from lmi_config.knowledge.environment import hub_token_names
     from lmi_config.knowledge.models import is_gated
 
     setting = unit.config.settings.get("option.model_id")
     model_id = setting.value.strip() if setting is not None else ""
     if not _HUB_ID.fullmatch(model_id) or not is_gated(model_id):
         return
-    entries = [entry for source in unit.sources if source.env is not None for entry in source.env.entries]
+    variable = unread_token(unit)
+    if variable is None:
+        return
     read = hub_token_names()
-    names = {entry.name for entry in entries}
-    if names & set(read) or names & set(_CACHE_OR_OFFLINE):
-        return
-    unread = [entry for entry in entries if HUB_TOKEN_LIKE.fullmatch(entry.name) and entry.value.strip()]
-    if not unread:
-        return
-    variable = unread[0].name
     said = " or ".join(sorted(read, key=lambda known: known != "HF_TOKEN"))
     yield unit.finding(
         "LMI640",
@@ -75,4 +70,20 @@ def gated_model_token_unread(unit: LintUnit) -> Iterator[Finding]:
         f"{variable}, which no huggingface_hub of the images reads (they read {said}): the download runs without "
         f"a token and stops with 401 — name the variable HF_TOKEN",
         setting=setting,
+    )
+
+
+def unread_token(unit: LintUnit) -> str | None:
+    """The first token-like variable with a value the environment sets where it sets none the image
+    reads and nothing points at a Hub cache or offline mode, else None: the token the start-up
+    download will not use (LMI640 reports it; LMI205 then says nothing more)."""
+    from lmi_config.knowledge.environment import HUB_TOKEN_LIKE, hub_token_names
+
+    entries = [entry for source in unit.sources if source.env is not None for entry in source.env.entries]
+    names = {entry.name for entry in entries}
+    if names & set(hub_token_names()) or names & set(_CACHE_OR_OFFLINE):
+        return None
+    return next(
+        (entry.name for entry in entries if HUB_TOKEN_LIKE.fullmatch(entry.name) and entry.value.strip()),
+        None,
     )
