@@ -226,7 +226,7 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
     unit.context.model = arch
     unit.context.model_reason = "--model" if options.model else ("pragma" if pragma else "option.model_id")
     if not arch.max_position_embeddings or not arch.config_verbatim:
-        # a catalog entry from a table of dimensions (LitGPT's): its checks judge what is known
+        # a config.json without a context, or dimensions from elsewhere (a table, a re-upload's name)
         unknown = [
             what
             for what, known in (
@@ -235,10 +235,11 @@ def _attach_model(unit: LintUnit, options: LintOptions) -> None:
             )
             if not known
         ]
+        verb, pronoun = ("is", "it") if len(unknown) == 1 else ("are", "them")
         unit.notes.append(
-            f"{arch.model_id}: its {' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not known here "
-            f"({'its source states none' if arch.config_verbatim else arch.source.rsplit('; ', 1)[-1]}): the checks "
-            "that need them assume one; pass --model DIR (or --hub) to check them"
+            f"{arch.model_id}: its {' and '.join(unknown)} {verb} not known here "
+            f"({arch.dimensions_from or 'its source states none'}): the checks that need {pronoun} assume a "
+            f"value; pass --model DIR (or --hub) to check {pronoun}"
         )
 
 

@@ -76,10 +76,16 @@ class ModelArch(NamedTuple):
     memory_not_estimated: str | None = None
     # config.json's attn_logit_softcapping (Gemma-2): the attention backend must cap the logits
     attn_logit_softcapping: float | None = None
-    # False for a catalog entry from a table of dimensions (LitGPT's) rather than config.json itself:
-    # what only config.json states -- the dtype, auto_map (remote code), the context -- is unknown, not
-    # absent (transformers' float32 default, no remote code)
-    config_verbatim: bool = True
+    # where the dimensions come from when they are not the model's own config.json (a catalog entry
+    # from a table of dimensions, a re-upload judged by the model it copies), else None: what only
+    # config.json states -- the dtype, auto_map (remote code) -- is then unknown, not absent
+    # (transformers' float32 default, no remote code)
+    dimensions_from: str | None = None
+
+    @property
+    def config_verbatim(self) -> bool:
+        """Whether the description is the model's own config.json (not dimensions from elsewhere)."""
+        return self.dimensions_from is None
 
     @property
     def is_text_generation(self) -> bool:
@@ -356,7 +362,9 @@ def from_catalog(model_id: str) -> ModelArch | None:
         memory_not_estimated=row.get("memory_not_estimated"),
         hf_quant_config=row.get("hf_quant_config"),
     )
-    return arch if row.get("config_verbatim", True) else arch._replace(config_verbatim=False)
+    if row.get("config_verbatim", True):
+        return arch
+    return arch._replace(dimensions_from="its catalog entry gives its dimensions, not its config.json")
 
 
 def read_json_file(path: Path, what: str) -> Any:
@@ -578,7 +586,7 @@ def reupload_of(model_id: str) -> ModelArch | None:
     so what only the copy's own config.json states (its dtype, remote code) stays unknown; None when
     the name repeats no catalog model."""
     wanted = model_id.strip().rstrip("/")
-    if "/" not in wanted or len(wanted) > 193:
+    if "/" not in wanted or not _HUB_ID.fullmatch(wanted):
         return None
     owner, name = wanted.lower().rsplit("/", 1)
     stem = _REUPLOAD_SUFFIX.sub("", name)
@@ -587,11 +595,12 @@ def reupload_of(model_id: str) -> ModelArch | None:
     for candidate in (stem, f"{stem}-hf"):
         base = from_catalog(candidate)
         if base is not None and base.model_id.lower().split("/")[0] != owner:
+            inferred = (
+                f"the dimensions of {base.model_id}, whose name {wanted} repeats with a re-upload suffix "
+                "(inferred from the name: check with --model or --hub)"
+            )
             return base._replace(
-                model_id=wanted,
-                source=f"{base.source}; the dimensions of {base.model_id}, whose name {wanted} repeats with a "
-                "re-upload suffix (inferred from the name: check with --model or --hub)",
-                config_verbatim=False,
+                model_id=wanted, source=f"{base.source}; {inferred}", dimensions_from=inferred
             )
     return None
 

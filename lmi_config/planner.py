@@ -32,6 +32,7 @@ from lmi_config.plan.writer import configuration as configuration
 from lmi_config.plan.writer import degree_allowed as degree_allowed
 from lmi_config.plan.writer import valid_degrees
 from lmi_config.shape import Assessment, Target, memory_acceptable, sizing_backend
+from lmi_config.shape.dimensions import UNKNOWN_CONTEXT_ASSUMED
 from lmi_config.sizing import MemoryBreakdown, Shape, estimate_memory
 
 DIMENSIONS = ("tensor_parallel_degree", "batch_size", "sequence_length")
@@ -42,7 +43,7 @@ def auto_sequence_lengths(target: Target, required: int) -> list[int]:
     container's min(max_position_embeddings, 4096) (or ``required`` when longer); GPU the longest
     that fits first."""
     assert target.arch is not None
-    maximum = target.arch.max_position_embeddings or 2048
+    maximum = target.arch.max_position_embeddings or UNKNOWN_CONTEXT_ASSUMED
     if target.accelerator != "gpu":
         return [max(min(maximum, container_default("smart_defaults_max_n_positions")), required)]
     lengths = [maximum] + [

@@ -71,8 +71,7 @@ OUTPUT = REPO_ROOT / "lmi_config" / "data" / "models_generated.json"
 DEFAULT_CACHE = Path.home() / ".cache" / "lmi-config" / "aiconfigurator"
 LITGPT_VERSION = "0.5.13"
 LITGPT_MEMBER = "litgpt/config.py"
-# the dimensions two models must share for one to take the other's architecture; each is LitGPT's
-# field for the config.json field named
+# LitGPT's field for each config.json field its table states
 LITGPT_FIELDS = {
     "hidden_size": "n_embd",
     "num_attention_heads": "n_head",
@@ -85,16 +84,9 @@ LITGPT_FIELDS = {
     "num_experts_per_tok": "n_expert_per_token",
     "moe_intermediate_size": "moe_intermediate_size",
 }
-MATCHED = (
-    "hidden_size",
-    "num_attention_heads",
-    "num_key_value_heads",
-    "head_dim",
-    "num_hidden_layers",
-    "intermediate_size",
-    "num_experts",
-    "moe_intermediate_size",
-)
+# the dimensions two models must share for one to take the other's architecture: all of them but the
+# vocabulary (a code or maths fine-tune may add tokens) and the routing's experts per token
+MATCHED = tuple(field for field in LITGPT_FIELDS if field not in ("vocab_size", "num_experts_per_tok"))
 TAKEN_FROM_MATCH = ("architectures", "model_type", "tie_word_embeddings", "hidden_act")
 # architecture numbers compared between a hand entry and the wheel's copy
 COMPARED = (
@@ -275,7 +267,9 @@ def _dimensions(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def litgpt_rows(cache: Path, catalog: dict[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def litgpt_rows(
+    cache: Path, catalog: dict[str, tuple[str, dict[str, Any]]]
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Catalog rows from LitGPT's table for models no other source has and whose architecture a
     same-organisation, text-only catalog model with identical dimensions fixes; and the lines
     --compare prints (disagreements where both have a model, models left out and why).
@@ -306,8 +300,8 @@ def litgpt_rows(cache: Path, catalog: dict[str, dict[str, Any]]) -> tuple[list[d
             if other.split("/")[0] == organisation and {key: dimensions[key] for key in MATCHED} == wanted
         )
         architectures = {tuple(text_only[other][0].get("architectures") or ()) for other in matches}
-        types = {text_only[other][0].get("model_type") for other in matches}
-        if not matches or len(architectures) != 1 or len(types) != 1 or not next(iter(architectures)):
+        model_types = {text_only[other][0].get("model_type") for other in matches}
+        if not matches or len(architectures) != 1 or len(model_types) != 1 or not next(iter(architectures)):
             why = (
                 "no catalog model of its organisation has its dimensions"
                 if not matches
