@@ -120,3 +120,15 @@ def test_a_class_several_model_types_map_to_takes_the_type_its_name_starts_with(
         "GPT2LMHeadModel": "gpt2",
         "PhiForCausalLM": "phi",
     }  # SharedModel: neither type is its name, so none
+
+
+def test_a_size_written_with_an_underscore_is_a_size_of_the_family() -> None:
+    # Qwen writes 1.8B as 1_8B: Qwen/Qwen-1_8B-Chat is the family of Qwen/Qwen-7B-Chat (QWenLMHeadModel),
+    # whose vLLM 0.4.2 class takes no LoRA
+    identity = model_identity("Qwen/Qwen-1_8B-Chat")
+    assert identity is not None and identity.architecture == "QWenLMHeadModel"
+    assert identity.sibling == "Qwen/Qwen-7B-Chat"
+    text = "option.model_id=Qwen/Qwen-1_8B-Chat\noption.rolling_batch=vllm\noption.enable_lora=true\n"
+    result = lint_text(text, options=LintOptions(lmi_version="0.28.0"))
+    found = {finding.code: finding for finding in result.findings}
+    assert found["LMI625"].severity == "warning" and "QWenLMHeadModel" in found["LMI625"].message

@@ -91,7 +91,7 @@ class ModelIdentity(NamedTuple):
 
 
 # a parameter count in a repository name (7B, 0.5B, 8x7B, A3B, 125M) and the quantized-copy suffixes
-_SIZE = re.compile(r"(?<![a-z0-9.])(?:\d+x)?a?\d+(?:\.\d+)?[bm](?![a-z0-9])")
+_SIZE = re.compile(r"(?<![a-z0-9._])(?:\d+x)?a?\d+(?:[._]\d+)?[bm](?![a-z0-9])")
 _QUANTIZED = re.compile(r"(?:-(?:awq|gptq(?:-int[48])?|fp8(?:-dynamic)?|int[48]|bnb-4bit|w4a16|w8a8))+$")
 
 
