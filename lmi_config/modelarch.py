@@ -81,6 +81,19 @@ class ModelArch(NamedTuple):
     # config.json states -- the dtype, auto_map (remote code) -- is then unknown, not absent
     # (transformers' float32 default, no remote code)
     dimensions_from: str | None = None
+    # where the quantization comes from when not config.json (a quantized copy's name: its -AWQ suffix)
+    quantization_from: str | None = None
+
+    @property
+    def quantization_basis(self) -> str:
+        """What states the checkpoint's quantization, for messages: config.json, or the name it is read from."""
+        return self.quantization_from or "config.json quantization_config"
+
+    @property
+    def quantization_unknown(self) -> bool:
+        """Whether the checkpoint is quantized in a way not known here (a copy whose name says -FP8 or
+        -Int4 without a method): no check may take it for a full-precision checkpoint."""
+        return self.quantization_from is not None and self.declared_quantization is None
 
     @property
     def config_verbatim(self) -> bool:
@@ -567,7 +580,7 @@ def resolve_model(model: str, *, base_directory: Path | None = None, allow_hub: 
             "local directory holding config.json"
         )
     if not allow_hub:
-        copy = reupload_of(model)
+        copy = reupload_of(model) or quantized_copy_of(model)
         if copy is not None:
             return copy
         raise ModelUnavailable(f"{shown} is not in the built-in catalog (Hub look-ups are off)")
@@ -603,6 +616,77 @@ def reupload_of(model_id: str) -> ModelArch | None:
                 model_id=wanted, source=f"{base.source}; {inferred}", dimensions_from=inferred
             )
     return None
+
+
+# what a quantized copy's suffix states of its quantization_config: the method, and the bits where the
+# method has one width (AutoAWQ and vLLM's AWQ kernels: 4-bit only) or the suffix names them (-GPTQ-Int8);
+# never a group size (AWQ and GPTQ copies are published at several)
+_SUFFIX_METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("awq", {"quant_method": "awq", "bits": 4}),
+    ("gptq", {"quant_method": "gptq"}),
+    ("bnb-4bit", {"quant_method": "bitsandbytes", "load_in_4bit": True}),
+)
+
+
+def quantized_copy_of(model_id: str) -> ModelArch | None:
+    """A Hub id that is a catalog model's name with a quantized-copy suffix (``TheBloke/Llama-2-7B-Chat-AWQ``,
+    ``Qwen/Qwen3-235B-A22B-GPTQ-Int4``): the base model's dimensions (quantization stores the weights in
+    fewer bits; layers and heads stay, though a quantizer may pad a width), under this id. The suffix's method, where it names one
+    (AWQ, GPTQ, bitsandbytes), stands for the quantization_config, with what the suffix states; otherwise
+    (-FP8, -Int4 alone) the format is unknown and memory is not estimated; a base checkpoint's own
+    quantization (DeepSeek-R1's FP8) is not the copy's. An inference from the name: its dtype and remote
+    code stay unknown, as for a re-upload."""
+    from lmi_config.knowledge.models import quantized_copy_base
+
+    wanted = model_id.strip().rstrip("/")
+    if "/" not in wanted or not _HUB_ID.fullmatch(wanted):
+        return None
+    split = quantized_copy_base(wanted)
+    if split is None:
+        return None
+    base_id, suffix = split
+    name = base_id.rsplit("/", 1)[-1]
+    stem = _REUPLOAD_SUFFIX.sub("", name.lower())
+    base = next(
+        (
+            found
+            for found in (from_catalog(base_id), from_catalog(stem), from_catalog(f"{stem}-hf"))
+            if found is not None
+        ),
+        None,
+    )
+    if base is None:
+        return None
+    shown = wanted.rsplit("/", 1)[-1][len(name) :]  # the suffix as the name writes it
+    inferred = (
+        f"the dimensions of {base.model_id}, whose name {wanted} repeats with the quantized-copy suffix {shown} "
+        "(inferred from the name: check with --model or --hub)"
+    )
+    parts = suffix.strip("-").split("-")
+    quantization = next((dict(stated) for key, stated in _SUFFIX_METHODS if key in suffix), None)
+    if quantization is not None and quantization["quant_method"] == "gptq":
+        quantization["bits"] = 8 if "int8" in parts else 4  # GPTQ copies are 4-bit unless the name says 8
+    loading = dict(base.loading)
+    for key in ("quantization_config", "compression_config", "hf_quant_config"):
+        loading.pop(key, None)
+    if quantization is not None:
+        loading["quantization_config"] = quantization
+    not_estimated = base.memory_not_estimated or (
+        None
+        if quantization is not None
+        else f"its name's suffix {shown} says the weights are quantized, but not in which format, so their size is "
+        "not known here"
+    )
+    basis = f"its name's {shown} suffix (inferred: its config.json is not read offline)"
+    return base._replace(
+        model_id=wanted,
+        source=f"{base.source}; {inferred}",
+        dimensions_from=inferred,
+        loading=loading,
+        weight_bytes=None,
+        memory_not_estimated=not_estimated,
+        quantization_from=basis,
+    )
 
 
 def _is_absolute(path: Path) -> bool:

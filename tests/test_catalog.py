@@ -15,7 +15,7 @@ from conftest import run_cli
 from test_hostile_inputs import run, write
 
 from lmi_config.knowledge.models import generated_catalog_rows, hand_catalog_rows
-from lmi_config.modelarch import from_catalog, normalize_config, reupload_of
+from lmi_config.modelarch import from_catalog, normalize_config, quantized_copy_of, reupload_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -411,3 +411,94 @@ def test_a_quantized_copy_or_a_name_without_another_owner_is_not_taken_for_a_re_
     # a GPTQ copy's weights are not the base model's; the base model's own owner uploads no such copy;
     # a bare name has no owner to compare
     assert reupload_of(model_id) is None
+
+
+# --- quantized copies, judged offline by the model they copy -----------------------------------------
+
+
+def test_an_awq_copy_on_a_gpu_its_kernels_do_not_run_on_is_refused_by_its_name(tmp_path: Path) -> None:
+    # TheBloke/Llama-2-7B-Chat-AWQ is not in the catalog; its name is Llama-2-7b-chat-hf's with -AWQ:
+    # vLLM 0.4.2 (LMI 0.28.0) reads AWQ from its config.json, and AWQ's kernels need compute capability 7.5
+    result = _lint(tmp_path, "TheBloke/Llama-2-7B-Chat-AWQ", "ml.p3.2xlarge", "--lmi-version", "0.28.0")
+    codes = _codes(result)
+    assert "the checkpoint's awq quantization" in codes["LMI602"] and "7.5" in codes["LMI602"]
+    notes = _notes(result)
+    assert "whose name TheBloke/Llama-2-7B-Chat-AWQ repeats with the quantized-copy suffix -AWQ" in notes
+    assert "model checks skipped" not in notes
+    # on an A10G (8.6) the same file starts
+    on_a10g = _lint(tmp_path, "TheBloke/Llama-2-7B-Chat-AWQ", "ml.g5.2xlarge", "--lmi-version", "0.28.0")
+    assert "LMI602" not in _codes(on_a10g)
+
+
+def test_a_bitsandbytes_copy_with_tensor_parallelism_is_refused_by_its_name(tmp_path: Path) -> None:
+    result = _lint(
+        tmp_path,
+        "unsloth/gemma-3-12b-it-bnb-4bit",
+        "ml.g5.12xlarge",
+        "--lmi-version",
+        "0.33.0",
+        lines="option.tensor_parallel_degree=2\noption.max_model_len=4096\n",
+    )
+    assert "stored in bitsandbytes (its name's -bnb-4bit suffix" in _codes(result)["LMI616"]
+
+
+def test_a_gptq_copy_is_sized_at_four_bits_not_as_its_sixteen_bit_base(tmp_path: Path) -> None:
+    # Llama-2-70B in 16 bits (138 GB) does not fit four 24 GB A10Gs; its 4-bit GPTQ copy (35 GB) does
+    lines = "option.tensor_parallel_degree=4\noption.max_model_len=4096\n"
+    base = _lint(
+        tmp_path, "meta-llama/Llama-2-70b-hf", "ml.g5.12xlarge", "--lmi-version", "0.28.0", lines=lines
+    )
+    assert "LMI301" in _codes(base)
+    copy = _lint(
+        tmp_path, "TheBloke/Llama-2-70B-GPTQ", "ml.g5.12xlarge", "--lmi-version", "0.28.0", lines=lines
+    )
+    assert "LMI301" not in _codes(copy) and json.loads(copy.stdout)["summary"]["errors"] == 0
+    explained = run(
+        "explain",
+        str(tmp_path / "serving.properties"),
+        "--instance",
+        "ml.g5.12xlarge",
+        "--lmi-version",
+        "0.28.0",
+        cwd=tmp_path,
+    )
+    assert "4-bit, group 128 assumed, as its name's -GPTQ suffix" in explained.stdout
+
+
+def test_a_copy_whose_name_does_not_say_its_format_is_not_sized_and_not_refused(tmp_path: Path) -> None:
+    # -FP8 names no method (fp8, fbgemm_fp8, compressed-tensors, modelopt): memory is not estimated, and
+    # the method the file asks for is not compared with a quantization_config nothing has read
+    result = _lint(
+        tmp_path,
+        "meta-llama/Meta-Llama-3.1-405B-Instruct-FP8",
+        "ml.p4de.24xlarge",
+        "--lmi-version",
+        "0.29.0",
+        lines="option.tensor_parallel_degree=8\noption.quantize=awq\noption.max_model_len=4096\n",
+    )
+    codes = _codes(result)
+    assert "LMI301" not in codes and "has no quantization_config" not in json.dumps(codes)
+    assert "its name's suffix -FP8 says the weights are quantized, but not in which format" in _notes(result)
+
+
+def test_a_quantized_copy_is_not_judged_by_its_bases_widths_for_group_alignment(tmp_path: Path) -> None:
+    # Qwen's AWQ copy of Qwen2.5-72B-Instruct stores intermediate_size 29696 (padded so that TP splits
+    # whole groups of 128), not the base's 29568: the base's widths would refuse a TP 4 that starts
+    result = _lint(
+        tmp_path,
+        "Qwen/Qwen2.5-72B-Instruct-AWQ",
+        "ml.g6e.12xlarge",
+        "--lmi-version",
+        "0.33.0",
+        lines="option.tensor_parallel_degree=4\noption.max_model_len=4096\n",
+    )
+    assert "LMI617" not in _codes(result) and "model checks skipped" not in _notes(result)
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    ["TheBloke/Nous-Hermes-2-Mixtral-8x7B-DPO-AWQ", "Llama-2-7B-Chat-AWQ", "TheBloke/Llama-2-7B-Chat"],
+)
+def test_a_name_that_repeats_no_catalog_model_with_a_quantized_suffix_is_not_a_copy(model_id: str) -> None:
+    # a fine-tune's name (no catalog model), a bare name, a name without a suffix
+    assert quantized_copy_of(model_id) is None

@@ -45,6 +45,7 @@ def trust_remote_code(unit: LintUnit) -> Iterator[Finding]:
     if (
         setting is None
         or model is None
+        or not model.config_verbatim  # a copy judged by another model's config: LMI503 says it is unknown
         or "auto_map" not in model.loading
         or unit.config.get("option.revision")
     ):

@@ -325,6 +325,7 @@ def _unknown_checkpoint_method(config: "CanonicalConfig", target: "Target", engi
     if quantization_name(declared) in {quantization_name(name) for name in known}:
         return []
     version, shown = engine.capabilities.version, shorten(declared, 40)
+    basis = target.arch.quantization_basis if target.arch is not None else "config.json quantization_config"
     first = first_release_knowing_quantization(declared)
     later = (
         f"vLLM {first} is the first LMI image's vLLM that loads it"
@@ -332,7 +333,7 @@ def _unknown_checkpoint_method(config: "CanonicalConfig", target: "Target", engi
         else "no LMI image's vLLM loads it"
     )
     message = (
-        f"{target.model_id} is quantized with {shown} (config.json quantization_config), a method vLLM {version} "
+        f"{target.model_id} is quantized with {shown} ({basis}), a method vLLM {version} "
         f"does not know: the start-up stops with 'Unknown quantization method: {shown}' — {later}; use an LMI "
         "release whose vLLM has it, or a checkpoint in another format"
     )
@@ -380,8 +381,8 @@ def _checkpoint_problems(target: "Target", method: QuantizationMethod, key: str)
     checkpoint quantized that way; any method, online ones too, must match a quantized checkpoint's own
     (ModelConfig._verify_quantization: "Quantization method specified in the model config (awq) does not
     match the quantization method specified in the `quantization` argument (fp8)")."""
-    if target.arch is None:
-        return []
+    if target.arch is None or target.arch.quantization_unknown:
+        return []  # a copy named as quantized (-FP8, -Int4) in a format not known here: nothing to compare
     declared, name = checkpoint_method(target), method.name
     if declared is None and not method.config_filenames:
         return []  # an online method (fp8, in-flight bitsandbytes) quantizes a full-precision checkpoint as it loads
@@ -400,7 +401,7 @@ def _checkpoint_problems(target: "Target", method: QuantizationMethod, key: str)
     ):
         shown = shorten(declared, 40)
         message = (
-            f"the checkpoint is quantized with {shown} (config.json quantization_config) but the configuration "
+            f"the checkpoint is quantized with {shown} ({target.arch.quantization_basis}) but the configuration "
             f"asks vLLM for {name}: vLLM refuses the mismatch — remove {key} (vLLM reads {shown} from the checkpoint)"
         )
         return [Problem("quantization-not-in-checkpoint", "error", message, key)]

@@ -391,6 +391,8 @@ def resolve_quantize(config: CanonicalConfig, target: Target) -> Resolved[str] |
     method = checkpoint_method(target.arch, target.release.vllm)
     if method is None or method == "prequantized" or method not in vllm_memory()["quantization"]:
         return None  # a method the weight table does not size: the checkpoint size decides, if known
+    if target.arch is not None and target.arch.quantization_from:
+        return Resolved(method, f"the checkpoint's {method}, from {target.arch.quantization_basis}")
     return Resolved(
         method, f"the checkpoint's quantization_config ({method}), which vLLM reads from config.json"
     )

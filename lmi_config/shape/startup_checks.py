@@ -133,8 +133,8 @@ def _bitsandbytes_tensor_parallel(
         return []
     check = applying[0]
     what = (
-        f"{target.model_id} is stored in bitsandbytes (config.json quantization_config)"
-        if stored == "bitsandbytes"
+        f"{target.model_id} is stored in bitsandbytes ({target.arch.quantization_basis})"
+        if stored == "bitsandbytes" and target.arch is not None
         else f"{asked}=bitsandbytes"
     )
     parallel = f"TP {tp}" + (f" x PP {pp}" if pp > 1 else "")
@@ -159,6 +159,10 @@ def _group_misaligned(config: CanonicalConfig, target: Target, shape: ContainerS
     arch, tp = target.arch, shape.tensor_parallel
     if arch is None or tp is None or tp <= 1 or arch.num_experts:
         return []  # the experts' groups are checked by the MoE methods, not judged here
+    if arch.quantization_from is not None:
+        # a copy judged by its base model's widths: a quantizer may pad them so that TP splits whole groups
+        # (Qwen's 72B AWQ and GPTQ copies store intermediate_size 29696 for the base's 29568)
+        return []
     from lmi_config.shape.dimensions import checkpoint_method
 
     method = checkpoint_method(arch, target.release.vllm)
@@ -189,7 +193,7 @@ def _group_misaligned(config: CanonicalConfig, target: Target, shape: ContainerS
     }
     said = "' or '".join(dict.fromkeys(check.message_with(values) for check in quoted[:2]))
     message = (
-        f"{arch.model_id} is quantized with {method} in groups of {group} (config.json quantization_config); at TP "
+        f"{arch.model_id} is quantized with {method} in groups of {group} ({arch.quantization_basis}); at TP "
         f"{tp} each rank's slice of {name} ({size}) is {size // tp} inputs, not a multiple of {group}: vLLM "
         f"{target.release.vllm} stops the start-up with '{said}' ({_cite(tuple(quoted[:2]))}) — use a TP degree "
         f"that leaves a multiple of {group} per rank"
@@ -288,7 +292,7 @@ def _block_misaligned(config: CanonicalConfig, target: Target, shape: ContainerS
             else ""
         )
         message = (
-            f"{arch.model_id} is FP8 in blocks of {block_n} x {block_k} (config.json quantization_config); at TP {tp} "
+            f"{arch.model_id} is FP8 in blocks of {block_n} x {block_k} ({arch.quantization_basis}); at TP {tp} "
             f"each rank's slice of {name} ({size}) is {size // tp}, not a multiple of {bound}: vLLM "
             f"{target.release.vllm} stops the start-up with '{said}' ({check.cited}) — use a TP degree that leaves "
             f"a multiple of {bound} per rank{expert}"

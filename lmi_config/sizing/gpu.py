@@ -145,9 +145,15 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
         mlp_layer = (linear - arch.num_layers * attention) / max(arch.num_layers, 1)
         kept = int(arch.num_layers * attention + 2 * mlp_layer)
     total = (linear - kept) * per_weight + (kept + embeddings) * runtime
-    stated = (
-        f" ({declared[0]}-bit, group {declared[1]}, as config.json states)" if declared and layout else ""
-    )
+    stated = ""
+    if declared and layout:
+        written = arch.loading.get("quantization_config") or {}
+        group = (
+            f"group {declared[1]}"
+            if "group_size" in written or "q_group_size" in written
+            else f"group {declared[1]} assumed"
+        )
+        stated = f" ({declared[0]}-bit, {group}, as {arch.quantization_basis} states)"
     if scheme is not None:
         stated = f" ({scheme[1]}, as config.json's config_groups state)"
     return int(
