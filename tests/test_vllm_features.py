@@ -125,3 +125,30 @@ def test_what_the_container_does_not_pass_to_vllm_decides_nothing() -> None:
     # LMI 0.31 reads speculative_model but not num_scheduler_steps, whose check its vLLM 0.6.3 makes
     text = LLAMA + "option.num_scheduler_steps=8\noption.speculative_model=meta-llama/Llama-3.2-1B-Instruct\n"
     assert not findings(text + "option.num_speculative_tokens=4\n", "0.31.0")
+
+
+def test_configuration_class_checks_are_decided_by_the_engine_arguments_written() -> None:
+    # ParallelConfig._validate_parallel_config at vLLM 0.11.1 (LMI 0.35): EPLB needs expert parallelism
+    text = LLAMA + "option.enable_eplb=true\noption.enable_expert_parallel=false\n"
+    [finding] = findings(text, "0.35.0", code="LMI656")
+    assert "'enable_expert_parallel must be True to use EPLB.'" in finding.message
+    assert (
+        finding.key == "option.enable_eplb" and VLLM + "v0.11.1/vllm/config/parallel.py#L" in finding.message
+    )
+    # expert parallelism left to its default: what the default is is not known here, so nothing is refused
+    assert not findings(LLAMA + "option.enable_eplb=true\n", "0.35.0", code="LMI656")
+    # a string compared with the release's own choices (CacheConfig._verify_prefix_caching, vLLM 0.8.4)
+    text = LLAMA + "option.enable_prefix_caching=true\noption.prefix_caching_hash_algo=md5\n"
+    [finding] = findings(text, "0.33.0", code="LMI656")
+    assert (
+        "Unknown prefix caching hash algorithm: md5. Must be either 'builtin' or 'sha256'." in finding.message
+    )
+    ok = LLAMA + "option.enable_prefix_caching=true\noption.prefix_caching_hash_algo=sha256\n"
+    assert not findings(ok, "0.33.0", code="LMI656")
+    # EngineArgs.create_engine_config at vLLM 0.23.0 (LMI 0.36 v27): several nodes need the mp backend
+    text = LLAMA + "option.nnodes=2\noption.data_parallel_backend=ray\n"
+    [finding] = findings(text, "0.36.0", code="LMI656")
+    assert "'nnodes > 1 is only supported with data_parallel_backend=mp'" in finding.message
+    assert not findings(LLAMA + "option.nnodes=2\noption.data_parallel_backend=mp\n", "0.36.0", code="LMI656")
+    # a check whose unknown side could decide it is not made: tracing details without the endpoint's value
+    assert not findings(LLAMA + "option.collect_detailed_traces=all\n", "0.35.0", code="LMI656")

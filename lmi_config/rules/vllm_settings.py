@@ -206,13 +206,16 @@ def speculative_decoding_refused(unit: LintUnit) -> Iterator[Finding]:
     code="LMI656",
     slug="engine-argument-refused",
     severity="error",
-    summary="An engine argument's value vLLM's own check refuses (partial prefills, look-ahead slots, multi-step steps, tokenizer mode), decided by evaluating the check's condition on the file's values.",
+    summary="An engine argument's value vLLM's own check refuses (partial prefills, look-ahead slots, multi-step steps, tokenizer mode, data / expert / elastic parallelism, nodes, prefix-caching hash, bitsandbytes load format), decided by evaluating the check's condition on the file's values.",
     why=(
         "From LMI 0.32 the container passes engine arguments to vLLM as written, and vLLM's configuration classes "
         "check them before anything loads: 'Chunked prefill must be enabled to set max_num_partial_prefills > 1.', "
         "'num_lookahead_slots (-1) must be greater than or equal to 0.', \"Unknown tokenizer mode: fast. Must be "
-        "either 'auto', 'slow', 'mistral' or 'custom'.\" The judge evaluates each check's own condition, as the "
-        "release states it, on the values the file writes; a value left to its default decides nothing."
+        "either 'auto', 'slow', 'mistral' or 'custom'.\", 'enable_expert_parallel must be True to use EPLB.', "
+        "'nnodes > 1 is only supported with data_parallel_backend=mp'. The judge evaluates each check's own "
+        "condition, as the release states it, on the engine arguments the file writes (those of the configuration "
+        "classes' and create_engine_config's checks that read nothing else); a value left to its default is "
+        "unknown, so a check it would decide is not made (never a refusal of what starts)."
     ),
     bad=Example(
         _LLAMA + "option.max_num_partial_prefills=2\noption.enable_chunked_prefill=false\n",

@@ -321,35 +321,48 @@ def _features(config: CanonicalConfig, target: Target, shape: ContainerShape, vl
     return problems
 
 
-# engine arguments whose own checks compare them with numbers, each other or lists of literals
-# (SchedulerConfig._verify_args and verify_max_model_len, ModelConfig._verify_tokenizer_mode)
-EVALUATED_FIELDS = (
-    "num_scheduler_steps",
-    "num_lookahead_slots",
-    "max_num_partial_prefills",
-    "max_long_partial_prefills",
-    "long_prefill_token_threshold",
-    "tokenizer_mode",
-)
+# the locals of vLLM's checking functions that hold the engine argument of their name:
+# ModelConfig._verify_tokenizer_mode reads self.tokenizer_mode into one, SchedulerConfig.verify_max_model_len
+# is passed the model's max_model_len
+_BOUND_LOCALS = frozenset({"tokenizer_mode", "max_model_len"})
+
+
+def _written_arguments(config: CanonicalConfig, target: Target, vllm: str) -> dict[str, object]:
+    """The engine arguments the file writes (``option.<name>`` for a field of this vLLM's EngineArgs that
+    the container passes to it), each read as its annotation says: a bool from ``true`` / ``false``, a
+    number where the text is one, else the text."""
+    from lmi_config.knowledge.options import engine_args_for
+
+    values: dict[str, object] = {}
+    for name, field in engine_args_for(vllm).items():
+        key = f"option.{name}"
+        text = (config.get(key) or "").strip()
+        if not text or not reaches_vllm(key, target):
+            continue
+        annotation = str(field.get("annotation") or "")
+        if re.fullmatch(r"(?:Optional\[)?bool\]?(?: \| None)?", annotation):
+            if text.lower() in ("true", "false"):
+                values[name] = text.lower() == "true"
+            continue  # another text is refused by the argument's own type, not by these checks
+        try:
+            values[name] = int(text)
+        except ValueError:
+            try:
+                values[name] = float(text) if "float" in annotation else text
+            except ValueError:
+                values[name] = text
+    return values
 
 
 def _arguments(config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str) -> list[Problem]:
     """vLLM's checks of engine arguments' values, each decided by evaluating the check's own condition
-    on what the file writes (``_holds``): a setting left to its default is unknown here and never
-    decides a check, and one the container does not pass to this vLLM is not read."""
-    values: dict[str, object] = {}
-    for name in EVALUATED_FIELDS:
-        text = (config.get(f"option.{name}") or "").strip()
-        if not text:
-            continue
-        try:
-            value: object = int(text)
-        except ValueError:
-            value = text
-        if reaches_vllm(f"option.{name}", target):  # passed to this vLLM (an engine argument from LMI 0.32)
-            values[name] = value
+    on what the file writes (``_holds``): a setting left to its default is unknown here and decides a
+    check only where the rest of the condition decides it without it, and one the container does not
+    pass to this vLLM is not read."""
+    values = _written_arguments(config, target, vllm)
     if not values:
         return []
+    written = set(values)
     if shape.engine.enable_chunked_prefill is not None:
         values["enable_chunked_prefill"] = shape.engine.enable_chunked_prefill
     if shape.sequence_length is not None:
@@ -358,18 +371,22 @@ def _arguments(config: CanonicalConfig, target: Target, shape: ContainerShape, v
     for check in covered_checks(ARGUMENTS, vllm):
         if not all(_holds(condition, values) for condition in check.conditions):
             continue
-        read = " ".join(check.conditions)
-        names = [name for name in EVALUATED_FIELDS if name in values and name in read]
+        read = re.findall(r"[A-Za-z_]\w*", " ".join(check.conditions))
+        names = [name for name in dict.fromkeys(read) if name in written]  # in the order the check reads them
         if not names:
-            continue
-        written = ", ".join(f"option.{name}={values[name]}" for name in names)
+            continue  # decided by what the container derives alone: another rule says it
+        shown = ", ".join(f"option.{name}={_shown(values[name])}" for name in names)
         fix = "set it as vLLM's message asks, or remove it (vLLM's default passes its checks)"
         if len(names) > 1:
             fix = "set them as vLLM's message asks, or remove them (vLLM's defaults pass its checks)"
         said = _cite(check, {name: values[name] for name in names} | _context(values))
-        message = f"{written}: vLLM {vllm} stops the start-up with {said} — {fix}"
+        message = f"{shown}: vLLM {vllm} stops the start-up with {said} — {fix}"
         problems.append(Problem(ARGUMENTS, "error", message, f"option.{names[0]}"))
     return problems
+
+
+def _shown(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _context(values: dict[str, object]) -> dict[str, object]:
@@ -388,13 +405,15 @@ def _holds(condition: str, values: dict[str, object]) -> bool:
 
 
 def _value(node: ast.expr, values: dict[str, object]) -> object:
-    """Kleene's three-valued reading: None where a name is unknown, unless and/or decide without it."""
+    """Kleene's three-valued reading: None where a name is unknown, unless and/or decide without it.
+    Only ``self.<field>`` is read from ``values``: a bare name is a local of vLLM's function, which may
+    hold something other than the engine argument of that name."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool | str):
         return node.value
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return values.get(node.attr)
     if isinstance(node, ast.Name):
-        return values.get(node.id)
+        return values.get(node.id) if node.id in _BOUND_LOCALS else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _value(node.operand, values)
         return None if inner is None else not inner
@@ -412,14 +431,25 @@ def _value(node: ast.expr, values: dict[str, object]) -> object:
         if len(choices) != len(listed.elts):
             return None  # a list built at run time
         return (member in choices) is isinstance(node.ops[0], ast.In)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is | ast.IsNot):
+        against, left = node.comparators[0], _value(node.left, values)
+        if not (isinstance(against, ast.Constant) and against.value is None) or left is None:
+            return None  # None here is "not known", so only a value the file writes is not None
+        return isinstance(node.ops[0], ast.IsNot)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, right = _value(node.left, values), _value(node.comparators[0], values)
-        if not isinstance(left, int | float) or not isinstance(right, int | float):
+        if isinstance(node.ops[0], ast.Eq | ast.NotEq) and isinstance(left, str) and isinstance(right, str):
+            return (left == right) is isinstance(node.ops[0], ast.Eq)
+        if not _number(left) or not _number(right):
             return None
         compare = {ast.Lt: float.__lt__, ast.LtE: float.__le__, ast.Gt: float.__gt__, ast.GtE: float.__ge__,
                    ast.Eq: float.__eq__, ast.NotEq: float.__ne__}.get(type(node.ops[0]))  # fmt: skip
-        return None if compare is None else compare(float(left), float(right))
+        return None if compare is None else compare(float(left), float(right))  # type: ignore[arg-type]
     return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _feature_problem(
