@@ -83,6 +83,9 @@ class ModelArch(NamedTuple):
     dimensions_from: str | None = None
     # where the quantization comes from when not config.json (a quantized copy's name: its -AWQ suffix)
     quantization_from: str | None = None
+    # the model's config.json as written, where it is at hand (a directory, the Hub, a catalog copy of
+    # it); None where the dimensions come from elsewhere: the fields a model class checks are then unknown
+    config_json: Mapping[str, Any] | None = None
 
     @property
     def quantization_basis(self) -> str:
@@ -337,6 +340,7 @@ def normalize_config(
         qk_nope_head_dim=arch["qk_nope_head_dim"] or None,
         memory_not_estimated=memory_not_estimated or layout_not_modelled(config) or not_covered,
         attn_logit_softcapping=soft_cap,
+        config_json=dict(raw),
     )
 
 
@@ -377,7 +381,9 @@ def from_catalog(model_id: str) -> ModelArch | None:
     )
     if row.get("config_verbatim", True):
         return arch
-    return arch._replace(dimensions_from="its catalog entry gives its dimensions, not its config.json")
+    return arch._replace(
+        dimensions_from="its catalog entry gives its dimensions, not its config.json", config_json=None
+    )
 
 
 def read_json_file(path: Path, what: str) -> Any:
@@ -613,7 +619,10 @@ def reupload_of(model_id: str) -> ModelArch | None:
                 "(inferred from the name: check with --model or --hub)"
             )
             return base._replace(
-                model_id=wanted, source=f"{base.source}; {inferred}", dimensions_from=inferred
+                model_id=wanted,
+                source=f"{base.source}; {inferred}",
+                dimensions_from=inferred,
+                config_json=None,
             )
     return None
 
@@ -686,6 +695,7 @@ def quantized_copy_of(model_id: str) -> ModelArch | None:
         weight_bytes=None,
         memory_not_estimated=not_estimated,
         quantization_from=basis,
+        config_json=None,
     )
 
 

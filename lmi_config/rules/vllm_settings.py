@@ -226,3 +226,40 @@ def speculative_decoding_refused(unit: LintUnit) -> Iterator[Finding]:
 )
 def engine_argument_refused(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI656", "engine-argument-refused")
+
+
+_MINICPM_FATRELU = "tests/fixtures/models/minicpm-fatrelu"
+
+
+@rule(
+    code="LMI657",
+    slug="model-config-refused",
+    severity="error",
+    summary="A config.json field the model's own vLLM class refuses as it is built (an MLP activation it does not "
+    "implement, tied embeddings a class does not take), decided by the class's check on config.json.",
+    why=(
+        "Each vLLM model class checks the config.json fields it cannot serve while it builds its layers: "
+        "LlamaMLP raises 'Unsupported activation: gelu. Only silu is supported for now.', and MiniCPM's MLP took "
+        "only silu before vLLM 0.6.3, so ProSparse-MiniCPM's fatrelu failed on LMI 0.30 and starts on 0.31. The "
+        "judge evaluates the checks of the architecture's own model file (the registry's module), as each release "
+        "states them, on config.json as written; a field config.json leaves out is not judged, and neither is a "
+        "model whose config.json is not at hand (a catalog entry from a table of dimensions, a copy judged by its "
+        "name)."
+    ),
+    bad=Example(
+        "option.model_id=openbmb/ProSparse-MiniCPM-1B-sft\noption.rolling_batch=vllm\n"
+        "option.trust_remote_code=true\noption.revision=main\noption.max_model_len=4096\n",
+        args={**_G5, "lmi_version": "0.30.0", "model": _MINICPM_FATRELU},
+    ),
+    good=Example(
+        "option.model_id=openbmb/ProSparse-MiniCPM-1B-sft\noption.rolling_batch=vllm\n"
+        "option.trust_remote_code=true\noption.revision=main\noption.max_model_len=4096\n",
+        args={**_G5, "lmi_version": "0.31.0", "model": _MINICPM_FATRELU},
+    ),
+    source=SETTINGS_SOURCE
+    + " and lmi_config/data/vllm_model_classes.json (the registry's module of each architecture) — "
+    "https://github.com/vllm-project/vllm/blob/v0.6.2/vllm/model_executor/models/minicpm.py "
+    "https://github.com/vllm-project/vllm/issues/7678",
+)
+def model_config_refused(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI657", "model-config-refused")

@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
+from lmi_config.shape.conditions import holds
 from lmi_config.shape.frontend import flag, integer, reaches_vllm
 from lmi_config.shape.problems import TP_KEY, Problem
 
@@ -394,62 +395,19 @@ def _context(values: dict[str, object]) -> dict[str, object]:
 
 
 def _holds(condition: str, values: dict[str, object]) -> bool:
-    """Whether a check's condition (Python, over ``self.<field>`` and local names) is true of ``values``;
-    False where it reads a name ``values`` lacks, or anything but comparisons of names and numbers and
-    membership in a list of literals."""
-    try:
-        tree = ast.parse(condition, mode="eval").body
-    except SyntaxError:
-        return False
-    return _value(tree, values) is True
+    """Whether a check's condition (Python, over ``self.<field>`` and local names) is true of ``values``
+    (``shape/conditions.py``). Only ``self.<field>`` is read from ``values``: a bare name is a local of
+    vLLM's function, which may hold something other than the engine argument of that name, except the
+    locals known to hold one (``_BOUND_LOCALS``)."""
 
+    def resolve(node: ast.expr) -> object:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return values.get(node.attr)
+        if isinstance(node, ast.Name) and node.id in _BOUND_LOCALS:
+            return values.get(node.id)
+        return None
 
-def _value(node: ast.expr, values: dict[str, object]) -> object:
-    """Kleene's three-valued reading: None where a name is unknown, unless and/or decide without it.
-    Only ``self.<field>`` is read from ``values``: a bare name is a local of vLLM's function, which may
-    hold something other than the engine argument of that name."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool | str):
-        return node.value
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return values.get(node.attr)
-    if isinstance(node, ast.Name):
-        return values.get(node.id) if node.id in _BOUND_LOCALS else None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = _value(node.operand, values)
-        return None if inner is None else not inner
-    if isinstance(node, ast.BoolOp):
-        parts = [_value(part, values) for part in node.values]
-        decisive = isinstance(node.op, ast.Or)  # True decides an or, False an and
-        if any(part is not None and bool(part) is decisive for part in parts):
-            return decisive
-        return None if any(part is None for part in parts) else not decisive
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In | ast.NotIn):
-        member, listed = _value(node.left, values), node.comparators[0]
-        if member is None or not isinstance(listed, ast.List | ast.Tuple):
-            return None
-        choices = [item.value for item in listed.elts if isinstance(item, ast.Constant)]
-        if len(choices) != len(listed.elts):
-            return None  # a list built at run time
-        return (member in choices) is isinstance(node.ops[0], ast.In)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is | ast.IsNot):
-        against, left = node.comparators[0], _value(node.left, values)
-        if not (isinstance(against, ast.Constant) and against.value is None) or left is None:
-            return None  # None here is "not known", so only a value the file writes is not None
-        return isinstance(node.ops[0], ast.IsNot)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        left, right = _value(node.left, values), _value(node.comparators[0], values)
-        if isinstance(node.ops[0], ast.Eq | ast.NotEq) and isinstance(left, str) and isinstance(right, str):
-            return (left == right) is isinstance(node.ops[0], ast.Eq)
-        if not _number(left) or not _number(right):
-            return None
-        compare = {ast.Lt: float.__lt__, ast.LtE: float.__le__, ast.Gt: float.__gt__, ast.GtE: float.__ge__,
-                   ast.Eq: float.__eq__, ast.NotEq: float.__ne__}.get(type(node.ops[0]))  # fmt: skip
-        return None if compare is None else compare(float(left), float(right))  # type: ignore[arg-type]
-    return None
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return holds(condition, resolve)
 
 
 def _feature_problem(
