@@ -618,18 +618,26 @@ def reupload_of(model_id: str) -> ModelArch | None:
                 f"the dimensions of {base.model_id}, whose name {wanted} repeats with a re-upload suffix "
                 "(inferred from the name: check with --model or --hub)"
             )
-            return base._replace(
-                model_id=wanted,
-                source=f"{base.source}; {inferred}",
-                dimensions_from=inferred,
-                config_json=None,
-            )
+            return _judged_as(base, wanted, inferred)
     return None
 
 
+def _judged_as(base: ModelArch, model_id: str, inferred: str, **changes: Any) -> ModelArch:
+    """``base``'s description under a copy's id: its dimensions inferred from the name, the copy's own
+    config.json (its dtype, remote code, the fields a model class checks) not read."""
+    return base._replace(
+        model_id=model_id,
+        source=f"{base.source}; {inferred}",
+        dimensions_from=inferred,
+        config_json=None,
+        **changes,
+    )
+
+
 # what a quantized copy's suffix states of its quantization_config: the method, and the bits where the
-# method has one width (AutoAWQ and vLLM's AWQ kernels: 4-bit only) or the suffix names them (-GPTQ-Int8);
-# never a group size (AWQ and GPTQ copies are published at several)
+# method has one width (AWQ: vLLM's AWQConfig refuses all but 4 bits, "Currently, only 4-bit weight
+# quantization is supported for AWQ", vllm/model_executor/layers/quantization/awq.py) or the suffix names
+# them (-GPTQ-Int8); never a group size (AWQ and GPTQ copies are published at several)
 _SUFFIX_METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("awq", {"quant_method": "awq", "bits": 4}),
     ("gptq", {"quant_method": "gptq"}),
@@ -639,12 +647,12 @@ _SUFFIX_METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
 
 def quantized_copy_of(model_id: str) -> ModelArch | None:
     """A Hub id that is a catalog model's name with a quantized-copy suffix (``TheBloke/Llama-2-7B-Chat-AWQ``,
-    ``Qwen/Qwen3-235B-A22B-GPTQ-Int4``): the base model's dimensions (quantization stores the weights in
-    fewer bits; layers and heads stay, though a quantizer may pad a width), under this id. The suffix's method, where it names one
-    (AWQ, GPTQ, bitsandbytes), stands for the quantization_config, with what the suffix states; otherwise
-    (-FP8, -Int4 alone) the format is unknown and memory is not estimated; a base checkpoint's own
-    quantization (DeepSeek-R1's FP8) is not the copy's. An inference from the name: its dtype and remote
-    code stay unknown, as for a re-upload."""
+    ``Qwen/Qwen3-235B-A22B-GPTQ-Int4``): the base model's dimensions under this id (quantization stores
+    the weights in fewer bits; layers and heads stay, though a quantizer may pad a width). The suffix's
+    method, where it names one (AWQ, GPTQ, bitsandbytes), stands for the quantization_config, with what
+    the suffix states; otherwise (-FP8, -Int4 alone) the format is unknown and memory is not estimated.
+    A base checkpoint's own quantization (DeepSeek-R1's FP8) is not the copy's. An inference from the
+    name: its dtype and remote code stay unknown, as for a re-upload."""
     from lmi_config.knowledge.models import quantized_copy_base
 
     wanted = model_id.strip().rstrip("/")
@@ -687,15 +695,14 @@ def quantized_copy_of(model_id: str) -> ModelArch | None:
         "not known here"
     )
     basis = f"its name's {shown} suffix (inferred: its config.json is not read offline)"
-    return base._replace(
-        model_id=wanted,
-        source=f"{base.source}; {inferred}",
-        dimensions_from=inferred,
+    return _judged_as(
+        base,
+        wanted,
+        inferred,
         loading=loading,
         weight_bytes=None,
         memory_not_estimated=not_estimated,
         quantization_from=basis,
-        config_json=None,
     )
 
 

@@ -320,12 +320,11 @@ def _unknown_checkpoint_method(config: "CanonicalConfig", target: "Target", engi
     from lmi_config.knowledge.capabilities import first_release_knowing_quantization, quantization_name
 
     known, declared = engine.capabilities.known_quantization, checkpoint_method(target)
-    if known is None or declared is None:
+    if known is None or declared is None or target.arch is None:
         return []
     if quantization_name(declared) in {quantization_name(name) for name in known}:
         return []
     version, shown = engine.capabilities.version, shorten(declared, 40)
-    basis = target.arch.quantization_basis if target.arch is not None else "config.json quantization_config"
     first = first_release_knowing_quantization(declared)
     later = (
         f"vLLM {first} is the first LMI image's vLLM that loads it"
@@ -333,7 +332,7 @@ def _unknown_checkpoint_method(config: "CanonicalConfig", target: "Target", engi
         else "no LMI image's vLLM loads it"
     )
     message = (
-        f"{target.model_id} is quantized with {shown} ({basis}), a method vLLM {version} "
+        f"{target.model_id} is quantized with {shown} ({target.arch.quantization_basis}), a method vLLM {version} "
         f"does not know: the start-up stops with 'Unknown quantization method: {shown}' — {later}; use an LMI "
         "release whose vLLM has it, or a checkpoint in another format"
     )

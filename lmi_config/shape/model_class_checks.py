@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
-from lmi_config.shape.conditions import holds
+from lmi_config.shape.conditions import Resolve, holds
 from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
@@ -41,16 +41,16 @@ def judge_model_class_checks(target: Target) -> list[Problem]:
     path = classes.module_path(target.architectures) if classes is not None else None
     if path is None:
         return []
-    raw = arch.config_json
-    problems = []
+    raw, problems = arch.config_json, []
+    resolve = _resolver(raw)
     for check in covered_checks(RULE, vllm):
-        if check.path != path or not all(holds(condition, _resolver(raw)) for condition in check.conditions):
+        if check.path != path or not all(holds(condition, resolve) for condition in check.conditions):
             continue
         problems.append(_problem(target, check, raw, vllm))
     return problems[:1]  # the first refusal stops the start-up
 
 
-def _resolver(raw: Mapping[str, Any]) -> Any:
+def _resolver(raw: Mapping[str, Any]) -> Resolve:
     def resolve(node: ast.expr) -> object:
         if isinstance(node, ast.Name):
             return _scalar(raw.get(node.id)) if node.id in _BOUND_LOCALS else None

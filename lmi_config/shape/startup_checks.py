@@ -161,9 +161,10 @@ def _group_misaligned(config: CanonicalConfig, target: Target, shape: ContainerS
     arch, tp = target.arch, shape.tensor_parallel
     if arch is None or tp is None or tp <= 1 or arch.num_experts:
         return []  # the experts' groups are checked by the MoE methods, not judged here
-    if arch.quantization_from is not None:
-        # a copy judged by its base model's widths: a quantizer may pad them so that TP splits whole groups
-        # (Qwen's 72B AWQ and GPTQ copies store intermediate_size 29696 for the base's 29568)
+    if not arch.config_verbatim:
+        # widths from another model's description (a copy judged by its base): a quantizer may pad them so
+        # that TP splits whole groups (Qwen's 72B AWQ and GPTQ copies store intermediate_size 29696 for the
+        # base's 29568)
         return []
     from lmi_config.shape.dimensions import checkpoint_method
 

@@ -345,14 +345,17 @@ def _written_arguments(config: CanonicalConfig, target: Target, vllm: str) -> di
             if text.lower() in ("true", "false"):
                 values[name] = text.lower() == "true"
             continue  # another text is refused by the argument's own type, not by these checks
-        try:
-            values[name] = int(text)
-        except ValueError:
-            try:
-                values[name] = float(text) if "float" in annotation else text
-            except ValueError:
-                values[name] = text
+        values[name] = _number_or_text(text, float_allowed="float" in annotation)
     return values
+
+
+def _number_or_text(text: str, *, float_allowed: bool) -> object:
+    for parse in (int, float) if float_allowed else (int,):
+        try:
+            return parse(text)
+        except ValueError:
+            continue
+    return text
 
 
 def _arguments(config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str) -> list[Problem]:

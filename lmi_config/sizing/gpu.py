@@ -55,16 +55,19 @@ def _quant_format(shape: Shape) -> str | None:
     return None if name in ("", "none", "false") else name
 
 
-def _declared_layout(arch: ModelArch) -> tuple[int, int] | None:
-    """(bits, group size) a grouped integer checkpoint's config.json states (GPTQ ``bits``, AutoAWQ ``w_bit``)."""
+def _declared_layout(arch: ModelArch) -> tuple[int, int, bool] | None:
+    """(bits, group size, whether the group size is stated) of a grouped integer checkpoint's
+    quantization_config (GPTQ ``bits``, AutoAWQ ``w_bit``); a group size it does not state is 128."""
     declared = arch.loading.get("quantization_config")
     if not isinstance(declared, dict):
         return None
     bits = declared.get("bits", declared.get("w_bit"))
-    group = declared.get("group_size", declared.get("q_group_size", 128))
+    group = declared.get("group_size", declared.get("q_group_size"))
     if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= 16:
         return None
-    return bits, group if isinstance(group, int) and not isinstance(group, bool) else 128
+    if isinstance(group, int) and not isinstance(group, bool):
+        return bits, group, True
+    return bits, 128, False
 
 
 def _packed_bytes(bits: int, group_size: int, quant: dict[str, Any], zero_point: bool = True) -> float:
@@ -134,7 +137,7 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     layout = quant.get(fmt, {}).get("layout")
     if declared and layout:
         # the checkpoint's own bits and group size (8-bit GPTQ is twice the table's 4-bit layout)
-        per_weight *= _packed_bytes(*declared, quant) / _packed_bytes(
+        per_weight *= _packed_bytes(declared[0], declared[1], quant) / _packed_bytes(
             layout["bits"], layout["group_size"], quant
         )
     kept = 0
@@ -147,12 +150,7 @@ def weight_bytes(arch: ModelArch, shape: Shape) -> tuple[int, str]:
     total = (linear - kept) * per_weight + (kept + embeddings) * runtime
     stated = ""
     if declared and layout:
-        written = arch.loading.get("quantization_config") or {}
-        group = (
-            f"group {declared[1]}"
-            if "group_size" in written or "q_group_size" in written
-            else f"group {declared[1]} assumed"
-        )
+        group = f"group {declared[1]}" + ("" if declared[2] else " assumed")
         stated = f" ({declared[0]}-bit, {group}, as {arch.quantization_basis} states)"
     if scheme is not None:
         stated = f" ({scheme[1]}, as config.json's config_groups state)"
