@@ -21,6 +21,7 @@ from lmi_config.knowledge.check_schemas import (
     VllmCheckReviewFile,
     VllmChecksFile,
     VllmModelClassesFile,
+    VllmQuantConfigsFile,
     VllmRunnerRefusalsFile,
 )
 from lmi_config.knowledge.engine_limit_schemas import VllmCudaGraphsFile
@@ -966,6 +967,7 @@ SCHEMAS: dict[str, Any] = {
     "vllm_flash_attn.json": VllmFlashAttnFile,
     "trtllm_attention.json": TrtllmAttentionFile,
     "vllm_model_classes.json": VllmModelClassesFile,
+    "vllm_quant_configs.json": VllmQuantConfigsFile,
     "vllm_runner_refusals.json": VllmRunnerRefusalsFile,
     "hub_token_variables.json": HubTokenVariablesFile,
     "nxd_loader.json": NxdLoaderFile,

@@ -1,10 +1,11 @@
 """Evaluating an engine check's condition, as the catalogue records it (Python source), on what is known.
 
 A condition is read with Kleene's three-valued logic: a name whose value is not known is None, and an
-``and`` / ``or`` is decided without it only where the known parts decide it. Only comparisons of names
-and literals, membership in a list of literals, ``is None`` and the boolean operators are read; any
-other expression (a call, an index, arithmetic) is unknown. So a check is made only where what is known
-settles it, and never on a guess.
+``and`` / ``or`` is decided without it only where the known parts decide it. A name known to be None is
+:data:`KNOWN_NONE`. Only comparisons of names and literals, membership in a list (a literal one, or one
+a name is known to hold), a string or a mapping's keys, ``is None``, ``len()`` of a known list, string or mapping, integer
+arithmetic and the boolean operators are read; any other expression (another call, an index) is
+unknown. So a check is made only where what is known settles it, and never on a guess.
 """
 
 from __future__ import annotations
@@ -13,6 +14,20 @@ import ast
 from collections.abc import Callable
 
 Resolve = Callable[[ast.expr], object]  # the value of a name or attribute node; None where it is unknown
+
+
+class _KnownNone:
+    """A value known to be None (None itself means "not known")."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+KNOWN_NONE = _KnownNone()
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
 def holds(condition: str, resolve: Resolve) -> bool:
@@ -28,8 +43,21 @@ def value(node: ast.expr, resolve: Resolve) -> object:
     """The node's value, None where it is unknown."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float | bool | str):
         return node.value
+    if isinstance(node, ast.Constant) and node.value is None:
+        return KNOWN_NONE
     if isinstance(node, ast.Attribute | ast.Name):
         return resolve(node)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        sized = value(node.args[0], resolve)
+        return len(sized) if isinstance(sized, list | str | dict) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        return _arithmetic(node.op, value(node.left, resolve), value(node.right, resolve))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = value(node.operand, resolve)
         return None if inner is None else not inner
@@ -44,17 +72,27 @@ def value(node: ast.expr, resolve: Resolve) -> object:
     operator, right = node.ops[0], node.comparators[0]
     if isinstance(operator, ast.In | ast.NotIn):
         member = value(node.left, resolve)
-        if member is None or not isinstance(right, ast.List | ast.Tuple):
+        if member is None:
             return None
-        choices = [item.value for item in right.elts if isinstance(item, ast.Constant)]
-        if len(choices) != len(right.elts):
-            return None  # a list built at run time
+        if isinstance(right, ast.List | ast.Tuple | ast.Set):
+            choices: object = [item.value for item in right.elts if isinstance(item, ast.Constant)]
+            if len(choices) != len(right.elts):  # type: ignore[arg-type]
+                return None  # a list built at run time
+        else:
+            choices = value(right, resolve)
+        member = None if member is KNOWN_NONE else member
+        if isinstance(choices, str) and isinstance(member, str):
+            return (member in choices) is isinstance(operator, ast.In)
+        if isinstance(choices, dict) and isinstance(member, str):
+            return (member in choices) is isinstance(operator, ast.In)  # a mapping's keys
+        if not isinstance(choices, list) or isinstance(member, list):
+            return None
         return (member in choices) is isinstance(operator, ast.In)
     if isinstance(operator, ast.Is | ast.IsNot):
         left = value(node.left, resolve)
         if not (isinstance(right, ast.Constant) and right.value is None) or left is None:
             return None  # None is "not known" here, so only a known value is known not to be None
-        return isinstance(operator, ast.IsNot)
+        return (left is not KNOWN_NONE) is isinstance(operator, ast.IsNot)
     left, other = value(node.left, resolve), value(right, resolve)
     if isinstance(operator, ast.Eq | ast.NotEq) and isinstance(left, str) and isinstance(other, str):
         return (left == other) is isinstance(operator, ast.Eq)
@@ -63,6 +101,24 @@ def value(node: ast.expr, resolve: Resolve) -> object:
     compare = {ast.Lt: float.__lt__, ast.LtE: float.__le__, ast.Gt: float.__gt__, ast.GtE: float.__ge__,
                ast.Eq: float.__eq__, ast.NotEq: float.__ne__}.get(type(operator))  # fmt: skip
     return None if compare is None else compare(float(left), float(other))  # type: ignore[arg-type]
+
+
+def _arithmetic(operator: ast.operator, left: object, right: object) -> object:
+    if (
+        not (isinstance(left, int) and isinstance(right, int))
+        or isinstance(left, bool)
+        or isinstance(right, bool)
+    ):
+        return None  # integers only: a float's remainder is never a shape
+    if isinstance(operator, ast.FloorDiv | ast.Mod) and right == 0:
+        return None
+    if isinstance(operator, ast.Add):
+        return left + right
+    if isinstance(operator, ast.Sub):
+        return left - right
+    if isinstance(operator, ast.Mult):
+        return left * right
+    return left // right if isinstance(operator, ast.FloorDiv) else left % right
 
 
 def _number(found: object) -> bool:

@@ -37,6 +37,7 @@ def judge_startup_checks(config: CanonicalConfig, target: Target, shape: Contain
     """The start-up checks of the image's vLLM this configuration fails, and the config.json fields the
     image's transformers or vLLM cannot parse (``shape/rope_scaling.py``: any backend)."""
     from lmi_config.shape.model_class_checks import judge_model_class_checks
+    from lmi_config.shape.quant_config_checks import judge_quant_config_checks
     from lmi_config.shape.rope_scaling import judge_rope_scaling
 
     parsed = judge_rope_scaling(config, target)
@@ -45,6 +46,7 @@ def judge_startup_checks(config: CanonicalConfig, target: Target, shape: Contain
     return [
         *parsed,
         *judge_model_class_checks(target),
+        *judge_quant_config_checks(config, target),
         *_batched_tokens(config, target, shape),
         *_bitsandbytes_tensor_parallel(config, target, shape),
         *_group_misaligned(config, target, shape),
