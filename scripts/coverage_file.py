@@ -28,3 +28,27 @@ def drop_from_uncovered(identities: set[str], path: Path = COVERAGE) -> int:
     path.write_text("\n".join(kept), encoding="utf-8")
     json.loads(path.read_text(encoding="utf-8"))
     return removed
+
+
+def add_to_uncovered(identities: set[str], reason_starts: str, path: Path = COVERAGE) -> int:
+    """Append identities to the uncovered group whose reason starts with ``reason_starts``."""
+    if not identities:
+        return 0
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = next(
+        number
+        for number, line in enumerate(lines)
+        if line.lstrip().startswith('{"reason": ' + json.dumps(reason_starts)[:-1])
+    )
+    end = start + 1
+    while not lines[end].lstrip().startswith("]"):
+        end += 1
+    present = {json.loads(line.strip().rstrip(",")) for line in lines[start + 1 : end]}
+    body = sorted(present | identities)
+    lines[start + 1 : end] = [
+        f"    {json.dumps(identity)}" + ("," if number < len(body) - 1 else "")
+        for number, identity in enumerate(body)
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    json.loads(path.read_text(encoding="utf-8"))
+    return len(body) - len(present)

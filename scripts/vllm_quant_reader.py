@@ -234,11 +234,90 @@ def _init_fields(function: ast.FunctionDef) -> dict[str, str | dict[str, Any]]:
         value = statement.value
         if isinstance(value, ast.Name) and value.id in parameters and counts.get(value.id, 0) == 0:
             fields[target.attr] = value.id
-        else:
-            literal = _literal(value)
-            if literal is not _MISSING:
-                fields[target.attr] = {"value": literal}
+            continue
+        literal = _literal(value)
+        if literal is not _MISSING:
+            fields[target.attr] = {"value": literal}
+        elif _plain_expression(value) and not (isinstance(value, ast.Name) and value.id in parameters):
+            # (a parameter assigned again in __init__ is unknown: which value is stored depends on the path)
+            fields[target.attr] = {"expr": ast.unparse(value)}  # read where it stands (its names, __init__'s)
     return fields
+
+
+_PLAIN_CALLS = frozenset({"len", "sum"})
+
+
+def _plain_expression(node: ast.expr) -> bool:
+    """An expression the judge's evaluator reads: names, attributes, literals, arithmetic, comparisons and
+    boolean operators, ``len()`` and ``sum()``; no other call, index or comprehension."""
+    if not isinstance(
+        node, ast.BinOp | ast.Compare | ast.BoolOp | ast.UnaryOp | ast.Attribute | ast.Name | ast.Call
+    ):
+        return False
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            if not (isinstance(sub.func, ast.Name) and sub.func.id in _PLAIN_CALLS):
+                return False
+        elif isinstance(sub, ast.Subscript | ast.Lambda | ast.comprehension | ast.Starred | ast.IfExp):
+            return False
+    return True
+
+
+_LAYER_PARAMETER = "input_size_per_partition"  # a linear method's create_weights, not an MoE method's
+
+
+def _linear_method(node: ast.ClassDef, configs: set[str], path: str) -> dict[str, Any] | None:
+    """A linear method class: its configuration class (the annotation of its __init__'s parameter), and its
+    create_weights' parameters, the locals it assigns once at the top level (as expressions) and the
+    parameters it assigns again."""
+    functions = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
+    init, create = functions.get("__init__"), functions.get("create_weights")
+    if init is None or create is None:
+        return None
+    parameters = _init_parameters(create)
+    if _LAYER_PARAMETER not in parameters:
+        return None
+    config = None
+    for argument in init.args.args[1:]:
+        annotation = argument.annotation
+        name = (
+            annotation.id
+            if isinstance(annotation, ast.Name)
+            else annotation.value
+            if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str)
+            else None
+        )
+        if name in configs:
+            config = name
+    stores = [
+        statement
+        for statement in init.body
+        if isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and ast.unparse(statement.targets[0]) == "self.quant_config"
+        and isinstance(statement.value, ast.Name)
+    ]
+    if config is None or len(stores) != 1:
+        return None
+    counts = _assigned_once(create.body)
+    locals_: dict[str, dict[str, str]] = {}
+    for statement in create.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if (
+                isinstance(target, ast.Name)
+                and counts.get(target.id) == 1
+                and _plain_expression(statement.value)
+            ):
+                locals_[target.id] = {"expr": ast.unparse(statement.value)}
+    return {
+        "file": path,
+        "line": node.lineno,
+        "config": config,
+        "parameters": parameters,
+        "locals": dict(sorted(locals_.items())),
+        "reassigned": sorted(name for name in parameters if counts.get(name)),
+    }
 
 
 def _method_name(body: list[ast.stmt]) -> str | None:
@@ -268,9 +347,10 @@ def _constants(body: list[ast.stmt]) -> dict[str, Any]:
 
 
 def read_quant_configs(sources: dict[str, str]) -> dict[str, Any]:
-    """``{"classes": {Class: {...}}, "constants": {NAME: value}, "takes_over": {Class: {...}}}`` of one
-    release's quantization package (``takes_over``: the classes with an ``override_quantization_method``, their
-    method and the names it compares with)."""
+    """``{"classes": {Class: {...}}, "linear_methods": {Class: {...}}, "constants": {NAME: value},
+    "takes_over": {Class: {...}}}`` of one release's quantization package (``linear_methods``: the classes
+    whose create_weights builds a linear layer's weights for a configuration class; ``takes_over``: the
+    classes with an ``override_quantization_method``, their method and the names it compares with)."""
     classes: dict[str, Any] = {}
     constants: dict[str, Any] = {}
     clashing: set[str] = set()
@@ -299,8 +379,22 @@ def read_quant_configs(sources: dict[str, str]) -> dict[str, Any]:
             entry = _class_entry(node, init, from_config)
             if entry is not None:
                 classes[node.name] = {"file": path, **entry}
+    methods: dict[str, Any] = {}
+    for path in sorted(sources):
+        if not path.startswith(PACKAGE) or not path.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(sources[path])
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                found = _linear_method(node, set(classes), path)
+                if found is not None:
+                    methods[node.name] = found
     return {
         "classes": dict(sorted(classes.items())),
+        "linear_methods": dict(sorted(methods.items())),
         "constants": {name: value for name, value in sorted(constants.items()) if name not in clashing},
         "takes_over": dict(sorted(takers.items())),
     }

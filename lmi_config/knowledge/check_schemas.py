@@ -271,6 +271,15 @@ class QuantConfigClass(Strict):
     class_constants: dict[str, Any]
 
 
+class LinearMethodClass(Strict):
+    file: str = Field(pattern=r"^vllm/model_executor/layers/quantization/\S+\.py$")
+    line: int
+    config: str  # the configuration class its __init__ takes
+    parameters: list[str]  # create_weights' parameters
+    locals: dict[str, QuantSpec]  # create_weights' top-level locals, as expressions
+    reassigned: list[str]
+
+
 class QuantTaker(Strict):
     method: str | None
     names: list[str]
@@ -279,6 +288,7 @@ class QuantTaker(Strict):
 class QuantConfigsVersion(Strict):
     read_from: str
     classes: dict[str, QuantConfigClass]
+    linear_methods: dict[str, LinearMethodClass]
     constants: dict[str, Any]
     takes_over: dict[str, QuantTaker]
 

@@ -3,7 +3,7 @@
 A condition is read with Kleene's three-valued logic: a name whose value is not known is None, and an
 ``and`` / ``or`` is decided without it only where the known parts decide it. A name known to be None is
 :data:`KNOWN_NONE`. Only comparisons of names and literals, membership in a list (a literal one, or one
-a name is known to hold), a string or a mapping's keys, ``is None``, ``len()`` of a known list, string or mapping, integer
+a name is known to hold), a string or a mapping's keys, ``is None``, ``len()`` of a known list, string or mapping, ``sum()`` of integers, integer
 arithmetic and the boolean operators are read; any other expression (another call, an index) is
 unknown. So a check is made only where what is known settles it, and never on a guess.
 """
@@ -27,7 +27,7 @@ class _KnownNone:
 
 
 KNOWN_NONE = _KnownNone()
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow)  # the operators value() reads
 
 
 def holds(condition: str, resolve: Resolve) -> bool:
@@ -50,13 +50,20 @@ def value(node: ast.expr, resolve: Resolve) -> object:
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id == "len"
+        and node.func.id in ("len", "sum")
         and len(node.args) == 1
         and not node.keywords
     ):
         sized = value(node.args[0], resolve)
-        return len(sized) if isinstance(sized, list | str | dict) else None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        if node.func.id == "len":
+            return len(sized) if isinstance(sized, list | str | dict) else None
+        if not isinstance(sized, list) or not all(type(item) is int for item in sized):
+            return None
+        return sum(int(item) for item in sized)
+    if isinstance(node, ast.List | ast.Tuple):
+        items = [value(item, resolve) for item in node.elts]
+        return None if any(item is None for item in items) else items
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ARITHMETIC):
         return _arithmetic(node.op, value(node.left, resolve), value(node.right, resolve))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = value(node.operand, resolve)
@@ -74,12 +81,11 @@ def value(node: ast.expr, resolve: Resolve) -> object:
         member = value(node.left, resolve)
         if member is None:
             return None
-        if isinstance(right, ast.List | ast.Tuple | ast.Set):
-            choices: object = [item.value for item in right.elts if isinstance(item, ast.Constant)]
-            if len(choices) != len(right.elts):  # type: ignore[arg-type]
-                return None  # a list built at run time
-        else:
-            choices = value(right, resolve)
+        if isinstance(right, ast.Set):
+            right = ast.List(elts=right.elts, ctx=ast.Load())
+        choices = value(right, resolve)  # a literal list: each element known (a literal or a known name)
+        if isinstance(choices, list):
+            choices = [None if item is KNOWN_NONE else item for item in choices]
         member = None if member is KNOWN_NONE else member
         if isinstance(choices, str) and isinstance(member, str):
             return (member in choices) is isinstance(operator, ast.In)
@@ -112,6 +118,8 @@ def _arithmetic(operator: ast.operator, left: object, right: object) -> object:
         return None  # integers only: a float's remainder is never a shape
     if isinstance(operator, ast.FloorDiv | ast.Mod) and right == 0:
         return None
+    if isinstance(operator, ast.Pow):
+        return left**right if 0 <= right <= 64 else None
     if isinstance(operator, ast.Add):
         return left + right
     if isinstance(operator, ast.Sub):

@@ -46,7 +46,7 @@ def judge_startup_checks(config: CanonicalConfig, target: Target, shape: Contain
     return [
         *parsed,
         *judge_model_class_checks(target),
-        *judge_quant_config_checks(config, target),
+        *judge_quant_config_checks(config, target, shape.tensor_parallel),
         *_batched_tokens(config, target, shape),
         *_bitsandbytes_tensor_parallel(config, target, shape),
         *_group_misaligned(config, target, shape),
