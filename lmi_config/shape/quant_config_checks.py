@@ -296,7 +296,8 @@ def _layers(config: CanonicalConfig, target: Target, tp: int | None) -> list[tup
                         kv_here * head_dim,
                         kv_here * head_dim,
                     ],
-                    "output_size": (heads + 2 * kv) * head_dim,
+                    # as QKVParallelLinear states it: the per-rank heads (KV replicated past their count) x TP
+                    "output_size": (heads // tp + 2 * kv_here) * tp * head_dim,
                 },
             )
         )
