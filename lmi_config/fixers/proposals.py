@@ -280,6 +280,7 @@ PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI615": _batched_tokens,
     "LMI616": _tensor_parallel,  # a bitsandbytes checkpoint: the judge keeps the degrees that load it (TP 1)
     "LMI617": _tensor_parallel,  # AWQ / GPTQ groups: the judge keeps the degrees whose slices hold whole groups
+    "LMI658": _tensor_parallel,  # a linear method's layer checks at TP (key TP): the degrees whose slices it takes
     "LMI105": _deprecated,
     "LMI618": _engine_environment,  # the V0 engine, where vLLM's message says so
     "LMI619": _attention_feature,  # FlashInfer, where vLLM's message says so; a refused named backend removed
