@@ -4,9 +4,53 @@ keys on its header line): the helpers the scripts that rewrite a judgement's lis
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 COVERAGE = Path(__file__).resolve().parent.parent / "lmi_config" / "data" / "vllm_check_coverage.json"
+
+
+def _identity_lines(identities: list[str]) -> list[str]:
+    """An entry's ``checks``, one a line, the last without a comma."""
+    return [
+        f"    {json.dumps(identity)}" + ("," if number < len(identities) - 1 else "")
+        for number, identity in enumerate(identities)
+    ]
+
+
+def _edit_entry(header: Callable[[str], bool], edit: Callable[[set[str]], list[str]], path: Path) -> set[str]:
+    """Replace the checks of the first entry whose header line ``header`` accepts with ``edit(present)``;
+    the identities it held."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    start = next((number for number, line in enumerate(lines) if header(line)), None)
+    if start is None:
+        raise SystemExit(f"no such entry in {path.name}: add its header line first")
+    end = start + 1
+    while not lines[end].lstrip().startswith("]"):
+        end += 1
+    present = {json.loads(line.strip().rstrip(",")) for line in lines[start + 1 : end]}
+    lines[start + 1 : end] = _identity_lines(edit(present))
+    path.write_text("\n".join(lines), encoding="utf-8")
+    json.loads(path.read_text(encoding="utf-8"))
+    return present
+
+
+def set_covered(rule: str, identities: list[str], path: Path = COVERAGE) -> set[str]:
+    """Make ``identities`` the checks of the rule's covered entry; the identities it listed before."""
+    return _edit_entry(
+        lambda line: f'"rule": "{rule}"' in line and line.rstrip().endswith("["), lambda _: identities, path
+    )
+
+
+def add_to_uncovered(identities: set[str], reason_starts: str, path: Path = COVERAGE) -> int:
+    """Add identities to the uncovered group whose reason starts with ``reason_starts``; how many were new."""
+    if not identities:
+        return 0
+    prefix = '{"reason": ' + json.dumps(reason_starts)[:-1]
+    present = _edit_entry(
+        lambda line: line.lstrip().startswith(prefix), lambda held: sorted(held | identities), path
+    )
+    return len(identities - present)
 
 
 def drop_from_uncovered(identities: set[str], path: Path = COVERAGE) -> int:
@@ -28,27 +72,3 @@ def drop_from_uncovered(identities: set[str], path: Path = COVERAGE) -> int:
     path.write_text("\n".join(kept), encoding="utf-8")
     json.loads(path.read_text(encoding="utf-8"))
     return removed
-
-
-def add_to_uncovered(identities: set[str], reason_starts: str, path: Path = COVERAGE) -> int:
-    """Append identities to the uncovered group whose reason starts with ``reason_starts``."""
-    if not identities:
-        return 0
-    lines = path.read_text(encoding="utf-8").split("\n")
-    start = next(
-        number
-        for number, line in enumerate(lines)
-        if line.lstrip().startswith('{"reason": ' + json.dumps(reason_starts)[:-1])
-    )
-    end = start + 1
-    while not lines[end].lstrip().startswith("]"):
-        end += 1
-    present = {json.loads(line.strip().rstrip(",")) for line in lines[start + 1 : end]}
-    body = sorted(present | identities)
-    lines[start + 1 : end] = [
-        f"    {json.dumps(identity)}" + ("," if number < len(body) - 1 else "")
-        for number, identity in enumerate(body)
-    ]
-    path.write_text("\n".join(lines), encoding="utf-8")
-    json.loads(path.read_text(encoding="utf-8"))
-    return len(body) - len(present)

@@ -42,6 +42,7 @@ import json
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -297,6 +298,33 @@ def catalogue(
         "versions": versions,
         "checks": dict(sorted(checks.items())),
     }
+
+
+def read_catalogue() -> dict[str, Any]:
+    """The catalogue as written, its versions in release order (as this script writes facts files)."""
+    document = json.loads(OUTPUT.read_text(encoding="utf-8"))
+    document["versions"] = dict(
+        sorted(document["versions"].items(), key=lambda item: engine_args.version_key(item[0]))
+    )
+    return document
+
+
+def release_sources(
+    document: dict[str, Any], cache_dir: str, index_url: str
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Each release the catalogue's versions are read from, in release order, with its Python sources (the
+    archives of the cache, else the index); the scripts that regenerate one facts file share it. Exits with
+    status 1 where a release's archive cannot be obtained."""
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    for release in sorted(
+        {row["read_from"] for row in document["versions"].values()}, key=engine_args.version_key
+    ):
+        archive = engine_args.obtain(release, cache, index_url, False, "x86_64")
+        if archive is None:
+            engine_args.log(f"vllm {release}: no archive")
+            raise SystemExit(1)
+        yield release, engine_args.read_python_sources(archive)
 
 
 def text_of(document: dict[str, Any]) -> str:

@@ -13,7 +13,6 @@ read for each are the catalogue's (data/vllm_checks.json ``versions``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,22 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "lmi-config" / "vllm"))
     parser.add_argument("--index-url", default=engine_args.DEFAULT_INDEX)
     arguments = parser.parse_args(argv)
-    document = json.loads(checks.OUTPUT.read_text(encoding="utf-8"))
-    # the versions in release order, as scripts/gen_vllm_checks.py writes them
-    document["versions"] = dict(
-        sorted(document["versions"].items(), key=lambda item: engine_args.version_key(item[0]))
-    )
-    cache = Path(arguments.cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
+    document = checks.read_catalogue()
     facts: dict[str, dict[str, Any]] = {}
-    for release in sorted(
-        {row["read_from"] for row in document["versions"].values()}, key=engine_args.version_key
-    ):
-        archive = engine_args.obtain(release, cache, arguments.index_url, False, "x86_64")
-        if archive is None:
-            engine_args.log(f"vllm {release}: no archive")
-            return 1
-        facts[release] = read_model_classes(engine_args.read_python_sources(archive), release)
+    for release, sources in checks.release_sources(document, arguments.cache_dir, arguments.index_url):
+        facts[release] = read_model_classes(sources, release)
         lora = facts[release]["lora_modules"] or {"groups": []}
         read = sum(len(group["architectures"]) for group in lora["groups"])
         engine_args.log(f"vllm {release}: {read} LoRA classes read")

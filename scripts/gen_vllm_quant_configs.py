@@ -59,21 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"rewrite the {RULE} entry of vllm_check_coverage.json with the checks the facts bind",
     )
     arguments = parser.parse_args(argv)
-    document = json.loads(checks.OUTPUT.read_text(encoding="utf-8"))
-    document["versions"] = dict(
-        sorted(document["versions"].items(), key=lambda item: engine_args.version_key(item[0]))
-    )
-    cache = Path(arguments.cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
+    document = checks.read_catalogue()
     facts: dict[str, dict[str, Any]] = {}
-    for release in sorted(
-        {row["read_from"] for row in document["versions"].values()}, key=engine_args.version_key
-    ):
-        archive = engine_args.obtain(release, cache, arguments.index_url, False, "x86_64")
-        if archive is None:
-            engine_args.log(f"vllm {release}: no archive")
-            return 1
-        facts[release] = read_quant_configs(engine_args.read_python_sources(archive))
+    for release, sources in checks.release_sources(document, arguments.cache_dir, arguments.index_url):
+        facts[release] = read_quant_configs(sources)
         engine_args.log(f"vllm {release}: {len(facts[release]['classes'])} configuration classes")
     OUTPUT.write_text(checks.per_version_text(SOURCE, facts, document), encoding="utf-8")
     print(f"wrote {OUTPUT.relative_to(checks.REPO_ROOT)}")
@@ -107,28 +96,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_coverage(identities: list[str]) -> None:
-    """Rewrite the rule's ``checks`` in the coverage file, keeping its one-line-per-identity layout."""
-    text = checks.COVERAGE.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    start = next(
-        (
-            number
-            for number, line in enumerate(lines)
-            if f'"rule": "{RULE}"' in line and line.rstrip().endswith("[")
-        ),
-        None,
-    )
-    if start is None:
-        raise SystemExit(f"no {RULE} entry in {checks.COVERAGE.name}: add its header line first")
-    end = start + 1
-    while not lines[end].lstrip().startswith("]"):
-        end += 1
-    body = [
-        f"    {json.dumps(identity)}" + ("," if number < len(identities) - 1 else "")
-        for number, identity in enumerate(identities)
-    ]
-    lines[start + 1 : end] = body
-    checks.COVERAGE.write_text("\n".join(lines), encoding="utf-8")
+    """Rewrite the rule's ``checks`` in the coverage file and take them out of the uncovered groups."""
+    coverage_file.set_covered(RULE, identities)
     dropped = coverage_file.drop_from_uncovered(set(identities))
     print(f"removed {dropped} of them from the uncovered groups")
     print(

@@ -1078,7 +1078,6 @@ def main(argv: list[str] | None = None) -> int:
     the release read for it), from the same archives and readers ``gen_vllm_checks.py`` uses; the
     catalogue itself is left as it is."""
     import argparse
-    import json
     import sys
     from pathlib import Path
 
@@ -1091,21 +1090,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", default=str(Path.home() / ".cache" / "lmi-config" / "vllm"))
     parser.add_argument("--index-url", default=engine_args.DEFAULT_INDEX)
     arguments = parser.parse_args(argv)
-    cache = Path(arguments.cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
-    document = json.loads(checks_generator.OUTPUT.read_text(encoding="utf-8"))
-    # the catalogue's file lists its versions by name; the facts file, as gen_vllm_checks.py writes it, by version
-    versions = sorted(document["versions"].items(), key=lambda item: engine_args.version_key(item[0]))
-    document["versions"] = dict(versions)
+    document = checks_generator.read_catalogue()
     facts: dict[str, dict[str, Any]] = {}
-    for release in sorted(
-        {row["read_from"] for row in document["versions"].values()}, key=engine_args.version_key
+    for release, sources in checks_generator.release_sources(
+        document, arguments.cache_dir, arguments.index_url
     ):
-        archive = engine_args.obtain(release, cache, arguments.index_url, False, "x86_64")
-        if archive is None:
-            engine_args.log(f"vllm {release}: no archive")
-            return 1
-        sources = engine_args.read_python_sources(archive)
         found, _ = read_checks(sources)
         facts[release] = read_attention(sources, release, found)
         engine_args.log(f"vllm {release}: attention facts read")

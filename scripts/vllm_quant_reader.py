@@ -160,7 +160,7 @@ def _value_spec(
     return None
 
 
-def _assigned_once(body: list[ast.stmt]) -> dict[str, int]:
+def _assignment_counts(body: list[ast.stmt]) -> dict[str, int]:
     """How many times each plain name or ``self.<field>`` is assigned anywhere in the body."""
     counts: dict[str, int] = {}
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
@@ -185,7 +185,7 @@ def _assigned_once(body: list[ast.stmt]) -> dict[str, int]:
 
 def _from_config(function: ast.FunctionDef) -> tuple[dict[str, dict[str, Any]], ast.Call | None]:
     """The locals from_config reads from the config, and its ``return cls(...)``."""
-    counts = _assigned_once(
+    counts = _assignment_counts(
         [statement for statement in function.body if not isinstance(statement, ast.FunctionDef)]
     )
     helpers = _helpers(function)
@@ -213,7 +213,7 @@ def _init_parameters(function: ast.FunctionDef) -> list[str]:
 
 def _init_fields(function: ast.FunctionDef) -> dict[str, str | dict[str, Any]]:
     """``self.<field>`` -> the parameter it stores (or {"value": literal}), each assigned once."""
-    counts = _assigned_once(function.body)
+    counts = _assignment_counts(function.body)
     parameters = set(_init_parameters(function))
     fields: dict[str, str | dict[str, Any]] = {}
     for statement in function.body:
@@ -299,7 +299,7 @@ def _linear_method(node: ast.ClassDef, configs: set[str], path: str) -> dict[str
     ]
     if config is None or len(stores) != 1:
         return None
-    counts = _assigned_once(create.body)
+    counts = _assignment_counts(create.body)
     locals_: dict[str, dict[str, str]] = {}
     for statement in create.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
@@ -355,6 +355,7 @@ def read_quant_configs(sources: dict[str, str]) -> dict[str, Any]:
     constants: dict[str, Any] = {}
     clashing: set[str] = set()
     takers: dict[str, Any] = {}
+    nodes: list[tuple[str, ast.ClassDef]] = []  # every class of the package, read once
     for path in sorted(sources):
         if not path.startswith(PACKAGE) or not path.endswith(".py"):
             continue
@@ -366,32 +367,22 @@ def read_quant_configs(sources: dict[str, str]) -> dict[str, Any]:
             if name in constants and constants[name] != value:
                 clashing.add(name)
             constants.setdefault(name, value)
-        for node in tree.body:
-            if not isinstance(node, ast.ClassDef):
-                continue
-            functions = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
-            override = functions.get("override_quantization_method")
-            if override is not None:
-                takers[node.name] = {"method": _method_name(node.body), "names": _method_literals(override)}
-            init, from_config = functions.get("__init__"), functions.get("from_config")
-            if init is None or from_config is None:
-                continue
-            entry = _class_entry(node, init, from_config)
-            if entry is not None:
-                classes[node.name] = {"file": path, **entry}
+        nodes += [(path, node) for node in tree.body if isinstance(node, ast.ClassDef)]
+    for path, node in nodes:
+        functions = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
+        override = functions.get("override_quantization_method")
+        if override is not None:
+            takers[node.name] = {"method": _method_name(node.body), "names": _method_literals(override)}
+        init, from_config = functions.get("__init__"), functions.get("from_config")
+        if init is None or from_config is None:
+            continue
+        classes[node.name] = {"file": path, **_class_entry(node, init, from_config)}
+    # a linear method names its configuration class, so the classes come first
     methods: dict[str, Any] = {}
-    for path in sorted(sources):
-        if not path.startswith(PACKAGE) or not path.endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(sources[path])
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef):
-                found = _linear_method(node, set(classes), path)
-                if found is not None:
-                    methods[node.name] = found
+    for path, node in nodes:
+        found = _linear_method(node, set(classes), path)
+        if found is not None:
+            methods[node.name] = found
     return {
         "classes": dict(sorted(classes.items())),
         "linear_methods": dict(sorted(methods.items())),
@@ -414,9 +405,7 @@ def _method_literals(override: ast.FunctionDef) -> list[str]:
     )
 
 
-def _class_entry(
-    node: ast.ClassDef, init: ast.FunctionDef, from_config: ast.FunctionDef
-) -> dict[str, Any] | None:
+def _class_entry(node: ast.ClassDef, init: ast.FunctionDef, from_config: ast.FunctionDef) -> dict[str, Any]:
     known, returned = _from_config(from_config)
     parameters = _init_parameters(init)
     arguments: dict[str, dict[str, Any]] = {}
@@ -433,25 +422,24 @@ def _class_entry(
             spec = _value_spec(keyword.value, known)
             if spec is not None:
                 arguments[keyword.arg] = spec
-    # a parameter from_config leaves out takes __init__'s default
+    # a parameter from_config leaves out takes __init__'s default (where no * / ** call may pass it)
     defaults = init.args.defaults
     positional = [argument.arg for argument in init.args.posonlyargs + init.args.args][1:]
-    for name, default in zip(positional[len(positional) - len(defaults) :], defaults, strict=True):
-        literal = _literal(default)
-        if name not in arguments and literal is not _MISSING and returned is not None:
-            passed = {keyword.arg for keyword in returned.keywords} | set(positional[: len(returned.args)])
-            unpacked = any(isinstance(arg, ast.Starred) for arg in returned.args) or any(
-                keyword.arg is None for keyword in returned.keywords
-            )
-            if name not in passed and not unpacked:
-                arguments[name] = {"value": literal}
+    if returned is not None and not any(isinstance(arg, ast.Starred) for arg in returned.args):
+        passed = {keyword.arg for keyword in returned.keywords} | set(positional[: len(returned.args)])
+        if None not in passed:
+            for name, default in zip(positional[len(positional) - len(defaults) :], defaults, strict=True):
+                literal = _literal(default)
+                if name not in arguments and name not in passed and literal is not _MISSING:
+                    arguments[name] = {"value": literal}
+    counts = _assignment_counts(init.body)
     return {
         "method": _method_name(node.body),
         "from_config": dict(sorted(known.items())),
         "arguments": dict(sorted(arguments.items())),
         "fields": dict(sorted(_init_fields(init).items())),
         # parameters __init__ assigns again: a check past the assignment may see either value
-        "reassigned": sorted(name for name in parameters if _assigned_once(init.body).get(name)),
+        "reassigned": sorted(name for name in parameters if counts.get(name)),
         "class_constants": _constants(node.body),
         "line": node.lineno,
     }

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from lmi_config.knowledge.capabilities import canonical_dtype
 from lmi_config.knowledge.engine_checks import EngineCheck, covered_checks
 from lmi_config.knowledge.quant_configs import quant_configs
 from lmi_config.shape.conditions import ARITHMETIC, KNOWN_NONE, Resolve, holds, value
@@ -46,15 +47,10 @@ if TYPE_CHECKING:
 RULE = "quantization-config-refused"
 _CONFIG_FUNCTIONS = ("__init__", "from_config")
 _QUANTIZE_KEYS = ("option.quantize", "option.quantization")
-_LAYER_NAMES = frozenset({"input_size_per_partition", "output_partition_sizes", "input_size", "output_size"})
-_DTYPES = {
-    "torch.float16": "float16",
-    "torch.half": "float16",
-    "torch.bfloat16": "bfloat16",
-    "torch.float32": "float32",
-    "torch.float": "float32",
-}
-_WRITTEN_DTYPES = {"fp16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16"}
+# the create_weights arguments _layers gives each linear layer (with params_dtype where option.dtype is written)
+_LAYER_NAMES = frozenset(
+    {"input_size_per_partition", "output_partition_sizes", "input_size", "output_size", "params_dtype"}
+)
 _DEPTH = 8  # expressions that name expressions: a bound on the chain (the code's own are 2-3 deep)
 
 
@@ -111,13 +107,13 @@ def _spec_of(leaf: ast.expr, scope: _Scope) -> tuple[Mapping[str, Any], _Scope] 
     read in, else None."""
     text, entry = ast.unparse(leaf), scope.entry
     constants = scope.facts.get("constants", {})
-    if text in _DTYPES:
-        return {"value": _DTYPES[text]}, scope
+    if text.startswith("torch.") and canonical_dtype(text.removeprefix("torch.")):
+        return {"value": canonical_dtype(text.removeprefix("torch."))}, scope  # torch.half -> float16
     if isinstance(leaf, ast.Name):
         if text in entry.get("reassigned", ()):
             return None  # assigned again in the function: which value a check sees depends on the path
         if scope.function == "create_weights":
-            if text in _LAYER_NAMES or text == "params_dtype":
+            if text in _LAYER_NAMES and text in entry["parameters"]:
                 return {"layer": text}, scope
             local = entry.get("locals", {})
         else:
@@ -279,8 +275,7 @@ def _layers(config: CanonicalConfig, target: Target, tp: int | None) -> list[tup
         arch.head_dim,
         arch.hidden_size,
     )
-    written = str(config.get("option.dtype") or "").strip().lower()
-    dtype = _WRITTEN_DTYPES.get(written)  # params_dtype only where the file states it
+    dtype = canonical_dtype(config.get("option.dtype"))  # params_dtype only where the file states it
     common: dict[str, object] = {"params_dtype": dtype} if dtype else {}
     layers: list[tuple[str, dict[str, object]]] = []
     if heads % tp == 0 and (kv % tp == 0 or tp % kv == 0):
