@@ -132,6 +132,7 @@ AREAS: tuple[Area, ...] = (
         (
             "vllm/worker/worker.py",
             "vllm/v1/worker/gpu_worker.py",
+            "vllm/v1/worker/utils.py",
             "vllm/v1/core/kv_cache_utils.py",
             "vllm/executor/gpu_executor.py",
             "vllm/utils/mem_utils.py",
@@ -141,7 +142,8 @@ AREAS: tuple[Area, ...] = (
         startup=r"^(__init__|init_device|_init_\w+|init_\w+|initialize\w*|_initialize\w*|determine_\w+|_check\w*|check\w*"
         r"|raise_if\w*|load_model|get_kv_cache\w*|_get_kv_cache\w*|unify\w*|estimate\w*|get_max_shared\w*"
         r"|compile_or_warm_up\w*|_warm_up\w*|profile_run|determine_available_memory|verify\w*|_verify\w*|validate\w*"
-        r"|_validate\w*|may_reinitialize\w*|is_kv_cache_type_uniform|get_num_blocks|_report_kv_cache_config)$",
+        r"|_validate\w*|may_reinitialize\w*|is_kv_cache_type_uniform|get_num_blocks|_report_kv_cache_config"
+        r"|request_memory)$",
     ),
     Area("model-registry", ("vllm/model_executor/models/registry.py", "vllm/transformers_utils/config.py")),
     Area("models", ("vllm/model_executor/models/*.py",), functions="constructors"),

@@ -83,6 +83,43 @@ def test_a_swap_space_above_the_hosts_share_is_refused() -> None:
     assert not findings(text, "0.33.0", "LMI629", instance="ml.g5.24xlarge")
 
 
+@pytest.mark.parametrize(
+    ("lmi", "line"),
+    [
+        ("0.34.0", "v0.10.2/vllm/v1/worker/gpu_worker.py#L"),  # Worker.init_device
+        ("0.36.0", "v0.23.0/vllm/v1/worker/utils.py#L"),  # request_memory, which init_device calls
+    ],
+)
+def test_a_memory_utilization_above_what_is_free_at_start_is_refused(lmi: str, line: str) -> None:
+    # a 24 GB A10G: 0.99 of the 22.18 GiB PyTorch sees leaves less than a CUDA context (~0.37 GiB)
+    [finding] = findings(LLAMA + "option.gpu_memory_utilization=0.99\n", lmi, "LMI659")
+    assert finding.severity == "error" and finding.key == "option.gpu_memory_utilization"
+    assert "on startup is less than desired GPU memory utilization (0.99, 21.96 GiB)" in finding.message
+    assert VLLM + line in finding.message and finding.message.endswith(
+        "set option.gpu_memory_utilization=0.98"
+    )
+    assert not findings(LLAMA + "option.gpu_memory_utilization=0.98\n", lmi, "LMI659")
+    # an 80 GB A100 has room for 0.99 of it, not for all of it
+    assert not findings(LLAMA + "option.gpu_memory_utilization=0.99\n", lmi, "LMI659", "ml.p4de.24xlarge")
+    assert findings(LLAMA + "option.gpu_memory_utilization=1.0\n", lmi, "LMI659", "ml.p4de.24xlarge")
+
+
+def test_a_memory_utilization_is_not_held_to_free_memory_where_vllm_does_not_ask() -> None:
+    # vLLM 0.8.4 (LMI 0.33) takes the budget from the memory PyTorch sees without comparing it to what is free
+    assert not findings(LLAMA + "option.gpu_memory_utilization=0.99\n", "0.33.0", "LMI659")
+
+
+def test_the_fix_for_a_memory_utilization_above_free_is_the_highest_that_starts(tmp_path) -> None:
+    from conftest import run_cli
+
+    path = tmp_path / "serving.properties"
+    path.write_text(LLAMA + "option.gpu_memory_utilization=0.99\n")
+    target = ("--backend", "vllm", "--lmi-version", "0.36.0", "--instance", "ml.g5.2xlarge")
+    run_cli("lint", str(path), *target, "--fix", "--unsafe-fixes")
+    assert path.read_text().endswith("option.gpu_memory_utilization=0.98\n")
+    assert "LMI659" not in run_cli("lint", str(path), *target).stdout
+
+
 def test_experts_against_parallelism() -> None:
     [finding] = findings(LLAMA + "option.enable_expert_parallel=true\n", "0.34.0", "LMI630")
     assert "'Number of experts in the model must be greater than 0 when expert parallelism is enabled.'" in (

@@ -197,6 +197,22 @@ def _batched_tokens(unit: LintUnit, finding: Finding) -> Proposals | None:
     return Proposals(((Change("set", finding.key, str(assessment.shape.sequence_length.value)),),))
 
 
+def _startup_utilization(unit: LintUnit, finding: Finding) -> Proposals | None:
+    """Lower option.gpu_memory_utilization to the highest the device has free at start (the judge's
+    figure); the judge then checks that the KV cache still holds a sequence."""
+    assessment = unit.assessment
+    if assessment is None or assessment.target.instance is None or finding.key is None:
+        return None
+    from lmi_config.sizing.vllm_release import startup_utilization_limit
+
+    limit = startup_utilization_limit(assessment.target.instance)
+    return Proposals(
+        ((Change("set", finding.key, f"{limit:g}"),),),
+        "lower option.gpu_memory_utilization, then shorten option.max_model_len if the KV cache no longer holds it",
+        supersedes=f"set option.gpu_memory_utilization to at most {limit:g}",
+    )
+
+
 _ENVIRONMENT = re.compile(r"set option\.env=([A-Z][A-Z0-9_]*)=([A-Za-z0-9_]+)")
 
 
@@ -287,5 +303,6 @@ PROPOSERS: dict[str, Callable[[LintUnit, Finding], Proposals | None]] = {
     "LMI620": _block_size,
     "LMI622": _lora_rank,
     "LMI653": _parsed_value,
+    "LMI659": _startup_utilization,
     **dict.fromkeys(("LMI645", "LMI646", "LMI647", "LMI648", "LMI649", "LMI650", "LMI651"), _nxd_setting),
 }

@@ -121,6 +121,30 @@ def swap_space_too_large(unit: LintUnit) -> Iterator[Finding]:
 
 
 @rule(
+    code="LMI659",
+    slug="memory-utilization-above-free",
+    severity="error",
+    summary="option.gpu_memory_utilization asks for more of a GPU than is free once the CUDA context exists (vLLM 0.10 and later).",
+    why=(
+        "From vLLM 0.10 (LMI 0.34) the V1 worker measures the device before it loads anything and refuses a request "
+        "of gpu_memory_utilization x the memory PyTorch sees above what is free then ('Free memory on device "
+        "(31.44/47.38 GiB) on startup is less than desired GPU memory utilization (0.95, 45.01 GiB).', "
+        "vllm-project/vllm#20305, with another process on the GPU). The CUDA "
+        "context alone takes about 0.4 GiB (data/vllm_memory.json cuda_context_gib), so 0.99 cannot start on a "
+        "24 GB GPU (A10G, L4) and 1.0 on none; earlier releases started and left the context no room. The figure "
+        "is an estimate and a lower bound (NCCL at TP > 1 and other processes take more)."
+    ),
+    bad=Example(_LLAMA + "option.gpu_memory_utilization=0.99\n", args={**_G5, "lmi_version": "0.34.0"}),
+    good=Example(_LLAMA + "option.gpu_memory_utilization=0.95\n", args={**_G5, "lmi_version": "0.34.0"}),
+    source=SETTINGS_SOURCE
+    + " — https://github.com/vllm-project/vllm/blob/v0.12.0/vllm/v1/worker/gpu_worker.py#L237 "
+    "https://github.com/pytorch/pytorch/issues/109888 https://github.com/vllm-project/vllm/issues/20305",
+)
+def memory_utilization_above_free(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI659", "memory-utilization-above-free")
+
+
+@rule(
     code="LMI630",
     slug="experts-parallelism-refused",
     severity="error",

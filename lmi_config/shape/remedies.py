@@ -15,7 +15,7 @@ from lmi_config.shape.parallelism import judge_tensor_parallel
 from lmi_config.shape.sequence import model_sequence_limit
 from lmi_config.sizing import estimate_memory
 from lmi_config.sizing.gpu import kv_capacity_verdict
-from lmi_config.sizing.vllm_release import torch_visible_bytes
+from lmi_config.sizing.vllm_release import startup_utilization_limit, torch_visible_bytes
 
 if TYPE_CHECKING:
     from lmi_config.shape import Assessment
@@ -65,7 +65,9 @@ def kv_utilization_needed(target: MemoryTarget, shape: Shape, memory: MemoryBrea
     missing = per_token * length / (1 - margin) - (memory.kv_cache_capacity_bytes or 0)
     visible, _ = torch_visible_bytes(target.instance)
     utilization = math.ceil((shape.gpu_memory_utilization + missing / visible) * 100) / 100
-    return utilization if utilization <= MAX_UTILIZATION else None
+    # vLLM 0.10+ also refuses a request above what the device has free at start (LMI659)
+    highest = min(MAX_UTILIZATION, startup_utilization_limit(target.instance))
+    return utilization if utilization <= highest else None
 
 
 def kv_wider_degree(target: MemoryTarget, shape: Shape) -> int | None:

@@ -32,6 +32,7 @@ SWAP_SPACE = "swap-space-too-large"
 EXPERTS = "experts-parallelism-refused"
 FEATURES = "vllm-features-refused"
 ARGUMENTS = "engine-argument-refused"
+FREE_AT_START = "memory-utilization-above-free"
 SPECULATIVE_KEYS = ("option.speculative_config", "option.speculative_model")
 # every option speculative_checks.py reads starts so (a test holds the two lists together)
 SPECULATIVE_PREFIXES = ("option.speculative_", "option.num_speculative_")
@@ -50,6 +51,7 @@ def judge_vllm_settings(config: CanonicalConfig, target: Target, shape: Containe
         *_prefix_caching(config, target, shape, vllm),
         *_kv_cache_dtype(config, vllm),
         *_swap_space(config, target, shape, vllm),
+        *_free_at_start(config, target, shape, vllm),
         *_experts(config, target, shape, vllm),
         *_features(config, target, shape, vllm),
         *_arguments(config, target, shape, vllm),
@@ -221,6 +223,47 @@ def _swap_space(config: CanonicalConfig, target: Target, shape: ContainerShape, 
         )
         return [Problem(SWAP_SPACE, "error", message, "option.swap_space")]
     return []
+
+
+def _free_at_start(
+    config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str
+) -> list[Problem]:
+    """The worker's first check of the device (V1, vLLM 0.10 on): the memory free once the CUDA context
+    exists must hold gpu_memory_utilization x the memory PyTorch sees. The context is counted at its
+    estimate (data/vllm_memory.json ``cuda_context_gib``), a lower bound of what is in use then: NCCL's
+    buffers at TP > 1 and any other process on the GPU only add to it."""
+    instance = target.instance
+    checks = covered_checks(FREE_AT_START, vllm)
+    if instance is None or instance.accelerator != "gpu" or not checks:
+        return []
+    from lmi_config.sizing.vllm_release import memory_data, startup_utilization_limit, torch_visible_bytes
+
+    total, total_note = torch_visible_bytes(instance)
+    context = memory_data()["non_torch"]["cuda_context_gib"]["value"] * GIB
+    utilization = shape.engine.gpu_memory_utilization
+    requested = total * utilization
+    if requested <= total - context:
+        return []
+    highest = startup_utilization_limit(instance)
+    written = (config.get("option.gpu_memory_utilization") or "").strip() or f"{utilization:g} (the default)"
+    check = checks[0]
+    # vLLM prints the figures through its GiB formatter: fill them in as such
+    skeleton = re.sub(r"\{(?:GiB|format_gib)\(([\w.]+)\)\}", r"{\1}", check.message)
+    figures = {
+        "device_": "cuda:0",
+        "free_memory": f"{(total - context) / GIB:.2f}",
+        "total_memory": f"{total / GIB:.2f}",
+        "gpu_memory_utilization": f"{utilization:g}",
+        "requested_memory": f"{requested / GIB:.2f}",
+    }
+    said = f"'{check.fill(skeleton, figures)}' ({check.cited})"
+    message = (
+        f"option.gpu_memory_utilization={written} asks for {requested / GIB:.2f} GiB of the {total_note}, but "
+        f"about {context / GIB:.2f} GiB of it is taken by the CUDA context before vLLM {vllm} looks (an estimate; "
+        f"NCCL at TP > 1 and other processes take more): the worker stops the start-up with {said} — set "
+        f"option.gpu_memory_utilization to at most {highest:g}"
+    )
+    return [Problem(FREE_AT_START, "error", message, "option.gpu_memory_utilization")]
 
 
 # --- experts -------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ worker opens, latent attention, the defaults each entry point gets; plus the mem
 on each GPU.
 """
 
+import math
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -119,6 +120,15 @@ def usage_context_defaults(
         large = any(wanted in name for wanted in rule["names"])
     defaults = entry["large" if large else "other"].get(context) or {}
     return defaults.get("max_num_batched_tokens"), defaults.get("max_num_seqs")
+
+
+def startup_utilization_limit(instance: Instance) -> float:
+    """The highest gpu_memory_utilization (two decimals) whose request fits in what a GPU has free once
+    the CUDA context exists (``non_torch.cuda_context_gib``, an estimate): what vLLM's V1 worker asks
+    of the device before anything loads."""
+    total, _ = torch_visible_bytes(instance)
+    context = memory_data()["non_torch"]["cuda_context_gib"]["value"] * GIB
+    return math.floor((1 - context / total) * 100) / 100
 
 
 def torch_visible_bytes(instance: Instance) -> tuple[int, str]:
