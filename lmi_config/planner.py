@@ -81,7 +81,10 @@ def plan_auto(
             f"`auto` sequence length is not supported for {target.backend}; set it explicitly"
         )
     judged: list[PlannedCandidate] = []
-    for sequence in _sequences(writer, request, workload):
+    lengths = _sequences(writer, request, workload)
+    edge: PlannedCandidate | None = None  # the best at a length the estimate leaves at its edge
+    while lengths:
+        sequence = lengths.pop(0)
         groups = _groups(writer, request, sequence)
 
         def judge(group: Group, batch: int, length: int | None, reason: str) -> PlannedCandidate:
@@ -90,9 +93,30 @@ def plan_auto(
 
         ranked, found = rank_groups(groups, judge, objective, workload, top=1, complete=False)
         judged.extend(found)
-        if ranked:
-            return ranked[0]
-    raise PlanningError(_nothing_fits(target, judged, workload))
+        if not ranked:
+            continue
+        best = ranked[0]
+        if not (request.sequence_length and best.warnings):
+            return best
+        # a length whose KV cache is within the estimate's error margin draws the warning lint gives it:
+        # the longest length the judge says holds at that shape comes next, then the shorter ones
+        edge = edge or best
+        longest = _longest_clean(best, workload.longest_request)
+        if longest is not None and sequence is not None and longest < sequence and longest not in lengths:
+            lengths.insert(0, longest)
+    if edge is not None:
+        return edge
+    raise PlanningError(_nothing_fits(target, judged, workload, writer, request))
+
+
+def _longest_clean(candidate: PlannedCandidate, required: int) -> int | None:
+    """The longest sequence length the judge says this candidate's shape holds (LMI312's figure)."""
+    if candidate.assessment is None:
+        return None
+    from lmi_config.shape.remedies import longest_sequence_length
+
+    longest = longest_sequence_length(candidate.assessment)
+    return longest if longest is not None and longest >= required else None
 
 
 def _sequences(writer: CandidateWriter, request: AutoRequest, workload: PlanWorkload) -> list[int | None]:
@@ -128,17 +152,39 @@ def _groups(writer: CandidateWriter, request: AutoRequest, sequence: int | None)
     return [Group(instance, degree, writer, release, batches, sequence, price=price) for degree in degrees]
 
 
-def _nothing_fits(target: Target, judged: list[PlannedCandidate], workload: PlanWorkload) -> str:
+def _nothing_fits(
+    target: Target,
+    judged: list[PlannedCandidate],
+    workload: PlanWorkload,
+    writer: CandidateWriter,
+    request: AutoRequest,
+) -> str:
     assert target.arch is not None and target.instance is not None
     refusal = model_refusal(judged) or unsized_refusal(target.arch, judged)
     if refusal:
         return f"{target.arch.model_id} cannot be planned on {target.planned_for}: {refusal}"
     reasons = sorted({slug for candidate in judged for slug in candidate.blocked_by})
     because = f" ({', '.join(reasons)})" if reasons else ""
+    advice = "choose a larger instance (see `lmi-config explain`)"
+    key = writer.sequence_key
+    if not request.sequence_length and key is not None and "vllm-kv-capacity" in reasons:
+        # the length is not auto: what the file writes, else the model's own maximum
+        fixed = writer.base.sequence_length
+        length = fixed.value if fixed is not None else judged[0].sequence_length if judged else None
+        written = (
+            "as written"
+            if fixed is not None and fixed.key
+            else "none is written: " + (fixed.source if fixed is not None else "the model's maximum")
+        )
+        name = key.removeprefix("option.")
+        advice = (
+            f"the KV cache holds no sequence of {length} tokens ({written}): set {name} to auto "
+            f"(--set {name}=auto) or shorter, or " + advice
+        )
     return (
         f"no tensor-parallel degree, batch and sequence length of {target.arch.model_id} serving "
         f"{workload.longest_request}-token requests fits {target.instance.instance_type} with {target.backend}"
-        f"{because}; choose a larger instance (see `lmi-config explain`)"
+        f"{because}; {advice}"
     )
 
 

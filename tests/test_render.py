@@ -11,6 +11,7 @@ from conftest import ROOT, load_shared_json, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lmi_config.api import lint_text
 from lmi_config.configfile.envfile import parse_env_json, parse_env_text
 from lmi_config.configfile.properties import parse_properties
 from lmi_config.errors import PlanningError
@@ -158,6 +159,38 @@ def test_auto_on_known_good_rows_passes_the_fit_rules(model: str, instance: str,
     rendered = render_spec(spec)
     fit_errors = [f for f in rendered.errors if f.code.startswith("LMI3")]
     assert not fit_errors, [f.message for f in fit_errors]
+
+
+def _gpu_auto(**options: object):
+    return validate_spec(
+        {
+            "model": "meta-llama/Llama-3.1-8B-Instruct",
+            "instance": "ml.g5.2xlarge",
+            "backend": "vllm",
+            "options": {"tensor_parallel_degree": "auto", "max_rolling_batch_size": "auto", **options},
+        },
+        "spec",
+    )
+
+
+def test_auto_length_on_a_gpu_is_the_longest_lint_passes_without_a_warning() -> None:
+    # Llama-3.1-8B on a 24 GB A10G: 32768 tokens is within the KV estimate's error margin (LMI312 warns
+    # that vLLM may refuse to start), so auto writes the longest length the judge says holds instead
+    rendered = render_spec(_gpu_auto(max_model_len="auto"))
+    assert not rendered.errors and not [f for f in rendered.problems if f.code == "LMI312"]
+    length = int(re.search(r"^option\.max_model_len=(\d+)$", rendered.text, re.M).group(1))
+    assert 16384 < length < 32768
+    linted = lint_text(rendered.text, backend="vllm", instance="ml.g5.2xlarge")
+    assert not [f for f in linted.findings if f.code == "LMI312"]
+
+
+def test_auto_with_a_length_too_long_for_the_kv_cache_says_to_shorten_it() -> None:
+    # the length is not auto and none is written: the model's 131072 tokens cannot fit the instance,
+    # but a shorter length does; the refusal names that rather than only a larger instance
+    with pytest.raises(PlanningError) as raised:
+        render_spec(_gpu_auto())
+    assert "no sequence of 131072 tokens (none is written" in str(raised.value)
+    assert "--set max_model_len=auto" in str(raised.value)
 
 
 def test_spec_errors_name_the_line(tmp_path: Path) -> None:
