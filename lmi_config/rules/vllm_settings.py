@@ -206,8 +206,11 @@ def vllm_features_refused(unit: LintUnit) -> Iterator[Finding]:
         "up to 0.7.3, reading the flat engine arguments LMI 0.30-0.32 pass; the object itself from 0.8, built from "
         "option.speculative_config): 'num_speculative_tokens was provided without speculative_model.', "
         "'Speculative decoding and chunked prefill are currently mutually exclusive (enable_chunked_prefill=True).', "
-        "'speculative_draft_tensor_parallel_size=4 cannot be other value than 1' and others. The methods and "
-        "model types a check exempts (ngram, MTP, DeepSeek-V3) are read from the check's own condition."
+        "'speculative_draft_tensor_parallel_size=4 cannot be other value than 1' and others. vLLM 0.10-0.14 (LMI "
+        "0.34-0.36 v19) run no separate draft model ('Speculative decoding with draft model is not supported "
+        "yet.'); from 0.15 a draft must have the target's vocabulary size (Qwen2.5-0.5B's 151936 tokens are not "
+        "Qwen2.5-72B's 152064). The methods and model types a check exempts (ngram, MTP, DeepSeek-V3, an EAGLE "
+        "head vLLM recognises by its name) are read from the check's own condition."
     ),
     bad=Example(
         _LLAMA + 'option.speculative_config={"num_speculative_tokens": 3}\n',

@@ -22,6 +22,7 @@ from lmi_config.shape.problems import Problem
 
 if TYPE_CHECKING:
     from lmi_config.configfile.canonical import CanonicalConfig
+    from lmi_config.modelarch import ModelArch
     from lmi_config.shape.dimensions import Target
     from lmi_config.shape.types import ContainerShape
 
@@ -55,8 +56,13 @@ def judge_speculative_checks(config: CanonicalConfig, target: Target, shape: Con
     speculation = read_speculation(config, target)
     if speculation is None:
         return []
-    vllm, problems = target.release.vllm, []
+    vllm = target.release.vllm
+    problems: list[Problem] = []
     for check in covered_checks(SPECULATIVE, vllm):
+        if check.message.startswith(_DRAFT_UNSUPPORTED) and any(
+            problem.message.startswith(DRAFT_WHAT) for problem in problems
+        ):
+            continue  # EngineArgs and SpeculativeConfig both refuse a draft model: the first stops it
         problem = _judge(check, speculation, config, target, shape, vllm)
         if problem is not None:
             problems.append(problem)
@@ -158,6 +164,14 @@ def _judge(
             return None
         return _problem(check, "option.speculative_config with tensor_parallel_size", vllm,
                         "rename it draft_tensor_parallel_size", CONFIG_KEY)  # fmt: skip
+    if message.startswith("Target and draft model should have the same vocabulary size"):
+        return _vocabulary(check, speculation, target, vllm)
+    if message.startswith(_DRAFT_UNSUPPORTED):
+        if _plain_draft(speculation, target) is None:
+            return None
+        return _problem(check, f"{DRAFT_WHAT} ({model})", vllm,
+                        "use a method this vLLM runs (an EAGLE head, ngram, medusa or mtp), or an image with "
+                        "vLLM 0.15 or later (LMI 0.36 v20)", speculation.keys.get("model", CONFIG_KEY))  # fmt: skip
     if "prompt_lookup_max" in message and "prompt_lookup_min" in message:
         low, high = _integer(values.get("prompt_lookup_min")), _integer(values.get("prompt_lookup_max"))
         ngram = method in ("ngram", "[ngram]", "ngram_gpu") or model in ("ngram", "[ngram]")
@@ -167,6 +181,53 @@ def _judge(
                         "set prompt_lookup_min to at most prompt_lookup_max", keys["prompt_lookup_min"],
                         {"prompt_lookup_min": low, "prompt_lookup_max": high})  # fmt: skip
     return None
+
+
+# the draft names from which vLLM infers a method other than a plain draft model (SpeculativeConfig:
+# EAGLE heads, DFlash), and the model types of heads that are not draft models
+_HEAD_NAMES = ("eagle-", "eagle3", "dflash")
+_HEAD_TYPES = frozenset({"medusa", "mlp_speculator"})
+# vLLM 0.10-0.14 refuse a plain draft model (SpeculativeConfig, and EngineArgs from 0.11)
+_DRAFT_UNSUPPORTED = (
+    "Speculative decoding with draft model is not supported yet",
+    "Draft model speculative decoding is not supported yet",
+)
+DRAFT_WHAT = "a draft model for speculative decoding"
+
+
+def _plain_draft(speculation: Speculation, target: Target) -> ModelArch | None:
+    """The draft model vLLM runs as a plain ``draft_model`` (the method it infers for a model id that names
+    no EAGLE head and whose config.json is not a head's): only a catalog model, whose type is known."""
+    from lmi_config.modelarch import from_catalog
+
+    draft_id, method = speculation.values.get("model"), speculation.values.get("method")
+    if not isinstance(draft_id, str) or target.arch is None or method not in (None, "draft_model"):
+        return None
+    if "/" not in draft_id and "." in draft_id or any(name in draft_id.lower() for name in _HEAD_NAMES):
+        return None  # a custom proposer class path, or a head vLLM recognises by its name
+    draft = from_catalog(draft_id)
+    if draft is None or draft.model_type in _HEAD_TYPES or (draft.model_type or "").endswith("_mtp"):
+        return None
+    return draft
+
+
+def _vocabulary(check: EngineCheck, speculation: Speculation, target: Target, vllm: str) -> Problem | None:
+    """A draft model whose vocabulary is not the target's, both sizes from the catalog."""
+    draft = _plain_draft(speculation, target)
+    if draft is None or target.arch is None or not draft.vocab_size or not target.arch.vocab_size:
+        return None
+    if draft.vocab_size == target.arch.vocab_size:
+        return None
+    draft_id = speculation.values["model"]
+    said = check.message
+    for placeholder, size in (("target", target.arch.vocab_size), ("draft", draft.vocab_size)):
+        said = said.replace(f"{{self.{placeholder}_model_config.get_vocab_size()}}", str(size))
+    message = (
+        f"the draft model {draft_id} ({draft.vocab_size} tokens) for {target.arch.model_id} "
+        f"({target.arch.vocab_size} tokens): vLLM {vllm} stops the start-up with '{said}' ({check.cited}) — "
+        "use a draft of the target's family that shares its tokenizer and vocabulary size"
+    )
+    return Problem(SPECULATIVE, "error", message, speculation.keys.get("model", CONFIG_KEY))
 
 
 def _exempt_ok(check: EngineCheck, method: Any, target: Target) -> bool:
