@@ -368,6 +368,7 @@ def read_quant_configs(sources: dict[str, str]) -> dict[str, Any]:
                 clashing.add(name)
             constants.setdefault(name, value)
         nodes += [(path, node) for node in tree.body if isinstance(node, ast.ClassDef)]
+    by_name = {node.name: node for _, node in nodes}
     for path, node in nodes:
         functions = {item.name: item for item in node.body if isinstance(item, ast.FunctionDef)}
         override = functions.get("override_quantization_method")
@@ -376,7 +377,11 @@ def read_quant_configs(sources: dict[str, str]) -> dict[str, Any]:
         init, from_config = functions.get("__init__"), functions.get("from_config")
         if init is None or from_config is None:
             continue
-        classes[node.name] = {"file": path, **_class_entry(node, init, from_config)}
+        classes[node.name] = {
+            "file": path,
+            **_class_entry(node, init, from_config),
+            "attention_method": _attention_method(_inherited(node, "get_quant_method", by_name)),
+        }
     # a linear method names its configuration class, so the classes come first
     methods: dict[str, Any] = {}
     for path, node in nodes:
@@ -389,6 +394,50 @@ def read_quant_configs(sources: dict[str, str]) -> dict[str, Any]:
         "constants": {name: value for name, value in sorted(constants.items()) if name not in clashing},
         "takes_over": dict(sorted(takers.items())),
     }
+
+
+def _inherited(node: ast.ClassDef, name: str, by_name: dict[str, ast.ClassDef]) -> ast.FunctionDef | None:
+    """The method ``name`` of a class, its own or the first of its bases' (depth first, left to right, the
+    bases the package defines) that has one."""
+    seen: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop(0)
+        if current.name in seen:
+            continue
+        seen.add(current.name)
+        for item in current.body:
+            if isinstance(item, ast.FunctionDef) and item.name == name:
+                return item
+        bases = [base.id for base in current.bases if isinstance(base, ast.Name) and base.id in by_name]
+        pending = [by_name[base] for base in bases] + pending
+    return None
+
+
+def _attention_method(function: ast.FunctionDef | None) -> str | None:
+    """The class a configuration's ``get_quant_method`` returns for an attention layer (its KV-cache
+    method: ``isinstance(layer, Attention)`` then ``return Fp8KVCacheMethod(self)``), if it returns one."""
+    if function is None:
+        return None
+    for node in ast.walk(function):
+        if not isinstance(node, ast.If) or not _tests_attention(node.test):
+            continue
+        for statement in node.body:
+            returned = statement.value if isinstance(statement, ast.Return) else None
+            if isinstance(returned, ast.Call) and isinstance(returned.func, ast.Name):
+                return returned.func.id
+    return None
+
+
+def _tests_attention(test: ast.expr) -> bool:
+    """``isinstance(layer, Attention)`` (or a tuple with it), alone or in an ``and``."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            kinds = node.args[1:] if len(node.args) == 2 else []
+            names = [sub.id for kind in kinds for sub in ast.walk(kind) if isinstance(sub, ast.Name)]
+            if "Attention" in names:
+                return True
+    return False
 
 
 def _method_literals(override: ast.FunctionDef) -> list[str]:

@@ -246,6 +246,40 @@ class OtherConfig(QuantizationConfig):
     assert not bindable({**check, "conditions": []}, read)
 
 
+def test_the_reader_takes_the_kv_cache_method_a_class_gives_attention_layers_through_its_bases() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from vllm_quant_reader import read_quant_configs
+
+    source = """
+class BaseFp8(QuantizationConfig):
+    def get_quant_method(self, layer, prefix):
+        if isinstance(layer, LinearBase):
+            return Fp8LinearMethod(self)
+        elif isinstance(layer, (Attention, MLAAttention)):
+            return Fp8KVCacheMethod(self)
+        return None
+class ChildConfig(BaseFp8):
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+    @classmethod
+    def from_config(cls, config):
+        return cls(cls.get_from_keys(config, ["bits"]))
+class WeightOnlyConfig(QuantizationConfig):
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+    @classmethod
+    def from_config(cls, config):
+        return cls(cls.get_from_keys(config, ["bits"]))
+    def get_quant_method(self, layer, prefix):
+        if isinstance(layer, LinearBase):
+            return WeightOnlyMethod(self)
+        return None
+"""
+    read = read_quant_configs({"vllm/model_executor/layers/quantization/demo.py": source})
+    assert read["classes"]["ChildConfig"]["attention_method"] == "Fp8KVCacheMethod"  # inherited
+    assert read["classes"]["WeightOnlyConfig"]["attention_method"] is None
+
+
 def test_the_evaluator_reads_known_none_lists_lengths_and_integer_arithmetic() -> None:
     known: dict[str, object] = {
         "blocks": [128, 128],

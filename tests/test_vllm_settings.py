@@ -120,6 +120,30 @@ def test_the_fix_for_a_memory_utilization_above_free_is_the_highest_that_starts(
     assert "LMI659" not in run_cli("lint", str(path), *target).stdout
 
 
+@pytest.mark.parametrize(("lmi", "vllm"), [("0.33.0", "0.8.4"), ("0.34.0", "0.10.2")])
+def test_an_e5m2_kv_cache_with_a_quantization_that_quantizes_it_is_refused(lmi: str, vllm: str) -> None:
+    # FP8's get_quant_method gives attention layers an Fp8KVCacheMethod: vLLM 0.5-0.10 refuse e5m2 there
+    text = LLAMA + "option.quantize=fp8\noption.kv_cache_dtype=fp8_e5m2\n"
+    [finding] = findings(text, lmi, "LMI660", instance="ml.g6e.2xlarge")
+    assert "'fp8_e5m2 kv-cache is not supported with fp8 checkpoints.'" in finding.message
+    assert (
+        VLLM + f"v{vllm}/vllm/attention/layer.py#L" in finding.message
+        and "Fp8KVCacheMethod" in finding.message
+    )
+    assert finding.key == "option.kv_cache_dtype"
+    # e4m3 is the format those methods take; vLLM 0.11 (LMI 0.35) makes no such check
+    assert not findings(text.replace("fp8_e5m2", "fp8"), lmi, "LMI660", instance="ml.g6e.2xlarge")
+    assert not findings(text, "0.35.0", "LMI660", instance="ml.g6e.2xlarge")
+
+
+def test_an_e5m2_kv_cache_with_a_quantization_that_leaves_the_cache_alone_is_not_refused() -> None:
+    # GPTQ's get_quant_method returns nothing for an attention layer: the KV cache is the engine's own
+    gptq = str(MODELS / "qwen2.5-14b-instruct-gptq-int4")
+    text = "option.model_id=Qwen/Qwen2.5-14B-Instruct-GPTQ-Int4\noption.rolling_batch=vllm\n"
+    text += "option.max_model_len=4096\noption.kv_cache_dtype=fp8_e5m2\n"
+    assert not findings(text, "0.33.0", "LMI660", instance="ml.g6e.2xlarge", model=gptq)
+
+
 def test_experts_against_parallelism() -> None:
     [finding] = findings(LLAMA + "option.enable_expert_parallel=true\n", "0.34.0", "LMI630")
     assert "'Number of experts in the model must be greater than 0 when expert parallelism is enabled.'" in (

@@ -269,6 +269,8 @@ class QuantConfigClass(Strict):
     fields: dict[str, str | QuantSpec]
     reassigned: list[str]
     class_constants: dict[str, Any]
+    # the KV-cache method get_quant_method returns for an attention layer (Fp8KVCacheMethod), or None
+    attention_method: str | None
 
 
 class LinearMethodClass(Strict):

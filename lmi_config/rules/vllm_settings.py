@@ -145,6 +145,33 @@ def memory_utilization_above_free(unit: LintUnit) -> Iterator[Finding]:
 
 
 @rule(
+    code="LMI660",
+    slug="kv-cache-dtype-refused-for-checkpoint",
+    severity="error",
+    summary="option.kv_cache_dtype=fp8_e5m2 with a quantization whose attention layers get their own KV-cache method (FP8, ModelOpt, compressed-tensors, Quark), which vLLM 0.5-0.10 refuse.",
+    why=(
+        "Where a quantization method quantizes the KV cache itself (its get_quant_method returns a KV-cache method "
+        "for attention layers, with scales from the checkpoint or computed: FP8, ModelOpt, compressed-tensors, "
+        "Quark), vLLM 0.5 to 0.10 (LMI 0.29-0.34) refuse the e5m2 FP8 format as each attention layer is built: "
+        "'fp8_e5m2 kv-cache is not supported with fp8 checkpoints.' Which methods do is generated from each "
+        "release's code (data/vllm_quant_configs.json attention_method); fp8 (e4m3) is the format they take."
+    ),
+    bad=Example(
+        _LLAMA + "option.quantize=fp8\noption.kv_cache_dtype=fp8_e5m2\n",
+        args={"backend": "vllm", "instance": "ml.g6e.2xlarge", "lmi_version": "0.33.0"},
+    ),
+    good=Example(
+        _LLAMA + "option.quantize=fp8\noption.kv_cache_dtype=fp8\n",
+        args={"backend": "vllm", "instance": "ml.g6e.2xlarge", "lmi_version": "0.33.0"},
+    ),
+    source=SETTINGS_SOURCE
+    + " and lmi_config/data/vllm_quant_configs.json — https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/attention/layer.py",
+)
+def kv_cache_dtype_refused_for_checkpoint(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI660", "kv-cache-dtype-refused-for-checkpoint")
+
+
+@rule(
     code="LMI630",
     slug="experts-parallelism-refused",
     severity="error",

@@ -33,6 +33,7 @@ EXPERTS = "experts-parallelism-refused"
 FEATURES = "vllm-features-refused"
 ARGUMENTS = "engine-argument-refused"
 FREE_AT_START = "memory-utilization-above-free"
+KV_CACHE_QUANTIZED = "kv-cache-dtype-refused-for-checkpoint"
 SPECULATIVE_KEYS = ("option.speculative_config", "option.speculative_model")
 # every option speculative_checks.py reads starts so (a test holds the two lists together)
 SPECULATIVE_PREFIXES = ("option.speculative_", "option.num_speculative_")
@@ -50,6 +51,7 @@ def judge_vllm_settings(config: CanonicalConfig, target: Target, shape: Containe
         *_tokens_below_seqs(config, shape, vllm),
         *_prefix_caching(config, target, shape, vllm),
         *_kv_cache_dtype(config, vllm),
+        *_kv_cache_with_quantization(config, target, vllm),
         *_swap_space(config, target, shape, vllm),
         *_free_at_start(config, target, shape, vllm),
         *_experts(config, target, shape, vllm),
@@ -182,6 +184,43 @@ def _kv_cache_dtype(config: CanonicalConfig, vllm: str) -> list[Problem]:
                 f"{_cite(check, {'cache_dtype': written})} — use auto or one of {', '.join(allowed)}"
             )
             return [Problem(KV_CACHE_DTYPE, "error", message, "option.kv_cache_dtype")]
+    return []
+
+
+def _kv_cache_with_quantization(config: CanonicalConfig, target: Target, vllm: str) -> list[Problem]:
+    """vLLM 0.5-0.10's attention layer refuses an fp8_e5m2 KV cache where the quantization method builds
+    a KV-cache method for it (FP8, ModelOpt, compressed-tensors, Quark …: ``attention_method`` of
+    data/vllm_quant_configs.json, read from each class's get_quant_method)."""
+    from lmi_config.knowledge.quant_configs import quant_configs
+    from lmi_config.shape.dimensions import checkpoint_method
+
+    written = (config.get("option.kv_cache_dtype") or "").strip()
+    checks = covered_checks(KV_CACHE_QUANTIZED, vllm)
+    facts = quant_configs(vllm)
+    if not written or not checks or facts is None or not reaches_vllm("option.kv_cache_dtype", target):
+        return []
+    asked_key = next((key for key in ("option.quantize", "option.quantization") if config.get(key)), None)
+    method = str(config.get(asked_key)).strip().lower() if asked_key else checkpoint_method(target.arch, vllm)
+    if not method:
+        return []
+    kv_methods = sorted(
+        {
+            str(entry["attention_method"])
+            for entry in facts["classes"].values()
+            if entry.get("method") == method and entry.get("attention_method")
+        }
+    )
+    for check in checks:
+        refused = re.findall(r"kv_cache_dtype == '([^']+)'", " ".join(check.conditions))
+        if not kv_methods or written not in refused:
+            continue
+        what = f"{asked_key}={method}" if asked_key else f"a checkpoint quantized with {method}"
+        message = (
+            f"option.kv_cache_dtype={written} with {what} (whose attention layers get a {kv_methods[0]}): "
+            f"vLLM {vllm} stops the start-up with {_cite(check, {})} — use option.kv_cache_dtype=fp8 (fp8_e4m3) "
+            "or auto"
+        )
+        return [Problem(KV_CACHE_QUANTIZED, "error", message, "option.kv_cache_dtype")]
     return []
 
 
