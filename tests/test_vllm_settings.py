@@ -144,6 +144,22 @@ def test_an_e5m2_kv_cache_with_a_quantization_that_leaves_the_cache_alone_is_not
     assert not findings(text, "0.33.0", "LMI660", instance="ml.g6e.2xlarge", model=gptq)
 
 
+@pytest.mark.parametrize("lmi", ["0.31.0", "0.33.0", "0.34.0", "0.36.0"])
+def test_pipeline_parallelism_is_refused_by_lmi_before_vllm_asks_the_model_class(lmi: str) -> None:
+    # vLLM refuses pipeline parallelism for a class without SupportsPP (Mllama up to 0.10); LMI's vLLM
+    # properties refuse any degree but 1 first, and a vLLM-native size other than LMI's degree
+    text = LLAMA + "option.tensor_parallel_degree=2\n"
+    [degree] = findings(
+        text + "option.pipeline_parallel_degree=2\n", lmi, "LMI102", instance="ml.g5.12xlarge"
+    )
+    assert degree.key == "option.pipeline_parallel_degree" and "above the maximum 1" in degree.message
+    native = findings(text + "option.pipeline_parallel_size=2\n", lmi, "LMI201", instance="ml.g5.12xlarge")
+    if lmi != "0.31.0":  # LMI 0.32 and later pass vLLM's own arguments through
+        [alone] = native
+        assert alone.severity == "error" and "without option.pipeline_parallel_degree" in alone.message
+    assert not findings(text + "option.pipeline_parallel_size=1\n", lmi, "LMI201", instance="ml.g5.12xlarge")
+
+
 def test_experts_against_parallelism() -> None:
     [finding] = findings(LLAMA + "option.enable_expert_parallel=true\n", "0.34.0", "LMI630")
     assert "'Number of experts in the model must be greater than 0 when expert parallelism is enabled.'" in (
