@@ -11,6 +11,10 @@ class supports LoRA when it (or a base class of the model package, followed by n
 where ``create_lora_manager`` asks for that attribute). The registry's tables (``_MODELS`` before 0.5,
 ``_TEXT_GENERATION_MODELS`` and the rest after) map each architecture to its module and class.
 
+From vLLM 0.10 the bitsandbytes loader refuses an MoE model when neither the model nor its direct children
+have ``get_expert_mapping`` ("MoE Model ... does not support BitsAndBytes quantization yet."): the
+architectures whose module reaches no such method (``no_expert_mapping``) are listed.
+
 Stdlib only; deterministic.
 """
 
@@ -95,10 +99,15 @@ def lora_support(sources: dict[str, str], release: str) -> dict[str, Any] | None
         return None
     path, table, line = found
     lora = sorted(arch for arch, key in table.items() if key in classes and supports(key))
+    mapped = _expert_mapping_modules(sources)
     return {
         "modules": {arch: key[0] for arch, key in sorted(table.items())},
         "lora": lora,
         "no_lora": sorted(arch for arch, key in table.items() if key in classes and arch not in lora),
+        # classes that no get_expert_mapping reaches: an MoE model the bitsandbytes loader refuses (0.10+)
+        "no_expert_mapping": sorted(
+            arch for arch, key in table.items() if key in classes and key[0] not in mapped
+        ),
         # a class this reader does not find (a subpackage, the Transformers backend): not judged
         "unread": sorted(arch for arch, key in table.items() if key not in classes),
         "source": GITHUB.format(version=release, path=path, line=line),
@@ -141,6 +150,43 @@ def _registry(sources: dict[str, str]) -> tuple[str, dict[str, tuple[str, str]],
         if table:
             return path, table, line
     return None
+
+
+def _expert_mapping_modules(sources: dict[str, str]) -> set[str]:
+    """The model-package modules from which a ``get_expert_mapping`` is reachable: one that defines it, or
+    that imports (``from .x import``, transitively) a module of the package that does. The bitsandbytes
+    loader asks the model and its direct children for it (``get_moe_expert_mapping``); following imports
+    finds the children's classes and errs on the side of finding one."""
+    imports: dict[str, set[str]] = {}
+    defines: set[str] = set()
+    for path, text in sources.items():
+        if not path.startswith(_MODELS) or not path.endswith(".py") or path.count("/") != 3:
+            continue
+        module = path[len(_MODELS) : -len(".py")]
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        imported: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "get_expert_mapping":
+                defines.add(module)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                name = node.module
+                if node.level == 1:
+                    imported.add(name.split(".")[0])
+                elif name.startswith("vllm.model_executor.models."):
+                    imported.add(name.split(".")[3])
+        imports[module] = imported
+    reached = set(defines)
+    changed = True
+    while changed:  # a module reaches one when any module it imports does
+        changed = False
+        for module, imported in imports.items():
+            if module not in reached and imported & reached:
+                reached.add(module)
+                changed = True
+    return reached
 
 
 def _base_keys(text: str, module: str, by_name: dict[str, list[tuple[str, str]]]) -> list[tuple[str, str]]:

@@ -270,3 +270,49 @@ def test_a_dense_fp8_mlp_cut_by_tensor_parallelism_is_refused(tmp_path: Path) ->
         assert said in finding["message"] and VLLM + line in finding["message"]
     _, findings = lint(tmp_path, text.format(tp=2), "--lmi-version", "0.35.0", "--model", str(model))
     assert not of(findings, "LMI617")  # 5504 = 43 blocks
+
+
+SCOUT = (
+    "option.model_id=meta-llama/Llama-4-Scout-17B-16E-Instruct\noption.rolling_batch=vllm\n"
+    "option.tensor_parallel_degree=8\noption.max_model_len=8192\noption.quantize=bitsandbytes\n"
+)
+
+
+def test_bitsandbytes_for_experts_without_a_mapping_is_refused(tmp_path: Path) -> None:
+    # vLLM 0.10.2's Llama 4 classes have no get_expert_mapping (0.11 adds one to Llama4ForConditionalGeneration)
+    target = ("--instance", "ml.p4d.24xlarge", "--lmi-version")
+    _, found = lint(tmp_path, SCOUT, *target, "0.34.0")
+    [finding] = of(found, "LMI661")
+    assert (
+        "'MoE Model Llama4ForConditionalGeneration does not support BitsAndBytes quantization yet."
+        in (finding["message"])
+    )
+    assert VLLM + "v0.10.2/vllm/model_executor/model_loader/bitsandbytes_loader.py#L" in finding["message"]
+    assert finding["line"] == 5
+    _, later = lint(tmp_path, SCOUT, *target, "0.35.0")
+    assert not of(later, "LMI661")
+    # Mixtral's model maps its experts; a dense model has none to map
+    mixtral = SCOUT.replace("meta-llama/Llama-4-Scout-17B-16E-Instruct", "mistralai/Mixtral-8x7B-v0.1")
+    _, found = lint(tmp_path, mixtral, *target, "0.34.0")
+    assert not of(found, "LMI661")
+    dense = SCOUT.replace("meta-llama/Llama-4-Scout-17B-16E-Instruct", "meta-llama/Llama-3.1-70B-Instruct")
+    _, found = lint(tmp_path, dense, *target, "0.34.0")
+    assert not of(found, "LMI661")
+
+
+def test_the_reader_finds_an_expert_mapping_through_the_modules_a_model_imports() -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from vllm_model_reader import _expert_mapping_modules
+
+    models = "vllm/model_executor/models/"
+    sources = {
+        models + "base_moe.py": "class BaseMoeModel:\n    def get_expert_mapping(self):\n        return []\n",
+        models + "wrapper.py": "from .base_moe import BaseMoeModel\nclass WrapperForCausalLM:\n    pass\n",
+        models
+        + "vision.py": "from .wrapper import WrapperForCausalLM\nclass VisionForConditionalGeneration:\n    pass\n",
+        models + "lonely_moe.py": "from .utils import maybe_prefix\nclass LonelyMoeForCausalLM:\n    pass\n",
+        models + "utils.py": "def maybe_prefix(prefix, name):\n    return name\n",
+    }
+    assert _expert_mapping_modules(sources) == {"base_moe", "wrapper", "vision"}

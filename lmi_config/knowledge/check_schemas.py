@@ -189,6 +189,7 @@ class RegistryArchitectures(Strict):
     modules: dict[str, str]
     lora: list[str]
     no_lora: list[str]
+    no_expert_mapping: list[str]  # modules from which no get_expert_mapping is reachable
     unread: list[str]
     source: str = Field(pattern=_LINE)
 

@@ -17,6 +17,8 @@ class ModelClasses(NamedTuple):
     modules: dict[str, str]  # architecture -> module of vllm/model_executor/models
     lora_architectures: frozenset[str]  # the model class supports LoRA
     no_lora_architectures: frozenset[str]  # the model class does not: the start-up stops with LoRA on
+    # no get_expert_mapping reaches the class: an MoE model the bitsandbytes loader refuses (0.10+)
+    no_expert_mapping: frozenset[str]
     registry_source: str
     extra_vocab_sizes: tuple[int, ...] | None  # None: the release checks none
     extra_vocab_source: str | None
@@ -40,7 +42,13 @@ def model_classes(vllm_version: str | None) -> ModelClasses | None:
     row = load_data("vllm_model_classes.json")["versions"].get(vllm_version or "")
     if row is None:
         return None
-    architectures = row["architectures"] or {"modules": {}, "lora": [], "no_lora": [], "source": ""}
+    architectures = row["architectures"] or {
+        "modules": {},
+        "lora": [],
+        "no_lora": [],
+        "no_expert_mapping": [],
+        "source": "",
+    }
     sizes = row.get("extra_vocab_sizes")
     lora_modules = row.get("lora_modules") or {"groups": []}
     layers = {
@@ -54,6 +62,7 @@ def model_classes(vllm_version: str | None) -> ModelClasses | None:
         modules=dict(architectures["modules"]),
         lora_architectures=frozenset(architectures["lora"]),
         no_lora_architectures=frozenset(architectures["no_lora"]),
+        no_expert_mapping=frozenset(architectures["no_expert_mapping"]),
         registry_source=architectures["source"],
         extra_vocab_sizes=tuple(sizes["values"]) if sizes else None,
         extra_vocab_source=sizes["source"] if sizes else None,

@@ -86,6 +86,40 @@ def bitsandbytes_tensor_parallel(unit: LintUnit) -> Iterator[Finding]:
     yield from _report(unit, "LMI616", "bitsandbytes-tensor-parallel")
 
 
+_SCOUT = (
+    "option.model_id=meta-llama/Llama-4-Scout-17B-16E-Instruct\noption.rolling_batch=vllm\n"
+    "option.tensor_parallel_degree=8\noption.max_model_len=8192\n"
+)
+
+
+@rule(
+    code="LMI661",
+    slug="bitsandbytes-experts-unsupported",
+    severity="error",
+    summary="bitsandbytes for a mixture of experts whose vLLM class has no expert mapping (vLLM 0.10 and later).",
+    why=(
+        "vLLM's bitsandbytes loader quantizes the experts of a mixture-of-experts model through the expert "
+        "mapping its class provides (get_expert_mapping on the model or a direct child) and refuses a class "
+        "without one: 'MoE Model Llama4ForConditionalGeneration does not support BitsAndBytes quantization yet. "
+        "Ensure this model has 'get_expert_mapping' method.' Which classes have none is read from each "
+        "release's model package (data/vllm_model_classes.json no_expert_mapping): Llama 4 had none in vLLM "
+        "0.10 (LMI 0.34) and has one from 0.11."
+    ),
+    bad=Example(
+        _SCOUT + "option.quantize=bitsandbytes\n",
+        args={"backend": "vllm", "lmi_version": "0.34.0", "instance": "ml.p4d.24xlarge"},
+    ),
+    good=Example(
+        _SCOUT + "option.quantize=bitsandbytes\n",
+        args={"backend": "vllm", "lmi_version": "0.35.0", "instance": "ml.p4d.24xlarge"},
+    ),
+    source=CHECKS_SOURCE
+    + " — https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/model_executor/model_loader/bitsandbytes_loader.py",
+)
+def bitsandbytes_experts_unsupported(unit: LintUnit) -> Iterator[Finding]:
+    yield from _report(unit, "LMI661", "bitsandbytes-experts-unsupported")
+
+
 _GPTQ = "tests/fixtures/models/qwen2.5-14b-instruct-gptq-int4"
 
 

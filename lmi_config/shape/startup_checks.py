@@ -26,6 +26,7 @@ MODEL_KEY = "option.model_id"
 BATCHED_TOKEN_KEYS = ("option.max_rolling_batch_prefill_tokens", "option.max_num_batched_tokens")
 BATCHED_TOKENS = "batched-tokens-below-model-len"
 BITSANDBYTES_TP = "bitsandbytes-tensor-parallel"
+BITSANDBYTES_EXPERTS = "bitsandbytes-experts-unsupported"
 GROUP_MISALIGNED = "quantization-group-misaligned"
 # the coverage entry of the FP8 block checks (the same rule, another judgement: data/vllm_check_coverage.json)
 BLOCK_MISALIGNED = GROUP_MISALIGNED
@@ -49,6 +50,7 @@ def judge_startup_checks(config: CanonicalConfig, target: Target, shape: Contain
         *judge_quant_config_checks(config, target, shape.tensor_parallel),
         *_batched_tokens(config, target, shape),
         *_bitsandbytes_tensor_parallel(config, target, shape),
+        *_bitsandbytes_experts(config, target),
         *_group_misaligned(config, target, shape),
         *_block_misaligned(config, target, shape),
         *_sequence_beyond_release(target, shape),
@@ -154,6 +156,39 @@ def _bitsandbytes_tensor_parallel(
     )
     key = TP_KEY if config.has(TP_KEY) or tp > 1 else "option.pipeline_parallel_degree"
     return [Problem(BITSANDBYTES_TP, "error", message, key)]
+
+
+def _bitsandbytes_experts(config: CanonicalConfig, target: Target) -> list[Problem]:
+    """vLLM 0.10+'s bitsandbytes loader refuses a mixture of experts whose class (or a direct child) has
+    no ``get_expert_mapping`` (``no_expert_mapping`` of data/vllm_model_classes.json, read from each
+    release's model package)."""
+    from lmi_config.knowledge.model_classes import model_classes
+
+    arch, vllm = target.arch, target.release.vllm
+    stored = arch.stored_quantization if arch is not None else None
+    asked = next(
+        (key for key in ("option.quantize", "option.quantization") if (config.get(key) or "").strip().lower()
+         == "bitsandbytes"),
+        None,
+    )  # fmt: skip
+    checks = covered_checks(BITSANDBYTES_EXPERTS, vllm)
+    classes = model_classes(vllm)
+    if arch is None or not arch.num_experts or (stored != "bitsandbytes" and asked is None) or not checks:
+        return []
+    if classes is None:
+        return []
+    architecture = next((name for name in target.architectures if name in classes.modules), None)
+    if architecture is None or architecture not in classes.no_expert_mapping:
+        return []
+    what = f"{asked}=bitsandbytes" if asked else f"{target.model_id} stored in bitsandbytes"
+    said = checks[0].message.replace("{type(model).__name__}", architecture)
+    message = (
+        f"{what} for {architecture}, a mixture of {arch.num_experts} experts whose vLLM class has no "
+        f"get_expert_mapping: vLLM {vllm} stops the start-up with '{said}' ({checks[0].cited}) — serve it "
+        "unquantized, with a checkpoint in another method (AWQ, GPTQ, FP8), or on an image whose vLLM maps its "
+        "experts"
+    )
+    return [Problem(BITSANDBYTES_EXPERTS, "error", message, asked or MODEL_KEY)]
 
 
 # --- AWQ / GPTQ groups that a tensor-parallel slice cuts -----------------------------------------
