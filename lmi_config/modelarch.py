@@ -645,6 +645,21 @@ _SUFFIX_METHODS: tuple[tuple[str, dict[str, Any]], ...] = (
 )
 
 
+def named_quantization(model_id: str | None) -> tuple[str, str] | None:
+    """(method, suffix as written) that a quantized copy's name states (``-AWQ``, ``-GPTQ-Int4``,
+    ``-bnb-4bit``), whatever its base: what the judge knows of a copy whose base is not in the catalog."""
+    from lmi_config.knowledge.models import quantized_copy_base
+
+    wanted = (model_id or "").strip().rstrip("/")
+    if "/" not in wanted or not _HUB_ID.fullmatch(wanted):
+        return None
+    split = quantized_copy_base(wanted)
+    if split is None:
+        return None
+    method = next((str(stated["quant_method"]) for key, stated in _SUFFIX_METHODS if key in split[1]), None)
+    return (method, wanted[len(split[0]) :]) if method else None
+
+
 def quantized_copy_of(model_id: str) -> ModelArch | None:
     """A Hub id that is a catalog model's name with a quantized-copy suffix (``TheBloke/Llama-2-7B-Chat-AWQ``,
     ``Qwen/Qwen3-235B-A22B-GPTQ-Int4``): the base model's dimensions under this id (quantization stores

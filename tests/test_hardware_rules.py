@@ -198,6 +198,22 @@ def test_awq_on_a_checkpoint_that_is_not_quantized_is_an_error(tmp_path: Path) -
         )
 
 
+def test_a_quantized_copy_whose_base_is_not_known_is_held_to_the_method_its_name_states() -> None:
+    # vllm-project/vllm#4202: Qwen1.5-32B-Chat-AWQ on a V100 (7.0); AWQ's kernels need 7.5. Qwen1.5 is not in
+    # the catalog, but the -AWQ suffix says the method, which is all the GPU check needs
+    text = "option.model_id=Qwen/Qwen1.5-32B-Chat-AWQ\noption.rolling_batch=vllm\noption.max_model_len=512\n"
+    result = lint_text(
+        text, options=LintOptions(backend="vllm", lmi_version="0.28.0", instance="ml.p3dn.24xlarge")
+    )
+    [finding] = [f for f in result.findings if f.code == "LMI602"]
+    assert finding.severity == "error" and "its name's -AWQ suffix says so" in finding.message
+    assert "need compute capability 7.5; the V100-32GB has 7.0" in finding.message
+    # the same copy on a T4 (7.5) runs; a name without a method's suffix says nothing
+    assert "LMI602" not in codes(text, lmi_version="0.28.0", instance="ml.g4dn.xlarge")
+    plain = text.replace("-AWQ", "")
+    assert "LMI602" not in codes(plain, lmi_version="0.28.0", instance="ml.p3dn.24xlarge")
+
+
 def test_awq_kernels_take_float16_only() -> None:
     text = (
         "option.model_id=Qwen/Qwen2.5-7B-Instruct\noption.rolling_batch=vllm\noption.quantize=awq\n"

@@ -58,6 +58,7 @@ class Quantization(NamedTuple):
     method: QuantizationMethod
     key: str | None  # option.quantize / option.quantization; None: the checkpoint's own
     explicit: bool
+    named_by: str | None = None  # the suffix of a copy's name it is read from, where config.json is not known
 
 
 def _capability_text(value: int) -> str:
@@ -130,6 +131,13 @@ def quantization(config: "CanonicalConfig", target: "Target", engine: Engine) ->
         if name not in _NO_QUANTIZATION:
             return Quantization(methods[name], key, True) if name in methods else None
     declared = checkpoint_method(target)
+    if declared is None and target.arch is None:
+        # a quantized copy whose base the catalog lacks: its name's suffix still says the method
+        from lmi_config.modelarch import named_quantization
+
+        named = named_quantization(target.model_id or config.get(MODEL_KEY))
+        if named is not None and named[0] in methods:
+            return Quantization(methods[named[0]], None, False, named[1])
     return Quantization(methods[declared], None, False) if declared in methods else None
 
 
@@ -287,6 +295,8 @@ def _quantization_problems(
         what = (
             f"{found.key}={method.name}" if found.explicit else f"the checkpoint's {method.name} quantization"
         )
+        if found.named_by:
+            what += f" (its name's {found.named_by} suffix says so; config.json is not read offline)"
         problems.append(
             Problem(
                 "quantization-unsupported-by-gpu",
