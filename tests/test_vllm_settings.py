@@ -136,6 +136,26 @@ def test_an_e5m2_kv_cache_with_a_quantization_that_quantizes_it_is_refused(lmi: 
     assert not findings(text, "0.35.0", "LMI660", instance="ml.g6e.2xlarge")
 
 
+def test_an_e5m2_kv_cache_with_a_compressed_tensors_checkpoint_is_refused_whatever_the_spelling(
+    tmp_path,
+) -> None:
+    import json
+
+    # vLLM 0.8's class calls itself compressed_tensors, the checkpoint says compressed-tensors
+    config = json.loads((MODELS / "llama-3.1-8b" / "config.json").read_text())
+    scheme = {"num_bits": 8, "type": "float", "strategy": "tensor", "symmetric": True, "dynamic": False}
+    config["quantization_config"] = {
+        "quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": scheme,
+                                      "input_activations": {**scheme, "dynamic": True}}},
+    }  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    text = LLAMA + "option.kv_cache_dtype=fp8_e5m2\n"
+    for lmi in ("0.33.0", "0.34.0"):
+        [finding] = findings(text, lmi, "LMI660", instance="ml.g6e.2xlarge", model=str(tmp_path))
+        assert "CompressedTensorsKVCacheMethod" in finding.message
+
+
 def test_an_e5m2_kv_cache_with_a_quantization_that_leaves_the_cache_alone_is_not_refused() -> None:
     # GPTQ's get_quant_method returns nothing for an attention layer: the KV cache is the engine's own
     gptq = str(MODELS / "qwen2.5-14b-instruct-gptq-int4")

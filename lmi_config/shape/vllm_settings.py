@@ -203,11 +203,14 @@ def _kv_cache_with_quantization(config: CanonicalConfig, target: Target, vllm: s
     method = str(config.get(asked_key)).strip().lower() if asked_key else checkpoint_method(target.arch, vllm)
     if not method:
         return []
+    # a class's get_name and the name a checkpoint writes may differ in '-' and '_' (vLLM 0.8's
+    # CompressedTensorsConfig is "compressed_tensors", its checkpoints say "compressed-tensors")
+    wanted = method.replace("-", "_")
     kv_methods = sorted(
         {
             str(entry["attention_method"])
             for entry in facts["classes"].values()
-            if entry.get("method") == method and entry.get("attention_method")
+            if str(entry.get("method") or "").replace("-", "_") == wanted and entry.get("attention_method")
         }
     )
     for check in checks:
