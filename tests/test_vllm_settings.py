@@ -107,6 +107,13 @@ def test_a_memory_utilization_above_what_is_free_at_start_is_refused(lmi: str, l
 def test_a_memory_utilization_is_not_held_to_free_memory_where_vllm_does_not_ask() -> None:
     # vLLM 0.8.4 (LMI 0.33) takes the budget from the memory PyTorch sees without comparing it to what is free
     assert not findings(LLAMA + "option.gpu_memory_utilization=0.99\n", "0.33.0", "LMI659")
+    # vLLM 0.10's V0 engine does not ask either: forced by option.env, or for a model only V0 serves (Mllama)
+    text = LLAMA + "option.gpu_memory_utilization=0.99\n"
+    assert not findings(text + "option.env=VLLM_USE_V1=0\n", "0.34.0", "LMI659")
+    mllama = str(MODELS / "llama-3.2-11b-vision")
+    assert not findings(
+        text + "option.tensor_parallel_degree=4\n", "0.34.0", "LMI659", "ml.g5.12xlarge", mllama
+    )
 
 
 def test_the_fix_for_a_memory_utilization_above_free_is_the_highest_that_starts(tmp_path) -> None:

@@ -202,6 +202,11 @@ def backend_words(backend: AttentionBackend) -> str:
 # --------------------------------------------------------------------------------------------
 
 
+def decided_engine(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) -> str | None:
+    """v0 or v1, as the release decides it for these inputs (None where the facts leave it open)."""
+    return _engine(facts, inputs, vllm)
+
+
 def _engine(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) -> str | None:
     """v0 or v1 as the release decides it for these inputs; None where the facts leave it open."""
     from lmi_config.sizing.vllm_release import vllm_version

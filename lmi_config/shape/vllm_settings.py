@@ -276,7 +276,12 @@ def _free_at_start(
     buffers at TP > 1 and any other process on the GPU only add to it."""
     instance = target.instance
     checks = covered_checks(FREE_AT_START, vllm)
-    if instance is None or instance.accelerator != "gpu" or not checks:
+    if (
+        instance is None
+        or instance.accelerator != "gpu"
+        or not checks
+        or not _runs_v1(config, target, shape, vllm)
+    ):
         return []
     from lmi_config.sizing.vllm_release import memory_data, startup_utilization_limit, torch_visible_bytes
 
@@ -306,6 +311,20 @@ def _free_at_start(
         f"option.gpu_memory_utilization to at most {highest:g}"
     )
     return [Problem(FREE_AT_START, "error", message, "option.gpu_memory_utilization")]
+
+
+def _runs_v1(config: CanonicalConfig, target: Target, shape: ContainerShape, vllm: str) -> bool:
+    """Whether the V1 engine (whose worker makes the check) runs: always in a release without V0; in one
+    with both (0.10), where the release's oracle decides V1 for this model and environment (a model only
+    V0 serves, option.env=VLLM_USE_V1=0, or what the facts leave open: not judged)."""
+    from lmi_config.knowledge.attention_backends import attention_release
+    from lmi_config.shape.attention_selection import attention_inputs, decided_engine
+
+    facts = attention_release(vllm)
+    if facts is None or facts.kind == "priority":
+        return True  # no V0 engine to fall back to
+    inputs = attention_inputs(config, target, shape, facts=facts)
+    return inputs is not None and decided_engine(facts, inputs, vllm) == "v1"
 
 
 # --- experts -------------------------------------------------------------------------------------------
