@@ -656,8 +656,13 @@ def named_quantization(model_id: str | None) -> tuple[str, str] | None:
     split = quantized_copy_base(wanted)
     if split is None:
         return None
-    method = next((str(stated["quant_method"]) for key, stated in _SUFFIX_METHODS if key in split[1]), None)
-    return (method, wanted[len(split[0]) :]) if method else None
+    stated = _suffix_quantization(split[1])
+    return (str(stated["quant_method"]), wanted[len(split[0]) :]) if stated else None
+
+
+def _suffix_quantization(suffix: str) -> dict[str, Any] | None:
+    """The quantization_config a copy's suffix states (``_SUFFIX_METHODS``), None where it names no method."""
+    return next((dict(stated) for key, stated in _SUFFIX_METHODS if key in suffix), None)
 
 
 def quantized_copy_of(model_id: str) -> ModelArch | None:
@@ -695,7 +700,7 @@ def quantized_copy_of(model_id: str) -> ModelArch | None:
         "(inferred from the name: check with --model or --hub)"
     )
     parts = suffix.strip("-").split("-")
-    quantization = next((dict(stated) for key, stated in _SUFFIX_METHODS if key in suffix), None)
+    quantization = _suffix_quantization(suffix)
     if quantization is not None and quantization["quant_method"] == "gptq":
         quantization["bits"] = 8 if "int8" in parts else 4  # GPTQ copies are 4-bit unless the name says 8
     loading = dict(base.loading)

@@ -30,17 +30,24 @@ _REGISTRIES = ("vllm/model_executor/models/registry.py", "vllm/model_executor/mo
 _LORA_ATTRIBUTES = ("supported_lora_modules", "supports_lora")
 
 
-def _classes(sources: dict[str, str]) -> dict[tuple[str, str], ast.ClassDef]:
-    """(module, class name) -> class, over the model package."""
-    found: dict[tuple[str, str], ast.ClassDef] = {}
+def _model_trees(sources: dict[str, str]) -> dict[str, ast.Module]:
+    """module name -> parsed module, over the files of the model package (a file that does not parse is
+    left out)."""
+    trees: dict[str, ast.Module] = {}
     for path, text in sources.items():
         if not path.startswith(_MODELS) or not path.endswith(".py") or path.count("/") != 3:
             continue
-        module = path[len(_MODELS) : -len(".py")]
         try:
-            tree = ast.parse(text)
+            trees[path[len(_MODELS) : -len(".py")]] = ast.parse(text)
         except SyntaxError:
             continue
+    return trees
+
+
+def _classes(trees: dict[str, ast.Module]) -> dict[tuple[str, str], ast.ClassDef]:
+    """(module, class name) -> class, over the model package."""
+    found: dict[tuple[str, str], ast.ClassDef] = {}
+    for module, tree in trees.items():
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
                 found[(module, node.name)] = node
@@ -74,7 +81,8 @@ def _own_support(node: ast.ClassDef) -> bool:
 def lora_support(sources: dict[str, str], release: str) -> dict[str, Any] | None:
     """{"modules": {architecture: module}, "lora": [architectures], "no_lora": [...], "unread": [...],
     "source": registry URL} of the release's registry, None where it has none this reader knows."""
-    classes = _classes(sources)
+    trees = _model_trees(sources)
+    classes = _classes(trees)
     by_name: dict[str, list[tuple[str, str]]] = {}
     for module, name in classes:
         by_name.setdefault(name, []).append((module, name))
@@ -99,7 +107,7 @@ def lora_support(sources: dict[str, str], release: str) -> dict[str, Any] | None
         return None
     path, table, line = found
     lora = sorted(arch for arch, key in table.items() if key in classes and supports(key))
-    mapped = _expert_mapping_modules(sources)
+    mapped = _expert_mapping_modules(trees)
     return {
         "modules": {arch: key[0] for arch, key in sorted(table.items())},
         "lora": lora,
@@ -152,21 +160,14 @@ def _registry(sources: dict[str, str]) -> tuple[str, dict[str, tuple[str, str]],
     return None
 
 
-def _expert_mapping_modules(sources: dict[str, str]) -> set[str]:
+def _expert_mapping_modules(trees: dict[str, ast.Module]) -> set[str]:
     """The model-package modules from which a ``get_expert_mapping`` is reachable: one that defines it, or
     that imports (``from .x import``, transitively) a module of the package that does. The bitsandbytes
     loader asks the model and its direct children for it (``get_moe_expert_mapping``); following imports
     finds the children's classes and errs on the side of finding one."""
     imports: dict[str, set[str]] = {}
     defines: set[str] = set()
-    for path, text in sources.items():
-        if not path.startswith(_MODELS) or not path.endswith(".py") or path.count("/") != 3:
-            continue
-        module = path[len(_MODELS) : -len(".py")]
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            continue
+    for module, tree in trees.items():
         imported: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name == "get_expert_mapping":
@@ -341,7 +342,7 @@ def lora_modules(sources: dict[str, str], release: str) -> dict[str, Any] | None
         found = re.search(r"self\.supported_lora_modules = ", manager)
         line = manager[: found.start()].count("\n") + 1 if found else 1
         source = GITHUB.format(version=release, path="vllm/lora/models.py", line=line)
-    classes = _classes(sources)
+    classes = _classes(_model_trees(sources))
     by_name: dict[str, list[tuple[str, str]]] = {}
     for key in classes:
         by_name.setdefault(key[1], []).append(key)

@@ -304,7 +304,7 @@ def test_the_reader_finds_an_expert_mapping_through_the_modules_a_model_imports(
     import sys
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from vllm_model_reader import _expert_mapping_modules
+    from vllm_model_reader import _expert_mapping_modules, _model_trees
 
     models = "vllm/model_executor/models/"
     sources = {
@@ -315,4 +315,4 @@ def test_the_reader_finds_an_expert_mapping_through_the_modules_a_model_imports(
         models + "lonely_moe.py": "from .utils import maybe_prefix\nclass LonelyMoeForCausalLM:\n    pass\n",
         models + "utils.py": "def maybe_prefix(prefix, name):\n    return name\n",
     }
-    assert _expert_mapping_modules(sources) == {"base_moe", "wrapper", "vision"}
+    assert _expert_mapping_modules(_model_trees(sources)) == {"base_moe", "wrapper", "vision"}

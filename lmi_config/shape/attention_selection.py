@@ -203,11 +203,6 @@ def backend_words(backend: AttentionBackend) -> str:
 
 
 def decided_engine(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) -> str | None:
-    """v0 or v1, as the release decides it for these inputs (None where the facts leave it open)."""
-    return _engine(facts, inputs, vllm)
-
-
-def _engine(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) -> str | None:
     """v0 or v1 as the release decides it for these inputs; None where the facts leave it open."""
     from lmi_config.sizing.vllm_release import vllm_version
 
@@ -417,7 +412,7 @@ def _priority(
 
 def select_backend(facts: AttentionRelease, inputs: AttentionInputs, vllm: str | None) -> Selection | None:
     """What the release picks for these inputs, None where the facts do not decide it."""
-    engine = _engine(facts, inputs, vllm)
+    engine = decided_engine(facts, inputs, vllm)
     if engine is None:
         return None
     if engine == "v0":

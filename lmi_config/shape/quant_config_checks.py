@@ -338,12 +338,24 @@ def _layers(config: CanonicalConfig, target: Target, tp: int | None) -> list[tup
 # --- the judgement --------------------------------------------------------------------------------
 
 
+def built_method(config: CanonicalConfig, target: Target) -> tuple[str | None, str | None]:
+    """(the option naming it, or None for the checkpoint's own; the method) vLLM builds a configuration
+    class for: the one ``option.quantize`` names where the file names one, else config.json's."""
+    from lmi_config.shape.dimensions import checkpoint_method
+
+    asked_key = next((key for key in _QUANTIZE_KEYS if config.get(key)), None)
+    asked = str(config.get(asked_key)).strip().lower() if asked_key else ""
+    if asked_key and asked:
+        return asked_key, asked
+    return None, checkpoint_method(target.arch, target.release.vllm)
+
+
 def judge_quant_config_checks(
     config: CanonicalConfig, target: Target, tp: int | None = None
 ) -> list[Problem]:
     """The first check of the configuration class vLLM builds for the checkpoint, or of its linear method on
     a layer at TP ``tp``, that the checkpoint fails."""
-    from lmi_config.shape.dimensions import _kept_unquantized, checkpoint_method
+    from lmi_config.shape.dimensions import _kept_unquantized
 
     arch, vllm = target.arch, target.release.vllm
     if target.backend != "vllm" or not vllm or arch is None or arch.quantization_from is not None:
@@ -352,9 +364,8 @@ def judge_quant_config_checks(
     facts = quant_configs(vllm)
     if not isinstance(declared, Mapping) or facts is None:
         return []
-    asked_key = next((key for key in _QUANTIZE_KEYS if config.get(key)), None)
-    asked = str(config.get(asked_key)).strip().lower() if asked_key else None
-    method = asked or checkpoint_method(arch, vllm)
+    asked_key, method = built_method(config, target)
+    asked = method if asked_key else None
     if not method:
         return []
     classes = {name for name, entry in facts["classes"].items() if entry.get("method") == method}

@@ -58,14 +58,15 @@ def judge_speculative_checks(config: CanonicalConfig, target: Target, shape: Con
         return []
     vllm = target.release.vllm
     problems: list[Problem] = []
+    draft_refused = False  # EngineArgs and SpeculativeConfig both refuse a draft model: the first stops it
     for check in covered_checks(SPECULATIVE, vllm):
-        if check.message.startswith(_DRAFT_UNSUPPORTED) and any(
-            problem.message.startswith(DRAFT_WHAT) for problem in problems
-        ):
-            continue  # EngineArgs and SpeculativeConfig both refuse a draft model: the first stops it
+        refuses_drafts = check.message.startswith(_DRAFT_UNSUPPORTED)
+        if refuses_drafts and draft_refused:
+            continue
         problem = _judge(check, speculation, config, target, shape, vllm)
         if problem is not None:
             problems.append(problem)
+            draft_refused = draft_refused or refuses_drafts
     return problems
 
 
@@ -169,7 +170,7 @@ def _judge(
     if message.startswith(_DRAFT_UNSUPPORTED):
         if _plain_draft(speculation, target) is None:
             return None
-        return _problem(check, f"{DRAFT_WHAT} ({model})", vllm,
+        return _problem(check, f"a draft model for speculative decoding ({model})", vllm,
                         "use a method this vLLM runs (an EAGLE head, ngram, medusa or mtp), or an image with "
                         "vLLM 0.15 or later (LMI 0.36 v20)", speculation.keys.get("model", CONFIG_KEY))  # fmt: skip
     if "prompt_lookup_max" in message and "prompt_lookup_min" in message:
@@ -183,8 +184,10 @@ def _judge(
     return None
 
 
-# the draft names from which vLLM infers a method other than a plain draft model (SpeculativeConfig:
-# EAGLE heads, DFlash), and the model types of heads that are not draft models
+# the draft names from which vLLM infers a method other than a plain draft model, and the model types of
+# heads that are not draft models (SpeculativeConfig.__post_init__'s detection, the same in the checks'
+# own conditions of 0.10-0.14 — https://github.com/vllm-project/vllm/blob/v0.23.0/vllm/config/speculative.py#L700);
+# a name or type outside them is judged only as a catalog model, so a head this misses gets no verdict
 _HEAD_NAMES = ("eagle-", "eagle3", "dflash")
 _HEAD_TYPES = frozenset({"medusa", "mlp_speculator"})
 # vLLM 0.10-0.14 refuse a plain draft model (SpeculativeConfig, and EngineArgs from 0.11)
@@ -192,7 +195,6 @@ _DRAFT_UNSUPPORTED = (
     "Speculative decoding with draft model is not supported yet",
     "Draft model speculative decoding is not supported yet",
 )
-DRAFT_WHAT = "a draft model for speculative decoding"
 
 
 def _plain_draft(speculation: Speculation, target: Target) -> ModelArch | None:

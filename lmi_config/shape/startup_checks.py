@@ -113,16 +113,21 @@ def _batched_tokens(config: CanonicalConfig, target: Target, shape: ContainerSha
 # --- a bitsandbytes checkpoint or method with tensor parallelism -------------------------------
 
 
+def _asked_bitsandbytes(config: CanonicalConfig) -> str | None:
+    """The option that names bitsandbytes as the method, if one does."""
+    return next(
+        (key for key in ("option.quantize", "option.quantization")
+         if (config.get(key) or "").strip().lower() == "bitsandbytes"),
+        None,
+    )  # fmt: skip
+
+
 def _bitsandbytes_tensor_parallel(
     config: CanonicalConfig, target: Target, shape: ContainerShape
 ) -> list[Problem]:
     tp, pp = shape.tensor_parallel or 1, shape.pipeline_parallel_degree.value
     stored = target.arch.stored_quantization if target.arch is not None else None
-    asked = next(
-        (key for key in ("option.quantize", "option.quantization") if (config.get(key) or "").strip().lower()
-         == "bitsandbytes"),
-        None,
-    )  # fmt: skip
+    asked = _asked_bitsandbytes(config)
     if stored != "bitsandbytes" and asked is None:
         return []
     if tp <= 1 and pp <= 1:
@@ -166,11 +171,7 @@ def _bitsandbytes_experts(config: CanonicalConfig, target: Target) -> list[Probl
 
     arch, vllm = target.arch, target.release.vllm
     stored = arch.stored_quantization if arch is not None else None
-    asked = next(
-        (key for key in ("option.quantize", "option.quantization") if (config.get(key) or "").strip().lower()
-         == "bitsandbytes"),
-        None,
-    )  # fmt: skip
+    asked = _asked_bitsandbytes(config)
     checks = covered_checks(BITSANDBYTES_EXPERTS, vllm)
     classes = model_classes(vllm)
     if arch is None or not arch.num_experts or (stored != "bitsandbytes" and asked is None) or not checks:

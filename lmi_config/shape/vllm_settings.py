@@ -192,15 +192,14 @@ def _kv_cache_with_quantization(config: CanonicalConfig, target: Target, vllm: s
     a KV-cache method for it (FP8, ModelOpt, compressed-tensors, Quark …: ``attention_method`` of
     data/vllm_quant_configs.json, read from each class's get_quant_method)."""
     from lmi_config.knowledge.quant_configs import quant_configs
-    from lmi_config.shape.dimensions import checkpoint_method
+    from lmi_config.shape.quant_config_checks import built_method
 
     written = (config.get("option.kv_cache_dtype") or "").strip()
     checks = covered_checks(KV_CACHE_QUANTIZED, vllm)
     facts = quant_configs(vllm)
     if not written or not checks or facts is None or not reaches_vllm("option.kv_cache_dtype", target):
         return []
-    asked_key = next((key for key in ("option.quantize", "option.quantization") if config.get(key)), None)
-    method = str(config.get(asked_key)).strip().lower() if asked_key else checkpoint_method(target.arch, vllm)
+    asked_key, method = built_method(config, target)
     if not method:
         return []
     # a class's get_name and the name a checkpoint writes may differ in '-' and '_' (vLLM 0.8's
@@ -276,20 +275,20 @@ def _free_at_start(
     buffers at TP > 1 and any other process on the GPU only add to it."""
     instance = target.instance
     checks = covered_checks(FREE_AT_START, vllm)
-    if (
-        instance is None
-        or instance.accelerator != "gpu"
-        or not checks
-        or not _runs_v1(config, target, shape, vllm)
-    ):
+    if instance is None or instance.accelerator != "gpu" or not checks:
         return []
-    from lmi_config.sizing.vllm_release import memory_data, startup_utilization_limit, torch_visible_bytes
+    from lmi_config.sizing.vllm_release import (
+        cuda_context_bytes,
+        startup_utilization_limit,
+        torch_visible_bytes,
+    )
 
     total, total_note = torch_visible_bytes(instance)
-    context = memory_data()["non_torch"]["cuda_context_gib"]["value"] * GIB
+    context = cuda_context_bytes()
     utilization = shape.engine.gpu_memory_utilization
     requested = total * utilization
-    if requested <= total - context:
+    # which engine runs is asked only of a request that would not fit (it re-reads the attention inputs)
+    if requested <= total - context or not _runs_v1(config, target, shape, vllm):
         return []
     highest = startup_utilization_limit(instance)
     written = (config.get("option.gpu_memory_utilization") or "").strip() or f"{utilization:g} (the default)"

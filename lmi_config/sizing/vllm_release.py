@@ -122,13 +122,16 @@ def usage_context_defaults(
     return defaults.get("max_num_batched_tokens"), defaults.get("max_num_seqs")
 
 
+def cuda_context_bytes() -> int:
+    """What the CUDA context takes of a GPU (``non_torch.cuda_context_gib``, an estimate)."""
+    return int(memory_data()["non_torch"]["cuda_context_gib"]["value"] * GIB)
+
+
 def startup_utilization_limit(instance: Instance) -> float:
     """The highest gpu_memory_utilization (two decimals) whose request fits in what a GPU has free once
-    the CUDA context exists (``non_torch.cuda_context_gib``, an estimate): what vLLM's V1 worker asks
-    of the device before anything loads."""
+    the CUDA context exists: what vLLM's V1 worker asks of the device before anything loads."""
     total, _ = torch_visible_bytes(instance)
-    context = memory_data()["non_torch"]["cuda_context_gib"]["value"] * GIB
-    return math.floor((1 - context / total) * 100) / 100
+    return math.floor((1 - cuda_context_bytes() / total) * 100) / 100
 
 
 def torch_visible_bytes(instance: Instance) -> tuple[int, str]:
